@@ -1,0 +1,28 @@
+"""Plotly figures, built in Python and drawn in the browser by the locally served plotly.min.js."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+
+from leaderboard.medals import Thresholds
+
+MEDAL_COLOURS = {"gold": "#d4a017", "silver": "#8a8d91", "bronze": "#b0703c", "median": "#3b6ea5"}
+
+
+def human_leaderboard_figure(scores: list[float], thresholds: Thresholds, title: str = "") -> dict:
+    """Distribution of the human teams' scores with the medal and median thresholds drawn on it."""
+    fig = go.Figure(go.Histogram(x=scores, nbinsx=60, marker_color="#9bb7d4", name="human teams",
+                                 hovertemplate="score %{x}<br>%{y} teams<extra></extra>"))
+    for name in ("gold", "silver", "bronze", "median"):
+        value = getattr(thresholds, name)
+        fig.add_vline(x=value, line_color=MEDAL_COLOURS[name], line_width=2,
+                      line_dash="dot" if name == "median" else "solid")
+        fig.add_annotation(x=value, y=1, yref="paper", text=f"{name} {value:g}", showarrow=False,
+                           textangle=-90, xanchor="right", yanchor="top", font={"color": MEDAL_COLOURS[name]})
+    direction = "lower is better" if thresholds.is_lower_better else "higher is better"
+    fig.update_layout(
+        title=title or f"{thresholds.n_teams} human teams ({direction})",
+        xaxis_title="private leaderboard score", yaxis_title="teams", bargap=0.02,
+        margin={"l": 50, "r": 20, "t": 50, "b": 50}, height=380, template="plotly_white", showlegend=False,
+    )
+    return fig.to_plotly_json()

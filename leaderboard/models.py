@@ -1,0 +1,325 @@
+"""The data model of the whole product; docs/architecture.md draws how the pieces connect.
+
+Catalogue: Benchmark -> Split <-> Competition -> HumanScore (the Kaggle private leaderboard), with
+the private answer locations kept apart in CompetitionAnswers so no serializer or page that shows a
+competition can reach them by accident.
+Results: Agent x LanguageModel x hardware x time limit x settings = Experiment; an Experiment has
+Runs (one competition, one seed); a Run has Artifacts (submission, logs, code) and Steps (its
+trajectory, in one typed event model for every agent).
+"""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+from leaderboard import medals
+
+
+class Benchmark(models.Model):
+    slug = models.SlugField(unique=True)
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    url = models.URLField(blank=True)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Split(models.Model):
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.CASCADE, related_name="splits")
+    slug = models.SlugField()
+    name = models.CharField(max_length=100)
+    description = models.CharField(max_length=300, blank=True)
+    position = models.PositiveIntegerField(default=100)
+
+    class Meta:
+        ordering = ["position", "slug"]
+        constraints = [models.UniqueConstraint(fields=["benchmark", "slug"], name="unique_split_per_benchmark")]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class CompetitionQuerySet(models.QuerySet):
+    def for_list(self) -> CompetitionQuerySet:
+        """Everything the competition list shows, in a constant number of queries."""
+        return self.select_related("benchmark").prefetch_related("splits")
+
+
+class Competition(models.Model):
+    class Kind(models.TextChoices):
+        KAGGLE = "kaggle", "Kaggle competition"
+        RESEARCH = "research", "Research task (MLAgentBench style)"
+
+    benchmark = models.ForeignKey(Benchmark, on_delete=models.PROTECT, related_name="competitions")
+    slug = models.CharField(max_length=200, unique=True, help_text="The benchmark's id, e.g. spaceship-titanic")
+    name = models.CharField(max_length=300)
+    kind = models.CharField(max_length=20, choices=Kind.choices, default=Kind.KAGGLE)
+    description = models.TextField(blank=True, help_text="Markdown, as the agent sees it")
+    competition_type = models.CharField(max_length=50, blank=True)
+    awards_medals = models.BooleanField(default=False, help_text="Whether Kaggle awarded medals")
+    prizes = models.JSONField(default=list, blank=True)
+    config_metric = models.CharField(max_length=100, blank=True, help_text="grader.name as the config says it")
+    grade_fn = models.CharField(max_length=300, blank=True)
+    splits = models.ManyToManyField(Split, related_name="competitions", blank=True)
+    # Summary of the human leaderboard, computed by leaderboard.medals at import time.
+    n_teams = models.PositiveIntegerField(default=0)
+    is_lower_better = models.BooleanField(null=True)
+    gold_threshold = models.FloatField(null=True, blank=True)
+    silver_threshold = models.FloatField(null=True, blank=True)
+    bronze_threshold = models.FloatField(null=True, blank=True)
+    median_threshold = models.FloatField(null=True, blank=True)
+    # Research tasks (MLAgentBench): success = at least 10% better than this baseline.
+    baseline_score = models.FloatField(null=True, blank=True)
+    imported_at = models.DateTimeField(auto_now=True)
+
+    objects = CompetitionQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["slug"]
+
+    def __str__(self) -> str:
+        return self.slug
+
+    @property
+    def has_human_baseline(self) -> bool:
+        return self.n_teams > 0
+
+    def thresholds(self) -> medals.Thresholds | None:
+        if not self.has_human_baseline:
+            return None
+        return medals.Thresholds(
+            n_teams=self.n_teams,
+            is_lower_better=bool(self.is_lower_better),
+            gold=self.gold_threshold,
+            silver=self.silver_threshold,
+            bronze=self.bronze_threshold,
+            median=self.median_threshold,
+        )
+
+    def set_leaderboard_summary(self, scores: list[float]) -> None:
+        """Cache the thresholds of a best-first leaderboard (empty: no human baseline)."""
+        if not scores:
+            self.n_teams, self.is_lower_better = 0, None
+            self.gold_threshold = self.silver_threshold = self.bronze_threshold = self.median_threshold = None
+            return
+        t = medals.compute_thresholds(scores)
+        self.n_teams, self.is_lower_better = t.n_teams, t.is_lower_better
+        self.gold_threshold, self.silver_threshold = t.gold, t.silver
+        self.bronze_threshold, self.median_threshold = t.bronze, t.median
+
+
+class CompetitionAnswers(models.Model):
+    """Where a competition's private answers live. Never serialized, rendered or exported."""
+
+    competition = models.OneToOneField(Competition, on_delete=models.CASCADE, related_name="answers")
+    answers_path = models.CharField(max_length=1000, blank=True)
+    sample_submission_path = models.CharField(max_length=1000, blank=True)
+    gold_submission_path = models.CharField(max_length=1000, blank=True)
+
+    class Meta:
+        verbose_name_plural = "competition answers"
+
+    def __str__(self) -> str:
+        return f"answers for {self.competition_id}"
+
+
+class HumanScore(models.Model):
+    """One team's final score on the Kaggle private leaderboard."""
+
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="human_scores")
+    position = models.PositiveIntegerField(help_text="Row in the leaderboard, 1 = best")
+    rank = models.PositiveIntegerField(null=True, blank=True)
+    score = models.FloatField()
+
+    class Meta:
+        ordering = ["competition", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["competition", "position"], name="unique_human_position"),
+        ]
+
+
+class Agent(models.Model):
+    name = models.CharField(max_length=200)
+    version = models.CharField(max_length=100, blank=True)
+    scaffold = models.CharField(max_length=100, blank=True, help_text="e.g. AIDE, MLAB ResearchAgent, OpenHands")
+    url = models.URLField(blank=True)
+    description = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["name", "version"]
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="unique_agent_version")]
+
+    def __str__(self) -> str:
+        return f"{self.name} {self.version}".strip()
+
+
+class LanguageModel(models.Model):
+    name = models.CharField(max_length=200, unique=True)
+    provider = models.CharField(max_length=100, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Experiment(models.Model):
+    """One configuration that runs are seeds of: agent x model x hardware x time limit x settings."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="experiments")
+    model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="experiments")
+    hardware = models.CharField(max_length=200, blank=True, help_text="e.g. '1x A10 24GB, 36 vCPU, 440 GB'")
+    gpu_type = models.CharField(max_length=100, blank=True)
+    gpu_count = models.PositiveIntegerField(default=0)
+    cpu_count = models.PositiveIntegerField(null=True, blank=True)
+    memory_gb = models.FloatField(null=True, blank=True)
+    time_limit_hours = models.FloatField(null=True, blank=True)
+    settings = models.JSONField(default=dict, blank=True)
+    settings_hash = models.CharField(max_length=64, blank=True, help_text="sha256 of the canonical settings JSON")
+    name = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["agent__name", "model__name"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["agent", "model", "hardware", "time_limit_hours", "settings_hash"],
+                name="unique_experiment_configuration",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return self.name or f"{self.agent} + {self.model}"
+
+
+class Run(models.Model):
+    class Origin(models.TextChoices):
+        JOB = "job", "Run on a Medalboard runner"
+        UPLOAD = "upload", "Uploaded"
+        IMPORT = "import", "Imported"
+
+    class Verification(models.TextChoices):
+        VERIFIED = "verified", "Verified (graded here)"
+        SELF_REPORTED = "self_reported", "Self-reported"
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        RUNNING = "running", "Running"
+        GRADING = "grading", "Grading"
+        GRADED = "graded", "Graded"
+        FAILED = "failed", "Failed"
+
+    experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="runs")
+    competition = models.ForeignKey(
+        Competition, on_delete=models.PROTECT, related_name="runs", null=True, blank=True
+    )
+    task_name = models.CharField(max_length=300, blank=True, help_text="The task as the log names it")
+    seed = models.IntegerField(default=0)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"
+    )
+    is_private = models.BooleanField(default=False)
+    origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.UPLOAD)
+    verification = models.CharField(
+        max_length=20, choices=Verification.choices, default=Verification.SELF_REPORTED
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
+    # Grading outcome (leaderboard.medals decides the flags).
+    score = models.FloatField(null=True, blank=True)
+    submission_exists = models.BooleanField(default=False)
+    valid_submission = models.BooleanField(default=False)
+    gold_medal = models.BooleanField(default=False)
+    silver_medal = models.BooleanField(default=False)
+    bronze_medal = models.BooleanField(default=False)
+    above_median = models.BooleanField(default=False)
+    any_medal = models.BooleanField(default=False)
+    human_rank = models.PositiveIntegerField(null=True, blank=True)
+    beats_human_pct = models.FloatField(null=True, blank=True)
+    grading_report = models.JSONField(default=dict, blank=True)
+    grading_error = models.TextField(blank=True)
+    # Timing, cost and size.
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    duration_s = models.FloatField(null=True, blank=True)
+    cost_usd = models.FloatField(null=True, blank=True)
+    tokens_in = models.BigIntegerField(null=True, blank=True)
+    tokens_out = models.BigIntegerField(null=True, blank=True)
+    n_steps = models.PositiveIntegerField(default=0)
+    trajectory_format = models.CharField(max_length=50, blank=True)
+    import_warnings = models.JSONField(default=list, blank=True)
+    notes = models.TextField(blank=True)
+    content_hash = models.CharField(max_length=64, blank=True, db_index=True, help_text="Makes uploads idempotent")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["experiment", "competition", "seed"])]
+
+    def __str__(self) -> str:
+        return f"run {self.pk} ({self.task_name or self.competition_id}, seed {self.seed})"
+
+    def medals(self) -> medals.Medals:
+        return medals.Medals(self.gold_medal, self.silver_medal, self.bronze_medal, self.above_median)
+
+    def set_medals(self, awarded: medals.Medals) -> None:
+        self.gold_medal, self.silver_medal = awarded.gold, awarded.silver
+        self.bronze_medal, self.above_median = awarded.bronze, awarded.above_median
+        self.any_medal = awarded.any
+
+
+class Artifact(models.Model):
+    class Kind(models.TextChoices):
+        SUBMISSION = "submission", "Submission"
+        TRAJECTORY = "trajectory", "Trajectory"
+        LOG = "log", "Log"
+        CODE = "code", "Code"
+        REPORT = "report", "Grading report"
+        OTHER = "other", "Other"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="artifacts")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    name = models.CharField(max_length=500, help_text="Path inside the run folder, or the uploaded name")
+    file = models.FileField(upload_to="runs/%Y/%m/")
+    size = models.BigIntegerField(default=0)
+    sha256 = models.CharField(max_length=64, blank=True)
+
+    class Meta:
+        ordering = ["run", "kind", "name"]
+
+
+class Step(models.Model):
+    """One event of a trajectory; docs/trajectory-format.md defines the kinds and their data."""
+
+    class Kind(models.TextChoices):
+        PLAN = "plan", "Plan / thought"
+        ACTION = "action", "Action / tool call"
+        OBSERVATION = "observation", "Observation"
+        CODE = "code", "Code"
+        COMMAND = "command", "Command execution"
+        SCORE = "score", "Intermediate score"
+        LLM = "llm", "LLM generation"
+        SUBMISSION = "submission", "Submission"
+        ERROR = "error", "Error"
+        MESSAGE = "message", "Message"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
+    index = models.PositiveIntegerField(help_text="0-based order in the run")
+    parent_index = models.PositiveIntegerField(null=True, blank=True, help_text="Tree-search parent step")
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    t = models.FloatField(null=True, blank=True, help_text="Seconds since the run started")
+    title = models.CharField(max_length=500, blank=True)
+    text = models.TextField(blank=True)
+    data = models.JSONField(default=dict, blank=True)
+    score = models.FloatField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["run", "index"]
+        constraints = [models.UniqueConstraint(fields=["run", "index"], name="unique_step_index")]
+        indexes = [models.Index(fields=["run", "kind", "index"])]
+
+    def __str__(self) -> str:
+        return f"step {self.index} ({self.kind}) of run {self.run_id}"

@@ -1,0 +1,27 @@
+from rest_framework import serializers
+
+from leaderboard.models import Competition
+
+
+class CompetitionSerializer(serializers.ModelSerializer):
+    """Public fields only: the answers' location lives in another model and is never serialized."""
+
+    id = serializers.CharField(source="slug")
+    metric = serializers.CharField(source="config_metric")
+    is_lower_better = serializers.BooleanField(allow_null=True)
+    splits = serializers.SlugRelatedField(many=True, read_only=True, slug_field="slug")
+    has_human_baseline = serializers.BooleanField(read_only=True)
+
+    class Meta:
+        model = Competition
+        fields = [
+            "id", "name", "metric", "is_lower_better", "n_teams", "splits", "awards_medals",
+            "has_human_baseline", "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold",
+        ]
+        read_only_fields = fields
+
+
+class CompetitionDetailSerializer(CompetitionSerializer):
+    class Meta(CompetitionSerializer.Meta):
+        fields = [*CompetitionSerializer.Meta.fields, "competition_type", "description"]
+        read_only_fields = fields

@@ -1,0 +1,138 @@
+"""Shared fixtures: the real catalogue, personas, service availability and the browser.
+
+Tests that need a service carry a marker (postgres, redis, docker, browser). On a bare machine a
+missing service skips them; with MEDALBOARD_REQUIRE_SERVICES=1 (set by .ci/run) a missing service
+fails them instead, so CI can never pass by skipping.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+SHARED_DIR = Path(settings.BASE_DIR).parent / "shared"
+CATALOGUE_DIR = SHARED_DIR / "data" / "mle-bench"
+TRAJECTORIES_DIR = SHARED_DIR / "data" / "trajectories"
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+REQUIRE_SERVICES = os.environ.get("MEDALBOARD_REQUIRE_SERVICES", "").lower() in ("1", "true", "yes")
+
+
+def _missing_service(marker: str) -> str | None:
+    if marker == "postgres":
+        engine = settings.DATABASES["default"]["ENGINE"]
+        return None if "postgresql" in engine else "DATABASE_URL does not point at PostgreSQL"
+    if marker == "redis":
+        url = settings.CELERY_BROKER_URL
+        return None if url.startswith(("redis://", "rediss://")) else "CELERY_BROKER_URL is not a Redis URL"
+    if marker == "docker":
+        try:
+            import docker
+
+            docker.from_env().ping()
+        except Exception as exc:  # noqa: BLE001 - any failure means no usable engine
+            return f"no Docker engine ({exc.__class__.__name__})"
+        return None
+    if marker == "browser":
+        if not Path(CHROMIUM).exists():
+            return f"{CHROMIUM} not installed"
+        try:
+            import playwright  # noqa: F401
+        except ImportError:
+            return "playwright not installed"
+        return None
+    return None
+
+
+def pytest_runtest_setup(item):
+    for marker in ("postgres", "redis", "docker", "browser"):
+        if item.get_closest_marker(marker) is None:
+            continue
+        reason = _missing_service(marker)
+        if reason is None:
+            continue
+        if REQUIRE_SERVICES:
+            pytest.fail(f"service test needs {marker}: {reason} (MEDALBOARD_REQUIRE_SERVICES is set)")
+        pytest.skip(f"needs {marker}: {reason}")
+
+
+@pytest.fixture
+def catalogue(db):
+    """The real MLE-bench catalogue from ../shared, imported once per database state."""
+    from leaderboard.catalogue import import_catalogue
+    from leaderboard.models import Competition
+
+    if not Competition.objects.filter(benchmark__slug="mle-bench").exists():
+        import_catalogue(CATALOGUE_DIR)
+    return Competition.objects.all()
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):
+    # Import the catalogue once for the whole session; transactional tests that flush it re-import
+    # through the `catalogue` fixture.
+    from leaderboard.catalogue import import_catalogue
+
+    with django_db_blocker.unblock():
+        import_catalogue(CATALOGUE_DIR)
+
+
+@pytest.fixture
+def alice(db, django_user_model):
+    return django_user_model.objects.create_user("alice", "alice@example.org", "alice-password-1")
+
+
+@pytest.fixture
+def bob(db, django_user_model):
+    return django_user_model.objects.create_user("bob", "bob@example.org", "bob-password-1")
+
+
+@pytest.fixture
+def staff(db, django_user_model):
+    return django_user_model.objects.create_user("staff", "staff@example.org", "staff-password-1", is_staff=True)
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    reason = _missing_service("browser")
+    if reason:
+        if REQUIRE_SERVICES:
+            pytest.fail(f"browser: {reason}")
+        pytest.skip(reason)
+    with sync_playwright() as p:
+        instance = p.chromium.launch(
+            executable_path=CHROMIUM,
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync", "--no-first-run"],
+        )
+        yield instance
+        instance.close()
+
+
+@pytest.fixture
+def page(browser, live_server, catalogue):
+    context = browser.new_context()
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.base_url = live_server.url
+    tab.js_errors = errors
+    yield tab
+    context.close()
+
+
+@pytest.fixture
+def tmp_catalogue(tmp_path):
+    """A writable copy of a few catalogue folders, for tests that corrupt files."""
+    target = tmp_path / "catalogue"
+    for name in ("spaceship-titanic", "aerial-cactus-identification", "siim-isic-melanoma-classification"):
+        shutil.copytree(CATALOGUE_DIR / "competitions" / name, target / "competitions" / name)
+    (target / "splits").mkdir()
+    (target / "splits" / "low.txt").write_text("aerial-cactus-identification\n")
+    (target / "splits" / "dev.txt").write_text("spaceship-titanic\n")
+    return target
