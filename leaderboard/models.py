@@ -195,6 +195,16 @@ class Experiment(models.Model):
         return self.name or f"{self.agent} + {self.model}"
 
 
+class RunQuerySet(models.QuerySet):
+    def visible_to(self, user) -> RunQuerySet:
+        """Public runs, plus private ones for their owner and for staff."""
+        if user is not None and user.is_authenticated:
+            if user.is_staff:
+                return self
+            return self.filter(models.Q(is_private=False) | models.Q(owner=user))
+        return self.filter(is_private=False)
+
+
 class Run(models.Model):
     class Origin(models.TextChoices):
         JOB = "job", "Run on a Medalboard runner"
@@ -255,12 +265,17 @@ class Run(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
+    objects = RunQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at"]
         indexes = [models.Index(fields=["experiment", "competition", "seed"])]
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.task_name or self.competition_id}, seed {self.seed})"
+
+    def can_edit(self, user) -> bool:
+        return user.is_authenticated and (user.is_staff or self.owner_id == user.pk)
 
     def medals(self) -> medals.Medals:
         return medals.Medals(self.gold_medal, self.silver_medal, self.bronze_medal, self.above_median)
