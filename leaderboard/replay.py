@@ -1,0 +1,251 @@
+"""The replay page of one run, its server-rendered step windows, and the two-run comparison.
+
+Step cards are rendered by Django templates only (autoescaped), both for the first window and for
+the windows the page fetches later, so agent output has one renderer and one escaping path.
+"""
+
+from __future__ import annotations
+
+import difflib
+from dataclasses import dataclass, field
+
+from django.db.models import Count, QuerySet
+from django.db.models.functions import Length, Substr
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, render
+
+from leaderboard.models import Run, Step
+
+PAGE_SIZE = 200
+# Cards show this much of any one text; "show all" fetches the rest through the steps API.
+TEXT_LIMIT = 4000
+COMPARE_ROWS = 200
+_KIND_TEMPLATES = {
+    Step.Kind.CODE: "code", Step.Kind.COMMAND: "command", Step.Kind.SCORE: "score",
+    Step.Kind.PLAN: "plan", Step.Kind.LLM: "llm",
+}
+
+
+# ---------------------------------------------------------------------------------------------
+# Queries
+
+
+def visible_run(request: HttpRequest, pk: int) -> Run:
+    """The run if this user may see it; private runs of others are a 404, never a 403."""
+    runs = Run.objects.visible_to(request.user).select_related(
+        "competition", "experiment__agent", "experiment__model"
+    )
+    return get_object_or_404(runs, pk=pk)
+
+
+def parse_kinds(raw: str | None) -> list[str]:
+    """`type=code,command` -> known kinds only, so a typo filters nothing instead of failing."""
+    wanted = [k.strip() for k in (raw or "").split(",") if k.strip()]
+    return [k for k in wanted if k in Step.Kind.values]
+
+
+def steps_of(run: Run, kinds: list[str] | None = None) -> QuerySet[Step]:
+    steps = Step.objects.filter(run=run).order_by("index")
+    return steps.filter(kind__in=kinds) if kinds else steps
+
+
+def card_steps(steps: QuerySet[Step]) -> QuerySet[Step]:
+    """Steps with only a head of their text loaded: a card never needs megabytes of stdout."""
+    return steps.defer("text").annotate(text_head=Substr("text", 1, TEXT_LIMIT), text_len=Length("text"))
+
+
+def page_containing(steps: QuerySet[Step], index: int, page_size: int) -> int:
+    """0-based page of the first step at or after `index` in this (possibly filtered) order."""
+    return steps.filter(index__lt=index).count() // page_size
+
+
+def window(steps: QuerySet[Step], page: int, page_size: int = PAGE_SIZE) -> list[StepCard]:
+    start = page * page_size
+    return [StepCard.of(s) for s in card_steps(steps)[start:start + page_size]]
+
+
+# ---------------------------------------------------------------------------------------------
+# What a card shows
+
+
+def _clip(value) -> tuple[str, bool]:
+    text = "" if value is None else str(value)
+    return text[:TEXT_LIMIT], len(text) > TEXT_LIMIT
+
+
+def _diff_lines(diff: str) -> list[tuple[str, str]]:
+    """(css class, line) pairs, so the template colours a diff without any HTML in Python."""
+    classes = {"+": "add", "-": "del", "@": "hunk"}
+    return [(classes.get(line[:1], ""), line) for line in diff.splitlines()]
+
+
+@dataclass
+class StepCard:
+    step: Step
+    template: str
+    text: str
+    text_truncated: bool
+    binary: bool
+    fields: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, step: Step) -> StepCard:
+        head = getattr(step, "text_head", None)
+        text = step.text if head is None else head
+        length = len(text) if head is None else step.text_len
+        data = step.data if isinstance(step.data, dict) else {}
+        binary = bool(data.get("binary")) or "\x00" in text
+        return cls(
+            step=step,
+            template=f"leaderboard/_step_{_KIND_TEMPLATES.get(step.kind, 'text')}.html",
+            text="" if binary else text[:TEXT_LIMIT],
+            text_truncated=length > TEXT_LIMIT,
+            binary=binary,
+            fields=_card_fields(step.kind, data),
+        )
+
+
+def _card_fields(kind: str, data: dict) -> dict:
+    if kind == Step.Kind.CODE:
+        content, content_cut = _clip(data.get("content"))
+        diff, diff_cut = _clip(data.get("diff"))
+        return {"file": data.get("file", ""), "content": content, "content_truncated": content_cut,
+                "diff": _diff_lines(diff), "diff_truncated": diff_cut, "language": _language(data)}
+    if kind == Step.Kind.COMMAND:
+        stdout, stdout_cut = _clip(data.get("stdout"))
+        stderr, stderr_cut = _clip(data.get("stderr"))
+        return {"command": data.get("command", ""), "stdout": stdout, "stdout_truncated": stdout_cut,
+                "stderr": stderr, "stderr_truncated": stderr_cut,
+                "exit_code": data.get("exit_code"), "duration": data.get("duration")}
+    if kind == Step.Kind.SCORE:
+        return {"metric": data.get("metric", ""), "value": data.get("value"), "maximize": data.get("maximize")}
+    if kind == Step.Kind.LLM:
+        return {k: data.get(k) for k in ("model", "tokens_in", "tokens_out", "cost")}
+    return {"buggy": data.get("buggy"), "is_best": data.get("is_best"), "stage": data.get("stage")}
+
+
+def _language(data: dict) -> str:
+    name = str(data.get("file") or "")
+    return {"sh": "bash", "py": "python"}.get(name.rsplit(".", 1)[-1], "python") if "." in name else "python"
+
+
+# ---------------------------------------------------------------------------------------------
+# Views
+
+
+def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
+    run = visible_run(request, pk)
+    steps = steps_of(run)
+    kind_counts = dict(steps.order_by().values_list("kind").annotate(n=Count("id")))
+    return render(request, "leaderboard/run_detail.html", {
+        "run": run,
+        "medal": run.medals().label,
+        "cards": window(steps, 0),
+        "page": 0,
+        "page_size": PAGE_SIZE,
+        "kinds": [(k, label, kind_counts.get(k, 0)) for k, label in Step.Kind.choices],
+        "n_steps": sum(kind_counts.values()),
+    })
+
+
+def run_steps_window(request: HttpRequest, pk: int) -> HttpResponse:
+    """One window of server-rendered cards for the replay page (`page=` or `around=<index>`)."""
+    run = visible_run(request, pk)
+    steps = steps_of(run, parse_kinds(request.GET.get("type")))
+    page = _int_param(request, "page", 0)
+    if "around" in request.GET:
+        page = page_containing(steps, _int_param(request, "around", 0), PAGE_SIZE)
+    cards = window(steps, page)
+    response = render(request, "leaderboard/_step_window.html", {"run": run, "cards": cards, "page": page})
+    response["X-Window-Page"] = str(page)
+    response["X-Window-Has-Next"] = "1" if len(cards) == PAGE_SIZE else "0"
+    return response
+
+
+def _int_param(request: HttpRequest, name: str, default: int) -> int:
+    try:
+        return max(0, int(request.GET.get(name, default)))
+    except ValueError:
+        raise Http404(f"{name} must be a non-negative integer") from None
+
+
+# ---------------------------------------------------------------------------------------------
+# Compare
+
+
+def best_code_step(run: Run) -> Step | None:
+    """The code of the best-scoring node, else the last code step (how "final solution" reads)."""
+    code = steps_of(run, [Step.Kind.CODE])
+    flagged = code.filter(data__is_best=True).last()
+    if flagged is not None:
+        return flagged
+    scored = code.exclude(score=None)
+    lower_better = bool(run.competition and run.competition.is_lower_better)
+    best = scored.order_by("score" if lower_better else "-score", "-index").first()
+    return best or code.last()
+
+
+def solution_diff(a: Step | None, b: Step | None) -> list[tuple[str, str]]:
+    def lines(step: Step | None) -> list[str]:
+        return str((step.data or {}).get("content", "") if step else "").splitlines()
+
+    diff = difflib.unified_diff(lines(a), lines(b), "run A", "run B", lineterm="", n=3)
+    return _diff_lines("\n".join(diff))
+
+
+@dataclass
+class CompareRow:
+    key: str
+    left: StepCard | None
+    right: StepCard | None
+
+
+def aligned_rows(a: Run, b: Run, align: str, start: int) -> list[CompareRow]:
+    if align == "time":
+        return _rows_by_time(a, b, start)
+    left = {s.index: s for s in card_steps(steps_of(a).filter(index__gte=start))[:COMPARE_ROWS]}
+    right = {s.index: s for s in card_steps(steps_of(b).filter(index__gte=start))[:COMPARE_ROWS]}
+    keys = sorted(set(left) | set(right))[:COMPARE_ROWS]
+    return [CompareRow(f"#{i}", _card(left.get(i)), _card(right.get(i))) for i in keys]
+
+
+def _rows_by_time(a: Run, b: Run, start: int) -> list[CompareRow]:
+    """Both runs merged on elapsed time; each row holds the one step that happened next."""
+    tagged = [(s.t or 0.0, 0, s) for s in card_steps(steps_of(a))[start:start + COMPARE_ROWS]]
+    tagged += [(s.t or 0.0, 1, s) for s in card_steps(steps_of(b))[start:start + COMPARE_ROWS]]
+    tagged.sort(key=lambda item: (item[0], item[1], item[2].index))
+    rows = []
+    for t, side, step in tagged[:COMPARE_ROWS]:
+        card = StepCard.of(step)
+        rows.append(CompareRow(f"{t:.1f}s", card if side == 0 else None, card if side == 1 else None))
+    return rows
+
+
+def _card(step: Step | None) -> StepCard | None:
+    return StepCard.of(step) if step is not None else None
+
+
+def score_series(run: Run, limit: int = 5000) -> dict:
+    points = steps_of(run).exclude(score=None).values_list("index", "t", "score")[:limit]
+    return {
+        "name": f"run {run.pk}",
+        "x": [t if t is not None else i for i, t, _ in points],
+        "y": [s for _, _, s in points],
+        "customdata": [i for i, _, _ in points],
+    }
+
+
+def compare(request: HttpRequest) -> HttpResponse:
+    ids = [p for p in request.GET.get("runs", "").split(",") if p.strip().isdigit()]
+    if len(ids) != 2:
+        raise Http404("compare needs ?runs=<a>,<b>")
+    a, b = visible_run(request, int(ids[0])), visible_run(request, int(ids[1]))
+    align = "time" if request.GET.get("align") == "time" else "index"
+    start = _int_param(request, "start", 0)
+    best_a, best_b = best_code_step(a), best_code_step(b)
+    return render(request, "leaderboard/compare.html", {
+        "a": a, "b": b, "align": align, "start": start, "next_start": start + COMPARE_ROWS,
+        "rows": aligned_rows(a, b, align, start), "rows_per_page": COMPARE_ROWS,
+        "best_a": best_a, "best_b": best_b, "solution_diff": solution_diff(best_a, best_b),
+        "scores": {"a": score_series(a), "b": score_series(b)},
+    })
