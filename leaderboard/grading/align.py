@@ -1,0 +1,103 @@
+"""Row alignment: pair each answers row with the submission row MLE-bench would score it against.
+
+For unique ids, MLE-bench's "sort both by id, then require equal ids" pairs exactly the rows that an
+id join pairs, so a hash join (or nothing, when the files already share an order) gives the same
+numbers without sorting a million strings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from . import validation
+from .specs import Align, GraderSpec
+
+
+@dataclass
+class Aligned:
+    y_true: np.ndarray
+    y_pred: np.ndarray
+    notes: list[str] = field(default_factory=list)
+
+
+def _ids(frame: pd.DataFrame, spec: GraderSpec) -> np.ndarray:
+    return frame[spec.id_column].to_numpy(dtype=object)
+
+
+def order_by_id(sub_ids: np.ndarray, ans_ids: np.ndarray, id_column: str) -> np.ndarray | None:
+    """Submission row for each answers row, after checking the ids match; None = already aligned."""
+    if len(sub_ids) == len(ans_ids) and np.array_equal(sub_ids, ans_ids):
+        return None
+    sub_index, ans_index = pd.Index(sub_ids), pd.Index(ans_ids)
+    validation.check_unique_ids(sub_index, id_column)
+    validation.check_same_ids(sub_index, ans_index, id_column)
+    return sub_index.get_indexer(ans_index)
+
+
+def _sorted_multiset(sub_ids: np.ndarray, ans_ids: np.ndarray, id_column: str) -> tuple[np.ndarray, np.ndarray]:
+    """Repeated ids (comment texts): both sorted stably by id, ids must then agree row by row."""
+    validation.check_same_ids(pd.Index(sub_ids).unique(), pd.Index(ans_ids).unique(), id_column)
+    validation.check_row_count(len(sub_ids), len(ans_ids))
+    sub_order, ans_order = np.argsort(sub_ids, kind="stable"), np.argsort(ans_ids, kind="stable")
+    differs = sub_ids[sub_order] != ans_ids[ans_order]
+    if differs.any():
+        counts = pd.Series(sub_ids).value_counts().sub(pd.Series(ans_ids).value_counts(), fill_value=0)
+        wrong = counts[counts != 0].index.tolist()
+        raise validation.SubmissionError(f"{len(wrong)} {id_column!r} value(s) appear a different number of "
+                                         f"times than in the test set: {validation.sample(wrong)}")
+    return sub_order, ans_order
+
+
+def by_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable) -> Aligned:
+    sub_ids, ans_ids = _ids(sub, spec), _ids(ans, spec)
+    if not spec.unique_ids:
+        sub_order, ans_order = _sorted_multiset(sub_ids, ans_ids, spec.id_column)
+        return Aligned(take(ans)[ans_order], take(sub, True)[sub_order])
+    order = order_by_id(sub_ids, ans_ids, spec.id_column)
+    y_pred = take(sub, True)
+    return Aligned(take(ans), y_pred if order is None else y_pred[order])
+
+
+def positional(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable) -> Aligned:
+    validation.check_row_count(len(sub), len(ans))
+    aligned = Aligned(take(ans), take(sub, True))
+    sub_ids, ans_ids = _ids(sub, spec), _ids(ans, spec)
+    if not np.array_equal(sub_ids, ans_ids):
+        aligned.notes.append(_positional_note(spec, sub_ids, ans_ids, aligned, take(sub, True)))
+    return aligned
+
+
+def _positional_note(spec, sub_ids, ans_ids, aligned: Aligned, y_pred: np.ndarray) -> str:
+    note = (f"the submission's {spec.id_column!r} values are not in the answers' order; MLE-bench scores rows "
+            "by position as given, and so does this score")
+    try:
+        order = order_by_id(sub_ids, ans_ids, spec.id_column)
+    except validation.SubmissionError as exc:
+        return f"{note}; an id-aligned grader would reject the file: {exc}"
+    matched = spec.metric_info.fn(aligned.y_true, y_pred if order is None else y_pred[order])
+    return f"{note}; matched by id the score would be {round(matched, 5)}"
+
+
+def sort_unchecked(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable) -> Aligned:
+    validation.check_row_count(len(sub), len(ans))  # unequal lengths make MLE-bench's metric fail
+    try:
+        return by_id(spec, sub, ans, take)
+    except validation.SubmissionError as exc:
+        sub_order = np.argsort(_ids(sub, spec), kind="stable")
+        ans_order = np.argsort(_ids(ans, spec), kind="stable")
+        note = (f"the ids do not match the answers ({exc}); MLE-bench sorts both files by "
+                f"{spec.id_column!r} and compares by position without checking them, and so does this score; "
+                "a grader that checks ids would reject this submission")
+        return Aligned(take(ans)[ans_order], take(sub, True)[sub_order], [note])
+
+
+ALIGNERS = {Align.ID: by_id, Align.POSITIONAL: positional, Align.SORT_UNCHECKED: sort_unchecked}
+
+
+def align(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable) -> Aligned:
+    """`take(frame, is_submission=False)` returns the frame's value array for the metric."""
+    return ALIGNERS[spec.alignment](spec, sub, ans, take)

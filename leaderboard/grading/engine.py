@@ -1,0 +1,168 @@
+"""grade_submission: one submission file of one competition -> a GradingReport. Never raises for
+bad input, and never puts answer values or the answers' location in the report."""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+
+from leaderboard.models import Competition, CompetitionAnswers
+
+from . import reading, validation
+from .align import align
+from .report import GradingReport
+from .specs import GraderSpec, Values, grader_for
+from .validation import SubmissionError
+
+log = logging.getLogger(__name__)
+
+
+class AnswersError(Exception):
+    """The private answers are missing or unusable: an operator problem, never the submitter's."""
+
+
+def grade_submission(competition: Competition, submission_path: Path | None,
+                     answers_path: Path | None = None) -> GradingReport:
+    spec = grader_for(competition.slug)
+    report = _new_report(competition, spec)
+    if spec is None:
+        report.grading_available = False
+        report.error = f"grading is not available for {competition.slug}: no grader is defined for its metric"
+        return report
+    if submission_path is None or not Path(submission_path).is_file():
+        report.error = "no submission file"
+        return report
+    report.submission_exists = True
+    answers = Path(answers_path) if answers_path else _registered_answers(competition)
+    if answers is None:
+        report.error = f"answers not registered for {competition.slug}: ask an administrator to register them"
+        return report
+    return _score_into(report, competition, spec, Path(submission_path), answers)
+
+
+def _new_report(competition: Competition, spec: GraderSpec | None) -> GradingReport:
+    report = GradingReport(competition_id=competition.slug)
+    report.set_thresholds(competition.thresholds())
+    if spec is not None:
+        report.metric, report.is_lower_better = spec.metric, spec.lower_is_better
+        report.notes.extend(spec.notes)
+        if competition.has_human_baseline and bool(competition.is_lower_better) != spec.lower_is_better:
+            report.notes.append("the human leaderboard's direction disagrees with the metric's")
+    return report
+
+
+def _registered_answers(competition: Competition) -> Path | None:
+    try:
+        path = competition.answers.answers_path
+    except CompetitionAnswers.DoesNotExist:
+        return None
+    return Path(path) if path else None
+
+
+def _score_into(report: GradingReport, competition: Competition, spec: GraderSpec, submission: Path,
+                answers: Path) -> GradingReport:
+    try:
+        score, notes = score_files(spec, submission, answers)
+    except SubmissionError as exc:
+        report.error = f"invalid submission: {exc}"
+        return report
+    except AnswersError as exc:
+        report.error = str(exc)
+        return report
+    except Exception:  # noqa: BLE001 - a grading bug must not take the caller down; the log keeps it
+        log.exception("grading %s failed", competition.slug)
+        report.error = "internal grading error; the administrators have the details in the log"
+        return report
+    report.notes.extend(notes)
+    if not math.isfinite(score):
+        report.error = "the metric is undefined for this submission (it evaluated to NaN)"
+        return report
+    human = list(competition.human_scores.values_list("score", flat=True))
+    report.set_score(score, competition.thresholds(), human)
+    return report
+
+
+def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[float, list[str]]:
+    """The metric value and any notes; SubmissionError for a bad file, AnswersError for bad answers."""
+    answers_header = _answers(lambda: reading.read_header(answers))
+    targets = _targets(spec, answers_header)
+    header = reading.read_header(submission)
+    sub_targets = _submission_targets(spec, header, targets)
+    sub = _read(spec, submission, sub_targets)
+    ans = _answers(lambda: _read(spec, answers, targets))
+    validation.check_id_values(sub[spec.id_column].to_numpy(dtype=object), spec.id_column)
+    _check_values(spec, sub, sub_targets)
+    aligned = align(spec, sub, ans, _taker(spec, targets, sub_targets))
+    y_true, y_pred = _drop_unscored(spec, aligned.y_true, aligned.y_pred)
+    return spec.metric_info.fn(y_true, y_pred), aligned.notes
+
+
+def _answers(read: Callable):
+    """Answers failures lose their detail on purpose: it could show the path or answer values."""
+    try:
+        return read()
+    except Exception as exc:
+        log.exception("reading answers failed")
+        raise AnswersError("the competition's answers could not be read; ask an administrator") from exc
+
+
+def _targets(spec: GraderSpec, answers_header: list[str]) -> list[str]:
+    if spec.target_columns is not None:
+        missing = [c for c in (spec.id_column, *spec.target_columns) if c not in answers_header]
+        if missing:
+            raise AnswersError("the competition's answers file does not have the expected columns")
+        return list(spec.target_columns)
+    targets = [c for c in answers_header if c != spec.id_column]
+    if spec.id_column not in answers_header or (spec.expected_targets and len(targets) != spec.expected_targets):
+        raise AnswersError("the competition's answers file does not have the expected columns")
+    return targets
+
+
+def _submission_targets(spec: GraderSpec, header: list[str], targets: list[str]) -> list[str]:
+    """The submission columns to score; by position for MLE-bench's positional-column graders."""
+    if not spec.positional_columns:
+        validation.check_header(header, targets, spec.exact_columns, spec.id_column)
+        return targets
+    validation.check_header(header, [], False, spec.id_column)
+    columns = [c for c in header if c != spec.id_column]
+    if len(columns) != len(targets):
+        raise SubmissionError(f"expected {len(targets)} prediction columns besides {spec.id_column!r} "
+                              f"({', '.join(targets)}), found {len(columns)}: {validation.sample(columns)}")
+    return columns
+
+
+def _read(spec: GraderSpec, path: Path, targets: list[str]) -> pd.DataFrame:
+    text = spec.values == Values.TEXT
+    return reading.read_frame(path, spec.id_column, [] if text else targets, targets if text else [])
+
+
+def _check_values(spec: GraderSpec, sub: pd.DataFrame, targets: list[str]) -> None:
+    if spec.values == Values.TEXT:
+        return  # any string is a valid prediction; an empty cell is an empty string
+    validation.check_numbers(sub, targets, spec.values.value)
+    if spec.rows_sum_to_one:
+        validation.check_rows_sum_to_one(sub[targets].to_numpy(dtype=np.float64))
+
+
+def _taker(spec: GraderSpec, targets: list[str], sub_targets: list[str]) -> Callable:
+    """Value arrays for the metric: 1-D for one target column, 2-D (rows x classes) otherwise."""
+    dtype = object if spec.values == Values.TEXT else np.float64
+
+    def take(frame: pd.DataFrame, is_submission: bool = False) -> np.ndarray:
+        columns = sub_targets if is_submission else targets
+        values = frame[columns].to_numpy(dtype=dtype)
+        return values[:, 0] if len(columns) == 1 else values
+
+    return take
+
+
+def _drop_unscored(spec: GraderSpec, y_true: np.ndarray, y_pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    if spec.unscored_answer_value is None:
+        return y_true, y_pred
+    scored = ~np.any(np.atleast_2d(y_true.T).T == spec.unscored_answer_value, axis=1)
+    return y_true[scored], y_pred[scored]

@@ -1,0 +1,53 @@
+"""The one metric registry: name -> function and direction.
+
+Each metric takes aligned numpy arrays (answers first, submission second; 2-D for multi-column
+metrics) and returns a float. Specs (leaderboard.grading.specs) refer to metrics by these names.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import auc, classification, correlation, kappa, logloss, ranking, regression, text
+
+MetricFn = Callable[[np.ndarray, np.ndarray], float]
+
+
+@dataclass(frozen=True)
+class Metric:
+    name: str
+    fn: MetricFn
+    lower_is_better: bool
+    multi_column: bool = False
+
+
+METRICS: dict[str, Metric] = {
+    m.name: m
+    for m in (
+        Metric("roc-auc", auc.roc_auc, lower_is_better=False),
+        Metric("mean-column-wise-roc-auc", auc.mean_columnwise_roc_auc, lower_is_better=False, multi_column=True),
+        Metric("log-loss", logloss.binary_log_loss, lower_is_better=True),
+        Metric("multi-class-log-loss", logloss.multiclass_log_loss, lower_is_better=True, multi_column=True),
+        Metric("rmse", regression.rmse, lower_is_better=True),
+        Metric("rmsle", regression.rmsle, lower_is_better=True),
+        Metric("mean-column-wise-rmsle", regression.mean_columnwise_rmsle, lower_is_better=True, multi_column=True),
+        Metric("mae", regression.mae, lower_is_better=True),
+        Metric("quadratic-weighted-kappa", kappa.quadratic_weighted_kappa, lower_is_better=False),
+        Metric("accuracy", classification.accuracy, lower_is_better=False),
+        Metric("f1-micro", classification.f1_micro, lower_is_better=False),
+        Metric("f1-macro", classification.f1_macro, lower_is_better=False),
+        Metric("mcc", classification.matthews, lower_is_better=False),
+        Metric("map@5", ranking.map_at_5, lower_is_better=False),
+        Metric("pearson", correlation.pearson, lower_is_better=False),
+        Metric("spearman", correlation.spearman, lower_is_better=False),
+        Metric("jaccard", text.mean_jaccard, lower_is_better=False),
+        Metric("levenshtein", text.mean_levenshtein, lower_is_better=True),
+    )
+}
+
+
+def get_metric(name: str) -> Metric:
+    return METRICS[name]

@@ -1,0 +1,26 @@
+"""Regression errors: RMSE, RMSLE (and its column-wise mean), MAE."""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _floats(values: np.ndarray) -> np.ndarray:
+    return np.asarray(values, dtype=np.float64)
+
+
+def rmse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return float(np.sqrt(np.mean((_floats(y_true) - _floats(y_pred)) ** 2)))
+
+
+def rmsle(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return rmse(np.log1p(_floats(y_true)), np.log1p(_floats(y_pred)))
+
+
+def mean_columnwise_rmsle(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    y_true, y_pred = np.atleast_2d(y_true.T).T, np.atleast_2d(y_pred.T).T
+    return float(np.mean([rmsle(y_true[:, k], y_pred[:, k]) for k in range(y_true.shape[1])]))
+
+
+def mae(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return float(np.mean(np.abs(_floats(y_true) - _floats(y_pred))))

@@ -1,0 +1,170 @@
+"""How each competition is graded: one GraderSpec per competition id.
+
+The 22 Lite specs follow ../shared/data/mle-bench/lite-grading.md, i.e. MLE-bench's grade.py, quirks
+included; where MLE-bench differs from a careful grader the spec's notes say so and every report for
+that competition carries them. The others follow Kaggle's published submission format for metrics
+that leave no room for interpretation (source="kaggle-format"). A competition without a spec is not
+graded here: no number beats a wrong number.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from .metrics import Metric, get_metric
+
+
+class Align(StrEnum):
+    ID = "id-match"  # ids must match the answers' exactly; MLE-bench sorts both by id
+    POSITIONAL = "positional"  # row i of the submission is scored against row i of the answers
+    SORT_UNCHECKED = "sort-by-id-unchecked"  # both sorted by id, compared by position, ids never checked
+
+
+class Values(StrEnum):
+    PROBABILITY = "probability"  # a finite number in [0, 1]
+    NUMBER = "number"  # any finite number
+    NON_NEGATIVE = "non-negative"  # finite and >= 0 (log-based errors)
+    INTEGER = "integer"  # a whole number (class index, rating)
+    TEXT = "text"  # compared as a string; empty cells are empty strings, never NaN
+
+
+@dataclass(frozen=True)
+class GraderSpec:
+    competition_id: str
+    metric: str
+    id_column: str
+    # None: every answers column except the id (wide one-hot files such as dog-breed's 120 breeds).
+    target_columns: tuple[str, ...] | None
+    values: Values
+    alignment: Align = Align.ID
+    exact_columns: bool = False  # the submission may hold only id + targets
+    rows_sum_to_one: bool = False
+    positional_columns: bool = False  # MLE-bench takes every non-id submission column by position
+    unscored_answer_value: float | None = None  # answers rows holding this value are not scored
+    unique_ids: bool = True
+    expected_targets: int | None = None  # sanity check on target_columns=None answers files
+    source: str = "lite-grading.md"
+    notes: tuple[str, ...] = ()
+
+    @property
+    def metric_info(self) -> Metric:
+        return get_metric(self.metric)
+
+    @property
+    def lower_is_better(self) -> bool:
+        return self.metric_info.lower_is_better
+
+
+def _auc(cid: str, id_column: str, target: str, **kw) -> GraderSpec:
+    return GraderSpec(cid, "roc-auc", id_column, (target,), Values.PROBABILITY, **kw)
+
+
+JIGSAW_CLASSES = ("toxic", "severe_toxic", "obscene", "threat", "insult", "identity_hate")
+RANZCR_CLASSES = (
+    "ETT - Abnormal", "ETT - Borderline", "ETT - Normal",
+    "NGT - Abnormal", "NGT - Borderline", "NGT - Incompletely Imaged", "NGT - Normal",
+    "CVC - Abnormal", "CVC - Borderline",
+)
+KAGGLE_FORMAT_NOTE = (
+    "Columns follow Kaggle's published submission format; this spec was not checked against "
+    "MLE-bench's grade.py for this competition."
+)
+
+LITE: tuple[GraderSpec, ...] = (
+    _auc("aerial-cactus-identification", "id", "has_cactus"),
+    GraderSpec("aptos2019-blindness-detection", "quadratic-weighted-kappa", "id_code", ("diagnosis",), Values.INTEGER),
+    GraderSpec("denoising-dirty-documents", "rmse", "id", ("value",), Values.NUMBER),
+    _auc(
+        "detecting-insults-in-social-commentary", "Comment", "Insult", unique_ids=False,
+        notes=("Rows are matched on the comment text (MLE-bench sorts both files by Comment); identical "
+               "comments are paired in file order.",),
+    ),
+    GraderSpec(
+        "dog-breed-identification", "multi-class-log-loss", "id", None, Values.PROBABILITY,
+        exact_columns=True, rows_sum_to_one=True, expected_targets=120,
+    ),
+    GraderSpec("dogs-vs-cats-redux-kernels-edition", "log-loss", "id", ("label",), Values.PROBABILITY),
+    _auc("histopathologic-cancer-detection", "id", "label"),
+    GraderSpec(
+        "jigsaw-toxic-comment-classification-challenge", "mean-column-wise-roc-auc", "id", JIGSAW_CLASSES,
+        Values.PROBABILITY, positional_columns=True, unscored_answer_value=-1,
+        notes=("MLE-bench scores the submission's class columns by position (toxic, severe_toxic, obscene, "
+               "threat, insult, identity_hate), not by name; so does this grader, to agree with it.",),
+    ),
+    GraderSpec(
+        "leaf-classification", "multi-class-log-loss", "id", None, Values.PROBABILITY,
+        exact_columns=True, rows_sum_to_one=True, expected_targets=99,
+    ),
+    _auc("mlsp-2013-birds", "Id", "Probability"),
+    GraderSpec(
+        "new-york-city-taxi-fare-prediction", "rmse", "key", ("fare_amount",), Values.NUMBER,
+        alignment=Align.SORT_UNCHECKED,
+        notes=("MLE-bench does not check keys here: it sorts both files by key and compares by position.",),
+    ),
+    GraderSpec(
+        "nomad2018-predict-transparent-conductors", "mean-column-wise-rmsle", "id",
+        ("formation_energy_ev_natom", "bandgap_energy_ev"), Values.NON_NEGATIVE, alignment=Align.POSITIONAL,
+        notes=("MLE-bench compares rows by position, not by id.",),
+    ),
+    GraderSpec(
+        "plant-pathology-2020-fgvc7", "mean-column-wise-roc-auc", "image_id",
+        ("healthy", "multiple_diseases", "rust", "scab"), Values.PROBABILITY, exact_columns=True,
+    ),
+    _auc("random-acts-of-pizza", "request_id", "requester_received_pizza"),
+    GraderSpec(
+        "ranzcr-clip-catheter-line-classification", "mean-column-wise-roc-auc", "StudyInstanceUID",
+        RANZCR_CLASSES, Values.PROBABILITY,
+    ),
+    _auc(
+        "siim-isic-melanoma-classification", "image_name", "target", source="config+kaggle-format",
+        notes=("lite-grading.md does not describe this competition: ROC AUC of target by image_name is taken "
+               "from the config (auc-roc) and Kaggle's submission format.",),
+    ),
+    GraderSpec(
+        "spooky-author-identification", "multi-class-log-loss", "id", ("EAP", "HPL", "MWS"), Values.PROBABILITY,
+        exact_columns=True, rows_sum_to_one=True,
+    ),
+    GraderSpec("tabular-playground-series-dec-2021", "accuracy", "Id", ("Cover_Type",), Values.INTEGER),
+    _auc("tabular-playground-series-may-2022", "id", "target"),
+    GraderSpec("text-normalization-challenge-english-language", "accuracy", "id", ("after",), Values.TEXT),
+    GraderSpec("text-normalization-challenge-russian-language", "accuracy", "id", ("after",), Values.TEXT),
+    _auc("the-icml-2013-whale-challenge-right-whale-redux", "clip", "probability"),
+)
+
+
+def _kaggle(cid: str, metric: str, id_column: str, target: str, values: Values, *notes: str) -> GraderSpec:
+    notes = (*notes, KAGGLE_FORMAT_NOTE)
+    return GraderSpec(cid, metric, id_column, (target,), values, source="kaggle-format", notes=notes)
+
+
+OTHERS: tuple[GraderSpec, ...] = (
+    _kaggle("spaceship-titanic", "accuracy", "PassengerId", "Transported", Values.TEXT,
+            "Transported is compared as text (True/False)."),
+    _kaggle("ventilator-pressure-prediction", "mae", "id", "pressure", Values.NUMBER,
+            "The config's grader.name says dice-hausdorff-combo, but the metric is MAE of pressure."),
+    _kaggle("petfinder-pawpularity-score", "rmse", "Id", "Pawpularity", Values.NUMBER),
+    _kaggle("us-patent-phrase-to-phrase-matching", "pearson", "id", "score", Values.NUMBER),
+    _kaggle("statoil-iceberg-classifier-challenge", "log-loss", "id", "is_iceberg", Values.PROBABILITY),
+    _kaggle("invasive-species-monitoring", "roc-auc", "name", "invasive", Values.PROBABILITY),
+    _kaggle("predict-volcanic-eruptions-ingv-oe", "mae", "segment_id", "time_to_eruption", Values.NUMBER),
+    _kaggle("learning-agency-lab-automated-essay-scoring-2", "quadratic-weighted-kappa", "essay_id", "score",
+            Values.INTEGER),
+    _kaggle("seti-breakthrough-listen", "roc-auc", "id", "target", Values.PROBABILITY),
+    _kaggle("rsna-miccai-brain-tumor-radiogenomic-classification", "roc-auc", "BraTS21ID", "MGMT_value",
+            Values.PROBABILITY),
+    _kaggle("movie-review-sentiment-analysis-kernels-only", "accuracy", "PhraseId", "Sentiment", Values.INTEGER),
+    _kaggle("paddy-disease-classification", "accuracy", "image_id", "label", Values.TEXT),
+    _kaggle("whale-categorization-playground", "map@5", "Image", "Id", Values.TEXT),
+    _kaggle("tweet-sentiment-extraction", "jaccard", "textID", "selected_text", Values.TEXT),
+)
+
+SPECS: dict[str, GraderSpec] = {spec.competition_id: spec for spec in (*LITE, *OTHERS)}
+
+
+def grader_for(competition_slug: str) -> GraderSpec | None:
+    return SPECS.get(competition_slug)
+
+
+def grading_available(competition_slug: str) -> bool:
+    return competition_slug in SPECS

@@ -1,0 +1,143 @@
+"""Submission checks. Each raises SubmissionError with a message that says exactly what is wrong
+and shows the first few offending rows or ids, so an agent (or its author) can fix the file.
+
+Rows are numbered from 1 = the first data row after the header.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import pandas as pd
+
+SHOW = 5  # offending rows/ids quoted per message
+
+
+class SubmissionError(Exception):
+    """The submission is invalid; the message is safe to show (it never quotes answer values)."""
+
+
+def sample(items: Sequence, total: int | None = None) -> str:
+    total = len(items) if total is None else total
+    shown = ", ".join(repr(item) if isinstance(item, str) else str(item) for item in list(items)[:SHOW])
+    return shown + (f" and {total - SHOW} more" if total > SHOW else "")
+
+
+def _rows(mask: np.ndarray) -> tuple[str, int]:
+    where = np.flatnonzero(mask)
+    return sample([int(i) + 1 for i in where[:SHOW]], len(where)), len(where)
+
+
+def check_header(header: list[str], required: Iterable[str], exact: bool, id_column: str) -> None:
+    duplicated = sorted({name for name in header if header.count(name) > 1})
+    if duplicated:
+        raise SubmissionError(f"duplicate column name(s) in the header: {sample(duplicated)}")
+    required = list(required)
+    missing = [name for name in required if name not in header]
+    if missing:
+        raise SubmissionError(f"missing column(s) {sample(missing)}{_near_misses(missing, header)}; "
+                              f"expected columns: {sample([id_column, *required][:8], len(required) + 1)}")
+    extra = [name for name in header if name not in required and name != id_column]
+    if exact and extra:
+        raise SubmissionError(f"unexpected column(s) {sample(extra)}: this competition accepts only "
+                              f"{id_column!r} and its {len(required)} prediction column(s)")
+
+
+def _near_misses(missing: list[str], header: list[str]) -> str:
+    """Point at columns that differ only in case or surrounding spaces, the usual slip."""
+    folded = {name.strip().lower(): name for name in header}
+    hints = [f"{folded[m.strip().lower()]!r} for {m!r}" for m in missing if m.strip().lower() in folded]
+    return f" (found {', '.join(hints[:SHOW])}: names are case- and space-sensitive)" if hints else ""
+
+
+def check_row_count(n_submission: int, n_answers: int) -> None:
+    if n_submission == 0:
+        raise SubmissionError("the submission has a header but no data rows")
+    if n_submission != n_answers:
+        raise SubmissionError(f"wrong number of rows: the submission has {n_submission}, expected {n_answers}")
+
+
+def check_id_values(ids: np.ndarray, id_column: str) -> None:
+    blank = pd.isna(ids) | (pd.Series(ids, dtype=object).astype(str).str.strip() == "").to_numpy()
+    if blank.any():
+        rows, count = _rows(blank)
+        raise SubmissionError(f"{count} row(s) have an empty {id_column!r}: rows {rows}")
+
+
+def check_unique_ids(ids: pd.Index, id_column: str) -> None:
+    if ids.is_unique:
+        return
+    duplicated = ids[ids.duplicated()].unique()
+    raise SubmissionError(f"duplicate {id_column!r} value(s): {sample(list(duplicated), len(duplicated))}")
+
+
+def check_same_ids(submission_ids: pd.Index, answer_ids: pd.Index, id_column: str) -> None:
+    """Unknown ids first (the likelier mistake, e.g. a validation split), then missing ones."""
+    unknown = submission_ids.difference(answer_ids, sort=False)
+    if len(unknown):
+        raise SubmissionError(f"{len(unknown)} {id_column!r} value(s) are not in the test set: "
+                              f"{sample(list(unknown[:SHOW]), len(unknown))}")
+    missing = answer_ids.difference(submission_ids, sort=False)
+    if len(missing):
+        raise SubmissionError(f"{len(missing)} {id_column!r} value(s) of the test set are missing: "
+                              f"{sample(list(missing[:SHOW]), len(missing))}")
+
+
+def check_no_missing_values(frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    for column in columns:
+        empty = frame[column].isna().to_numpy()
+        if empty.any():
+            rows, count = _rows(empty)
+            raise SubmissionError(f"column {column!r} has {count} empty or NaN value(s): rows {rows}")
+
+
+def check_numbers(frame: pd.DataFrame, columns: Sequence[str], kind: str) -> None:
+    """Finite numbers, then the range the kind demands (probability, non-negative, integer)."""
+    check_no_missing_values(frame, columns)
+    for column in columns:
+        values = frame[column].to_numpy(dtype=np.float64)
+        _reject(values, ~np.isfinite(values), column, "infinite value(s)")
+        if kind == "probability":
+            _reject(values, (values < 0) | (values > 1), column, "value(s) outside [0, 1]; expected probabilities")
+        elif kind == "non-negative":
+            _reject(values, values < 0, column, "negative value(s); the metric takes log(1 + x)")
+        elif kind == "integer":
+            _reject(values, values != np.round(values), column, "non-integer value(s); expected whole numbers")
+
+
+def _reject(values: np.ndarray, bad: np.ndarray, column: str, what: str) -> None:
+    if bad.any():
+        where = np.flatnonzero(bad)[:SHOW]
+        shown = ", ".join(f"row {i + 1}: {values[i]!r}" for i in where)
+        more = f" and {int(bad.sum()) - len(where)} more" if bad.sum() > len(where) else ""
+        raise SubmissionError(f"column {column!r} has {int(bad.sum())} {what} ({shown}{more})")
+
+
+def check_rows_sum_to_one(values: np.ndarray, atol: float = 1e-6) -> None:
+    sums = values.sum(axis=1)
+    bad = ~np.isclose(sums, 1.0, atol=atol)
+    if bad.any():
+        where = np.flatnonzero(bad)[:SHOW]
+        shown = ", ".join(f"row {i + 1} sums to {sums[i]:.6g}" for i in where)
+        more = f" and {int(bad.sum()) - len(where)} more" if bad.sum() > len(where) else ""
+        raise SubmissionError(f"{int(bad.sum())} row(s) of probabilities do not sum to 1 ({shown}{more})")
+
+
+def diagnose_non_numeric(text: pd.DataFrame, columns: Sequence[str]) -> None:
+    """Called when the typed read failed: find the cells that are not numbers and say which."""
+    for column in columns:
+        raw = text[column].astype(str).str.strip()
+        numbers = pd.to_numeric(raw.where(raw != "", "nan"), errors="coerce")
+        bad = (numbers.isna() & ~raw.str.lower().isin(NA_STRINGS_LOWER)).to_numpy()
+        if bad.any():
+            where = np.flatnonzero(bad)[:SHOW]
+            shown = ", ".join(f"row {i + 1}: {raw.iloc[i][:40]!r}" for i in where)
+            more = f" and {int(bad.sum()) - len(where)} more" if bad.sum() > len(where) else ""
+            raise SubmissionError(f"column {column!r} has {int(bad.sum())} non-numeric value(s) ({shown}{more})")
+
+
+# pandas' default NA spellings: they read as NaN, and are then reported as "empty or NaN".
+NA_STRINGS = ["", "#N/A", "#N/A N/A", "#NA", "-1.#IND", "-1.#QNAN", "-NaN", "-nan", "1.#IND", "1.#QNAN",
+              "<NA>", "N/A", "NA", "NULL", "NaN", "None", "n/a", "nan", "null"]
+NA_STRINGS_LOWER = {s.lower() for s in NA_STRINGS}
