@@ -1,0 +1,143 @@
+"""Trajectory importers: one module per format behind one interface (base.Importer) and a registry.
+
+    fmt = detect(path)                      # from the content, not the name
+    for parsed in read_trajectories(path):  # Inspect logs hold one trajectory per sample
+        save_steps(run, parsed)
+
+docs/trajectory-format.md describes the step kinds and what their `data` holds.
+"""
+
+from __future__ import annotations
+
+import zipfile
+from collections.abc import Iterator
+from pathlib import Path
+
+from django.db import transaction
+
+from leaderboard.importers import aide, inspect, jsonl, mlagentbench, mlebench_run, openhands, sweagent  # noqa: F401
+from leaderboard.importers.base import (
+    ParsedTrajectory,
+    StepData,
+    TrajectoryError,
+    TrajectoryMeta,
+    json_shape,
+    read_head,
+    registry,
+    sanitize,
+)
+from leaderboard.models import Run, Step
+
+__all__ = [
+    "ParsedTrajectory",
+    "StepData",
+    "TrajectoryError",
+    "TrajectoryMeta",
+    "detect",
+    "read_trajectories",
+    "registry",
+    "save_steps",
+]
+
+# Directory formats first, then the specific JSON shapes, our own JSONL last.
+DETECTION_ORDER = ["mlagentbench", "mlebench_run", "inspect", "aide", "sweagent", "openhands", "jsonl"]
+VALID_KINDS = frozenset(Step.Kind.values)
+
+
+def detect(path: Path) -> str | None:
+    """The format name of a trajectory file or run folder, judged from its content."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    head, shape = b"", None
+    if path.is_file():
+        head = read_head(path)
+        if not head:
+            return None
+        shape = None if zipfile.is_zipfile(path) else json_shape(head)
+    for name in DETECTION_ORDER:
+        try:
+            if registry[name].sniff(path, head, shape):
+                return name
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def read_trajectories(path: Path) -> Iterator[ParsedTrajectory]:
+    """Every trajectory in the file; raises TrajectoryError only when nothing at all is readable."""
+    path = Path(path)
+    name = detect(path)
+    if name is None:
+        raise TrajectoryError(f"{path.name}: not a trajectory format Medalboard knows")
+    for parsed in registry[name].read(path):
+        parsed.steps = _checked(parsed, parsed.steps)
+        yield parsed
+
+
+def _checked(parsed: ParsedTrajectory, steps: Iterator[StepData]) -> Iterator[StepData]:
+    """Every importer's steps pass here: untrusted text is made safe, and a crash becomes a warning."""
+    expected = 0
+    try:
+        for step in steps:
+            if step.kind not in VALID_KINDS:
+                parsed.warn(f"step {step.index}: unknown kind {step.kind!r} stored as 'message'")
+                step.data = {**(step.data or {}), "original_kind": str(step.kind)}
+                step.kind = Step.Kind.MESSAGE
+            if step.parent_index is not None and not 0 <= step.parent_index < step.index:
+                parsed.warn(f"step {step.index}: parent_index {step.parent_index} is not an earlier step; dropped")
+                step.parent_index = None
+            step.index = expected  # importers count from 0 already; this keeps the sequence gap-free
+            expected += 1
+            yield sanitize(step)
+    except Exception as exc:  # noqa: BLE001 - a bad file must never crash an import
+        parsed.warn(f"stopped reading after step {expected - 1}: {exc.__class__.__name__}: {exc}")
+    if parsed.suppressed_warnings:
+        parsed.warnings.append(f"... and {parsed.suppressed_warnings} more warnings")
+        parsed.suppressed_warnings = 0
+
+
+def save_steps(run: Run, parsed: ParsedTrajectory, batch_size: int = 2000) -> int:
+    """Replace the run's steps with the trajectory's, in batches; returns how many were stored."""
+    with transaction.atomic():
+        run.steps.all().delete()
+        count = 0
+        batch: list[Step] = []
+        for step in parsed.steps:
+            batch.append(Step(run=run, **step.as_dict()))
+            if len(batch) >= batch_size:
+                count += _flush(batch)
+        count += _flush(batch)
+        _update_run(run, parsed, count)
+    return count
+
+
+def _flush(batch: list[Step]) -> int:
+    if batch:
+        Step.objects.bulk_create(batch)
+    n = len(batch)
+    batch.clear()
+    return n
+
+
+def _update_run(run: Run, parsed: ParsedTrajectory, count: int) -> None:
+    meta = parsed.meta
+    run.n_steps = count
+    run.trajectory_format = parsed.format
+    run.import_warnings = list(parsed.warnings)
+    fields = ["n_steps", "trajectory_format", "import_warnings"]
+    known = {
+        "tokens_in": meta.tokens_in,
+        "tokens_out": meta.tokens_out,
+        "cost_usd": meta.cost_usd,
+        "duration_s": meta.duration_s,
+        "started_at": meta.started_at,
+    }
+    for name, value in known.items():
+        if value is not None:
+            setattr(run, name, value)
+            fields.append(name)
+    if meta.task_name and not run.task_name:
+        run.task_name = meta.task_name[:300]
+        fields.append("task_name")
+    run.save(update_fields=[*fields, "updated_at"])

@@ -1,0 +1,285 @@
+"""The one importer interface: what every format module produces and the helpers they share.
+
+An importer turns a file (or a run folder) into ParsedTrajectory objects whose steps are a lazy
+iterator, so a trajectory of any length is read in bounded memory. Agent output is untrusted:
+text is kept as written, except that bytes which are not valid UTF-8 text (NUL and other control
+characters, lone surrogates) are replaced by a visible escape and the step is marked
+``data["binary"] = True``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import io
+import re
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, ClassVar
+
+import ijson
+
+HEAD_BYTES = 1 << 20  # how much of a file detection looks at
+MAX_WARNINGS = 200
+TITLE_MAX = 500
+
+
+class TrajectoryError(Exception):
+    """Nothing at all could be read from the file."""
+
+
+@dataclass
+class StepData:
+    """One step as importers produce it; mirrors leaderboard.models.Step."""
+
+    index: int
+    kind: str
+    title: str = ""
+    text: str = ""
+    data: dict = field(default_factory=dict)
+    t: float | None = None
+    parent_index: int | None = None
+    score: float | None = None
+
+    def as_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+
+@dataclass
+class TrajectoryMeta:
+    task_name: str = ""
+    agent: str = ""
+    model: str = ""
+    tokens_in: int | None = None
+    tokens_out: int | None = None
+    cost_usd: float | None = None
+    duration_s: float | None = None
+    started_at: datetime | None = None
+    final_score: float | None = None
+    sample_id: str | None = None
+    extra: dict = field(default_factory=dict)
+
+    def add_tokens(self, tokens_in: int | None, tokens_out: int | None, cost: float | None = None) -> None:
+        if tokens_in is not None:
+            self.tokens_in = (self.tokens_in or 0) + int(tokens_in)
+        if tokens_out is not None:
+            self.tokens_out = (self.tokens_out or 0) + int(tokens_out)
+        if cost is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + float(cost)
+
+
+@dataclass
+class ParsedTrajectory:
+    """One trajectory. `steps` is consumed once; `warnings` and some `meta` totals fill as it is."""
+
+    format: str
+    meta: TrajectoryMeta
+    steps: Iterator[StepData]
+    warnings: list[str] = field(default_factory=list)
+    suppressed_warnings: int = 0
+
+    def warn(self, message: str) -> None:
+        if len(self.warnings) < MAX_WARNINGS:
+            self.warnings.append(message)
+        else:
+            self.suppressed_warnings += 1
+
+
+class Importer:
+    """A trajectory format. Subclasses set `name` and implement `sniff` and `read`."""
+
+    name: ClassVar[str]
+
+    def sniff(self, path: Path, head: bytes, shape: JsonShape | None) -> bool:
+        raise NotImplementedError
+
+    def read(self, path: Path) -> Iterator[ParsedTrajectory]:
+        raise NotImplementedError
+
+
+registry: dict[str, Importer] = {}
+
+
+def register(cls: type[Importer]) -> type[Importer]:
+    registry[cls.name] = cls()
+    return cls
+
+
+# --- Detection helpers ------------------------------------------------------------------------
+
+
+@dataclass
+class JsonShape:
+    """What the first bytes of a JSON document look like: its top-level type and key paths."""
+
+    top: str  # "object" or "array"
+    keys: set[str]
+
+    def has(self, *paths: str) -> bool:
+        return all(p in self.keys for p in paths)
+
+
+def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(size)
+
+
+def json_shape(head: bytes, max_events: int = 50_000) -> JsonShape | None:
+    """Key paths (ijson prefixes, e.g. 'nodes.item.plan') seen in a possibly cut-off JSON head."""
+    stripped = head.lstrip()
+    if stripped[:1] not in (b"{", b"["):
+        return None
+    shape = JsonShape("object" if stripped[:1] == b"{" else "array", set())
+    try:
+        for n, (prefix, event, value) in enumerate(ijson.parse(io.BytesIO(head), multiple_values=True)):
+            if event == "map_key":
+                shape.keys.add(f"{prefix}.{value}" if prefix else value)
+            if n >= max_events:
+                break
+    except (ijson.JSONError, ValueError):
+        pass  # a head is usually cut mid-value
+    return shape
+
+
+# --- Reading helpers -----------------------------------------------------------------------------
+
+
+def stream_items(path: Path, prefix: str, on_error: Callable[[str], None]) -> Iterator[Any]:
+    """Items under `prefix` (e.g. 'item', 'steps.item') one at a time; a broken tail becomes a warning."""
+    n = 0
+    try:
+        with open(path, "rb") as f:
+            for item in ijson.items(f, prefix, use_float=True):
+                yield item
+                n += 1
+    except (ijson.JSONError, ValueError, UnicodeDecodeError) as exc:
+        on_error(f"{prefix.removesuffix('.item') or 'array'}: file is truncated or malformed after item {n}: {exc}")
+
+
+def first_item(path: Path, prefix: str) -> Any:
+    """The first value at `prefix` (a small top-level key), or None if absent or unreadable."""
+    try:
+        with open(path, "rb") as f:
+            for item in ijson.items(f, prefix, use_float=True):
+                return item
+    except (ijson.JSONError, ValueError, UnicodeDecodeError):
+        return None
+    return None
+
+
+def parse_time(value: Any) -> datetime | None:
+    """An ISO 8601 string or a Unix timestamp as an aware datetime."""
+    if value is None or value == "":
+        return None
+    try:
+        if isinstance(value, int | float):
+            return datetime.fromtimestamp(float(value), tz=UTC)
+        parsed = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+    except (ValueError, OverflowError, OSError):
+        return None
+    return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+def to_float(value: Any) -> float | None:
+    if isinstance(value, bool) or value is None:
+        return None
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number == number and abs(number) != float("inf") else None
+
+
+def unified_diff(old: str, new: str, name: str) -> str:
+    lines = difflib.unified_diff(
+        old.splitlines(keepends=True), new.splitlines(keepends=True), fromfile=f"a/{name}", tofile=f"b/{name}"
+    )
+    return "".join(lines)
+
+
+def as_text(value: Any) -> str:
+    """Free-form agent output (a string, a list of lines or chunks, or anything else) as one string."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bytes):
+        return value.decode("utf-8", errors="surrogateescape")
+    if isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return "".join(value)
+    import json
+
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+class StepCounter:
+    """Hands out consecutive 0-based indexes while an importer builds its steps."""
+
+    def __init__(self) -> None:
+        self.next = 0
+
+    def __call__(self, kind: str, **fields: Any) -> StepData:
+        step = StepData(index=self.next, kind=kind, **fields)
+        self.next += 1
+        return step
+
+
+# --- Untrusted text --------------------------------------------------------------------------------
+
+# C0 controls except tab/newline/carriage return/escape (ANSI colours are ordinary terminal output),
+# DEL, and lone surrogates (what non-UTF-8 bytes decode to with surrogateescape).
+_JUNK = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1a\x1c-\x1f\x7f\ud800-\udfff]")
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # a raw byte kept by surrogateescape
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+
+
+def clean_text(value: str) -> tuple[str, bool]:
+    """(safe text, whether anything had to be escaped)."""
+    if _JUNK.search(value) is None:
+        return value, False
+    return _JUNK.sub(_escape, value), True
+
+
+def clean_value(value: Any) -> tuple[Any, bool]:
+    """A JSON value with every string cleaned, and whether any was junk."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        junk = False
+        out = {}
+        for k, v in value.items():
+            k2, j1 = clean_text(str(k))
+            out[k2], j2 = clean_value(v)
+            junk = junk or j1 or j2
+        return out, junk
+    if isinstance(value, list | tuple):
+        junk = False
+        items = []
+        for v in value:
+            v2, j = clean_value(v)
+            items.append(v2)
+            junk = junk or j
+        return items, junk
+    if isinstance(value, float) and (value != value or abs(value) == float("inf")):
+        return str(value), False  # JSON has no NaN/Infinity
+    return value, False
+
+
+def sanitize(step: StepData) -> StepData:
+    title, j1 = clean_text(step.title or "")
+    text, j2 = clean_text(step.text or "")
+    data, j3 = clean_value(step.data or {})
+    step.title = title[:TITLE_MAX]
+    step.text, step.data = text, data
+    step.score = to_float(step.score)
+    step.t = to_float(step.t)
+    if j1 or j2 or j3:
+        step.data["binary"] = True
+    return step
