@@ -99,6 +99,9 @@ def staff(db, django_user_model):
 def browser():
     from playwright.sync_api import sync_playwright
 
+    # Playwright's sync API runs an event loop in this thread; the ORM calls the tests make around
+    # it are still synchronous, so Django's async-safety guard does not apply.
+    os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = "true"
     reason = _missing_service("browser")
     if reason:
         if REQUIRE_SERVICES:

@@ -155,6 +155,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "data_folder_in": str(VAR_DIR / "broker" / "queue"),
         "data_folder_out": str(VAR_DIR / "broker" / "queue"),
         "processed_folder": str(VAR_DIR / "broker" / "processed"),
+        "control_folder": str(VAR_DIR / "broker" / "control"),
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem")
@@ -192,7 +193,7 @@ if not DEBUG:
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 31536000)
     SECURE_HSTS_INCLUDE_SUBDOMAINS = True
-    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", False)
+    SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", True)
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 LOGGING = {

@@ -11,3 +11,4 @@ STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.s
 MEDIA_ROOT = VAR_DIR / "test-artifacts"  # noqa: F405
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast personas
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (whitenoise warns about a missing folder)
