@@ -62,7 +62,8 @@ def test_competitions_without_leaderboard_have_null_thresholds(api_competitions)
     siim = api_competitions["siim-isic-melanoma-classification"]
     assert siim["n_teams"] == 0 and siim["has_human_baseline"] is False
     assert siim["is_lower_better"] is None
-    assert [siim[f] for f in ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")] == [None] * 4
+    thresholds = ("gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold")
+    assert [siim[f] for f in thresholds] == [None] * 4
 
 
 def test_detail_and_split_filter(client, catalogue):

@@ -19,14 +19,16 @@ NO_LEADERBOARD = {
 
 
 def _split_ids(name):
-    return {line.strip() for line in (CATALOGUE_DIR / "splits" / f"{name}.txt").read_text().splitlines() if line.strip()}
+    lines = (CATALOGUE_DIR / "splits" / f"{name}.txt").read_text().splitlines()
+    return {line.strip() for line in lines if line.strip()}
 
 
 def test_real_catalogue_is_imported(catalogue):
     assert Competition.objects.count() == 82
     assert Competition.objects.filter(n_teams__gt=0).count() == 75
     assert set(Competition.objects.filter(n_teams=0).values_list("slug", flat=True)) == NO_LEADERBOARD
-    rows = sum(len(p.read_text().splitlines()) - 1 for p in (CATALOGUE_DIR / "competitions").glob("*/leaderboard.csv"))
+    leaderboards = (CATALOGUE_DIR / "competitions").glob("*/leaderboard.csv")
+    rows = sum(len(p.read_text().splitlines()) - 1 for p in leaderboards)
     assert HumanScore.objects.count() == rows
     for split in ("low", "medium", "high", "split75", "dev"):
         assert set(Split.objects.get(slug=split).competitions.values_list("slug", flat=True)) == _split_ids(split)
@@ -85,7 +87,8 @@ def empty_db(transactional_db):
         (lambda d: (d / "competitions/spaceship-titanic/config.yaml").write_text("name: no id\n"),
          "spaceship-titanic/config.yaml:1: a competition config needs an 'id'"),
         (lambda d: (d / "competitions/aerial-cactus-identification/leaderboard.csv").write_text(
-            "rank,score\n1,0.99\n2,abc\n"), "aerial-cactus-identification/leaderboard.csv:3: score 'abc' is not a number"),
+            "rank,score\n1,0.99\n2,abc\n"),
+         "aerial-cactus-identification/leaderboard.csv:3: score 'abc' is not a number"),
         (lambda d: (d / "competitions/aerial-cactus-identification/leaderboard.csv").write_text(
             "rank,score\n1,0.99\n2,\n"), "leaderboard.csv:3: score '' is not a number"),
         (lambda d: (d / "competitions/aerial-cactus-identification/leaderboard.csv").write_text(

@@ -11,7 +11,7 @@ from webapp import settings as settings_module
 
 
 def _manage(*args, env):
-    full_env = {k: v for k, v in os.environ.items() 
+    full_env = {k: v for k, v in os.environ.items()
                 if k not in ("SECRET_KEY", "DEBUG", "DJANGO_SETTINGS_MODULE", "SECURE_SSL_REDIRECT")}
     full_env.update(env)
     return subprocess.run([sys.executable, "manage.py", *args], cwd=settings.BASE_DIR, env=full_env,
