@@ -38,15 +38,16 @@ def visible_run(request: HttpRequest, pk: int) -> Run:
     return get_object_or_404(runs, pk=pk)
 
 
-def parse_kinds(raw: str | None) -> list[str]:
-    """`type=code,command` -> known kinds only, so a typo filters nothing instead of failing."""
-    wanted = [k.strip() for k in (raw or "").split(",") if k.strip()]
-    return [k for k in wanted if k in Step.Kind.values]
+def parse_kinds(raw: str | None) -> list[str] | None:
+    """`type=code,command` -> those kinds; no parameter -> None (no filter); unknown kinds match nothing."""
+    if not raw:
+        return None
+    return [k for k in (part.strip() for part in raw.split(",")) if k in Step.Kind.values]
 
 
 def steps_of(run: Run, kinds: list[str] | None = None) -> QuerySet[Step]:
     steps = Step.objects.filter(run=run).order_by("index")
-    return steps.filter(kind__in=kinds) if kinds else steps
+    return steps if kinds is None else steps.filter(kind__in=kinds)
 
 
 def card_steps(steps: QuerySet[Step]) -> QuerySet[Step]:
@@ -59,9 +60,11 @@ def page_containing(steps: QuerySet[Step], index: int, page_size: int) -> int:
     return steps.filter(index__lt=index).count() // page_size
 
 
-def window(steps: QuerySet[Step], page: int, page_size: int = PAGE_SIZE) -> list[StepCard]:
+def window(steps: QuerySet[Step], page: int, page_size: int = PAGE_SIZE) -> tuple[list[StepCard], bool]:
+    """The cards of one page, and whether another page follows (one extra row, no COUNT)."""
     start = page * page_size
-    return [StepCard.of(s) for s in card_steps(steps)[start:start + page_size]]
+    rows = list(card_steps(steps)[start:start + page_size + 1])
+    return [StepCard.of(s) for s in rows[:page_size]], len(rows) > page_size
 
 
 # ---------------------------------------------------------------------------------------------
@@ -137,10 +140,12 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = visible_run(request, pk)
     steps = steps_of(run)
     kind_counts = dict(steps.order_by().values_list("kind").annotate(n=Count("id")))
+    cards, has_next = window(steps, 0)
     return render(request, "leaderboard/run_detail.html", {
         "run": run,
         "medal": run.medals().label,
-        "cards": window(steps, 0),
+        "cards": cards,
+        "has_next": has_next,
         "page": 0,
         "page_size": PAGE_SIZE,
         "kinds": [(k, label, kind_counts.get(k, 0)) for k, label in Step.Kind.choices],
@@ -155,10 +160,10 @@ def run_steps_window(request: HttpRequest, pk: int) -> HttpResponse:
     page = _int_param(request, "page", 0)
     if "around" in request.GET:
         page = page_containing(steps, _int_param(request, "around", 0), PAGE_SIZE)
-    cards = window(steps, page)
+    cards, has_next = window(steps, page)
     response = render(request, "leaderboard/_step_window.html", {"run": run, "cards": cards, "page": page})
     response["X-Window-Page"] = str(page)
-    response["X-Window-Has-Next"] = "1" if len(cards) == PAGE_SIZE else "0"
+    response["X-Window-Has-Next"] = "1" if has_next else "0"
     return response
 
 
@@ -229,6 +234,7 @@ def score_series(run: Run, limit: int = 5000) -> dict:
     points = steps_of(run).exclude(score=None).values_list("index", "t", "score")[:limit]
     return {
         "name": f"run {run.pk}",
+        "run": run.pk,
         "x": [t if t is not None else i for i, t, _ in points],
         "y": [s for _, _, s in points],
         "customdata": [i for i, _, _ in points],

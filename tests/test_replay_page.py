@@ -1,0 +1,167 @@
+"""The replay page: header, one card per step kind, windows and permalinks, visibility, cost."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+
+from leaderboard.models import Agent, Experiment, LanguageModel, Run, Step
+from leaderboard.replay import PAGE_SIZE, TEXT_LIMIT
+
+
+def make_run(*, owner=None, is_private: bool = False, competition=None, **fields) -> Run:
+    agent, _ = Agent.objects.get_or_create(name="AIDE", version="0.1")
+    model, _ = LanguageModel.objects.get_or_create(name="gpt-4o")
+    experiment, _ = Experiment.objects.get_or_create(agent=agent, model=model, hardware="1x A10 24GB")
+    return Run.objects.create(
+        experiment=experiment, owner=owner, is_private=is_private, competition=competition, **fields
+    )
+
+
+def add_steps(run: Run, specs: list[dict]) -> list[Step]:
+    """Steps from dicts; index defaults to the position and t to index seconds."""
+    steps = [Step(run=run, **{"index": i, "t": float(i), "kind": "message", **spec}) for i, spec in enumerate(specs)]
+    Step.objects.bulk_create(steps, batch_size=2000)
+    run.n_steps = len(steps)
+    run.save(update_fields=["n_steps"])
+    return steps
+
+
+def add_messages(run: Run, n: int) -> None:
+    add_steps(run, [{"title": "message", "text": "text of a step"} for _ in range(n)])
+
+
+KIND_SPECS = [
+    {"kind": "plan", "title": "Draft", "text": "Try a gradient boosted model.", "data": {"stage": "draft"}},
+    {"kind": "code", "title": "train.py", "data": {
+        "file": "train.py", "content": "import pandas as pd\nprint('hi')\n",
+        "diff": "@@ -1 +1,2 @@\n-print(1)\n+import pandas as pd\n+print('hi')"}},
+    {"kind": "command", "title": "run", "data": {
+        "command": "python train.py", "stdout": "epoch 1 loss 0.5", "stderr": "Warning: slow",
+        "exit_code": 1, "duration": 3.5}},
+    {"kind": "score", "score": 0.81, "data": {"metric": "accuracy", "value": 0.81, "maximize": True}},
+    {"kind": "llm", "text": "Here is my plan",
+     "data": {"model": "gpt-4o", "tokens_in": 120, "tokens_out": 40, "cost": 0.01}},
+    {"kind": "error", "text": "Traceback: ZeroDivisionError"},
+    {"kind": "observation", "text": "Files: train.csv test.csv"},
+]
+
+
+@pytest.fixture
+def run(db):
+    return make_run(task_name="spaceship-titanic")
+
+
+def get_page(client, run: Run):
+    return client.get(reverse("run-detail", args=[run.pk]))
+
+
+def test_header_shows_run_facts(client, catalogue):
+    run = make_run(
+        competition=catalogue.get(slug="spaceship-titanic"), task_name="spaceship-titanic", seed=3,
+        score=0.79123, silver_medal=True, verification=Run.Verification.VERIFIED, duration_s=3600,
+        tokens_in=1000, tokens_out=200, cost_usd=1.5, submission_exists=True, valid_submission=True,
+        origin=Run.Origin.JOB,
+    )
+    html = get_page(client, run).content.decode()
+    assert reverse("competition-detail", args=["spaceship-titanic"]) in html
+    for text in ("AIDE 0.1", "gpt-4o", "1x A10 24GB", "0.79123", 'class="medal silver"', "valid submission",
+                 "Verified (graded here)", "3600 s", "1000 in / 200 out", "$1.50", "Run on a Medalboard runner"):
+        assert text in html, text
+
+
+def test_header_shows_grading_error_and_invalid_submission(client, run):
+    run.grading_error, run.submission_exists = "submission.csv has 3 columns, expected 2", True
+    run.save()
+    html = get_page(client, run).content.decode()
+    assert "invalid submission" in html and "expected 2" in html and 'class="medal none"' in html
+    assert "Self-reported" in html
+
+
+def test_one_card_per_kind(client, run):
+    add_steps(run, KIND_SPECS)
+    html = get_page(client, run).content.decode()
+    assert html.count('<article class="step kind-') == len(KIND_SPECS)
+    assert '<pre class="code" data-lang="python" data-field="content">' in html
+    assert '<span class="add">+import pandas as pd</span>' in html and '<span class="hunk">' in html
+    assert "$ python train.py" in html and 'class="stderr"' in html and 'class="exit failed">1<' in html
+    assert "accuracy" in html and "higher is better" in html
+    assert "120 in / 40 out tokens" in html
+    assert "ZeroDivisionError" in html and "Try a gradient boosted model." in html
+
+
+def test_every_card_has_a_permalink(client, run):
+    add_messages(run, 5)
+    html = get_page(client, run).content.decode()
+    for i in range(5):
+        assert f'id="step-{i}"' in html and f'href="#step-{i}"' in html
+
+
+def test_first_view_renders_only_the_first_window(client, run):
+    add_messages(run, PAGE_SIZE + 50)
+    html = get_page(client, run).content.decode()
+    assert f'id="step-{PAGE_SIZE - 1}"' in html and f'id="step-{PAGE_SIZE}"' not in html
+    assert 'id="load-next">' in html  # not hidden: there is more
+
+
+def test_window_around_a_permalinked_step(client, run):
+    add_messages(run, 3 * PAGE_SIZE)
+    response = client.get(reverse("run-steps-window", args=[run.pk]), {"around": 2 * PAGE_SIZE + 7})
+    html = response.content.decode()
+    assert response["X-Window-Page"] == "2" and response["X-Window-Has-Next"] == "0"
+    assert f'id="step-{2 * PAGE_SIZE + 7}"' in html and 'id="step-0"' not in html
+
+
+def test_window_filters_by_kind(client, run):
+    add_steps(run, KIND_SPECS * 3)
+    response = client.get(reverse("run-steps-window", args=[run.pk]), {"type": "code,score"})
+    html = response.content.decode()
+    assert html.count('<article class="step kind-code"') == 3 and html.count('<article class="step kind-score"') == 3
+    assert "kind-plan" not in html
+
+
+def test_long_text_is_truncated_with_show_all(client, run):
+    add_steps(run, [{"kind": "observation", "text": "x" * (TEXT_LIMIT * 3)}])
+    html = get_page(client, run).content.decode()
+    assert "x" * TEXT_LIMIT in html and "x" * (TEXT_LIMIT + 1) not in html
+    assert 'class="show-all" data-field="text"' in html
+
+
+@pytest.mark.parametrize(("persona", "status"), [("alice", 200), ("staff", 200), ("bob", 404), (None, 404)])
+def test_private_run_is_visible_to_owner_and_staff_only(client, alice, bob, staff, persona, status):
+    run = make_run(owner=alice, is_private=True)
+    add_messages(run, 2)
+    if persona:
+        client.force_login({"alice": alice, "bob": bob, "staff": staff}[persona])
+    assert get_page(client, run).status_code == status
+    assert client.get(reverse("run-steps-window", args=[run.pk])).status_code == status
+
+
+def test_unknown_run_is_404(client, db):
+    assert client.get(reverse("run-detail", args=[999999])).status_code == 404
+
+
+def _measure(client, n: int) -> tuple[int, int]:
+    run = make_run()
+    add_messages(run, n)
+    with CaptureQueriesContext(connection) as queries:
+        response = get_page(client, run)
+    return len(response.content), len(queries)
+
+
+def test_html_size_and_queries_do_not_grow_with_length(client, db):
+    small_bytes, small_queries = _measure(client, 100)
+    large_bytes, large_queries = _measure(client, 10_000)
+    # 100 steps fit in one window, 10,000 show the first 200: compare per-window size instead.
+    assert large_queries == small_queries
+    assert large_bytes < small_bytes * 2.2  # 200 cards vs 100 cards, nothing proportional to 10,000
+    huge_bytes, _ = _measure(client, 20_000)
+    assert abs(huge_bytes - large_bytes) < 100  # only the step counts' digits differ
+
+
+def test_query_count_is_pinned(client, run, django_assert_num_queries):
+    add_steps(run, KIND_SPECS * 40)
+    with django_assert_num_queries(3):  # run + kind counts + one window of steps
+        get_page(client, run)
