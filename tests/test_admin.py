@@ -1,0 +1,27 @@
+"""Every model has a Django admin whose list and add pages render for staff."""
+
+import pytest
+from django.apps import apps
+from django.contrib import admin
+
+
+@pytest.fixture
+def superuser_client(client, django_user_model):
+    user = django_user_model.objects.create_superuser("root", "root@example.org", "root-password-1")
+    client.force_login(user)
+    return client
+
+
+def test_every_model_of_ours_is_registered():
+    ours = [m for app in ("leaderboard", "runner") for m in apps.get_app_config(app).get_models()]
+    assert ours
+    missing = [m.__name__ for m in ours if m not in admin.site._registry]
+    assert missing == []
+
+
+@pytest.mark.parametrize("app_label", ["leaderboard", "runner"])
+def test_admin_pages_render(superuser_client, catalogue, app_label):
+    for model in apps.get_app_config(app_label).get_models():
+        name = model._meta.model_name
+        for url in (f"/admin/{app_label}/{name}/", f"/admin/{app_label}/{name}/add/"):
+            assert superuser_client.get(url).status_code == 200, url
