@@ -204,6 +204,23 @@ class RunQuerySet(models.QuerySet):
             return self.filter(models.Q(is_private=False) | models.Q(owner=user))
         return self.filter(is_private=False)
 
+    def for_leaderboard(self) -> RunQuerySet:
+        """Finished runs with what the leaderboard and statistics read, in one query."""
+        return (
+            self.filter(status__in=[Run.Status.GRADED, Run.Status.FAILED])
+            .select_related("experiment__agent", "experiment__model")
+            .only(
+                "id", "experiment_id", "competition_id", "seed", "status", "verification", "score",
+                "valid_submission", "gold_medal", "silver_medal", "bronze_medal", "above_median", "any_medal",
+                "cost_usd", "tokens_in", "tokens_out", "created_at",
+                "experiment__id", "experiment__name", "experiment__hardware", "experiment__gpu_type",
+                "experiment__gpu_count", "experiment__time_limit_hours", "experiment__agent_id",
+                "experiment__model_id", "experiment__agent__id", "experiment__agent__name",
+                "experiment__agent__version", "experiment__model__id", "experiment__model__name",
+            )
+            .order_by("created_at", "id")
+        )
+
 
 class Run(models.Model):
     class Origin(models.TextChoices):

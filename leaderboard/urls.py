@@ -3,10 +3,18 @@ from django.urls import path
 from leaderboard import replay, views
 
 urlpatterns = [
-    path("", views.competition_list, name="home"),
+    path("", views.leaderboard, name="home"),
     path("competitions/", views.competition_list, name="competition-list"),
     path("competitions/<str:slug>/", views.competition_detail, name="competition-detail"),
     path("runs/<int:pk>/", replay.run_detail, name="run-detail"),
     path("runs/<int:pk>/steps/", replay.run_steps_window, name="run-steps-window"),
     path("compare/", replay.compare, name="compare"),
+    path("experiments/<int:pk>/", views.experiment_detail, name="experiment-detail"),
+    path("runs/upload/", views.upload_run, name="upload-run"),
+    path("runs/<int:pk>/progress/", views.run_progress, name="run-progress"),
+    path("runs/<int:pk>/status.json", views.run_status, name="run-status"),
+    path("runs/<int:pk>/edit/", views.run_edit, name="run-edit"),
+    path("runs/<int:pk>/delete/", views.run_delete, name="run-delete"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path("account/token/", views.api_token, name="account-token"),
 ]

@@ -1,8 +1,20 @@
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import login as auth_login
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.db.models import Q
-from django.shortcuts import get_object_or_404, render
+from django.http import Http404, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import NoReverseMatch, reverse
+from django.views.decorators.http import require_POST
+from rest_framework.authtoken.models import Token
 
+from leaderboard import published, services, stats
 from leaderboard.charts import human_leaderboard_figure
-from leaderboard.models import Competition, Split
+from leaderboard.forms import RunEditForm, SignupForm, UploadRunForm
+from leaderboard.models import Competition, Experiment, Run, Split
+from leaderboard.runs_api import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv
 
 
 def competition_list(request):
@@ -33,3 +45,164 @@ def competition_detail(request, slug: str):
         "thresholds": thresholds,
         "figure": figure,
     })
+
+
+# --- runs in: the upload form, its progress page, editing -------------------------------------
+
+
+def _run_url(run) -> str:
+    """The replay page of a run (built elsewhere); the status endpoint until that route exists."""
+    try:
+        return reverse("run-detail", args=[run.pk])
+    except NoReverseMatch:
+        return reverse("run-status", args=[run.pk])
+
+
+@login_required
+def upload_run(request):
+    form = UploadRunForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        data = form.cleaned_data
+        try:
+            run = services.submit_run(
+                owner=request.user, competition=data["competition"].slug, agent_name=data["agent"],
+                agent_version=data["agent_version"], model_name=data["model"], seed=data["seed"],
+                hardware=data["hardware"], gpu_type=data["gpu_type"], gpu_count=data["gpu_count"] or 0,
+                time_limit_hours=data["time_limit_hours"], submission=data["submission"],
+                trajectory_files=data["trajectory_files"], notes=data["notes"], is_private=data["is_private"],
+                origin=Run.Origin.UPLOAD,
+            )
+        except services.UploadError as exc:
+            form.add_error(None, str(exc))
+        else:
+            return redirect("run-progress", pk=run.pk)
+    return render(request, "leaderboard/upload.html", {"form": form, "max_bytes": settings.MAX_UPLOAD_BYTES})
+
+
+def run_progress(request, pk: int):
+    run = get_object_or_404(Run.objects.visible_to(request.user).select_related("competition"), pk=pk)
+    return render(request, "leaderboard/upload.html", {"run": run, "run_url": _run_url(run)})
+
+
+def run_status(request, pk: int):
+    run = get_object_or_404(Run.objects.visible_to(request.user), pk=pk)
+    return JsonResponse({
+        "id": run.pk, "status": run.status, "done": run.status in (Run.Status.GRADED, Run.Status.FAILED),
+        "score": run.score, "medal": run.medals().label, "any_medal": run.any_medal,
+        "valid_submission": run.valid_submission, "grading_error": run.grading_error, "url": _run_url(run),
+    })
+
+
+@login_required
+def run_edit(request, pk: int):
+    run = get_object_or_404(Run.objects.visible_to(request.user), pk=pk)
+    if not run.can_edit(request.user):
+        raise PermissionDenied("only the run's owner or staff can edit it")
+    form = RunEditForm(request.POST or None, instance=Run(notes=run.notes, is_private=run.is_private))
+    if request.method == "POST" and form.is_valid():
+        services.update_run(run=run, user=request.user, notes=form.cleaned_data["notes"],
+                            is_private=form.cleaned_data["is_private"])
+        messages.success(request, "Run updated.")
+        return redirect(_run_url(run))
+    return render(request, "leaderboard/run_edit.html", {"run": run, "form": form})
+
+
+@login_required
+@require_POST
+def run_delete(request, pk: int):
+    run = get_object_or_404(Run.objects.visible_to(request.user), pk=pk)
+    if not run.can_edit(request.user):
+        raise PermissionDenied("only the run's owner or staff can delete it")
+    services.delete_run(run=run, user=request.user)
+    messages.success(request, f"Run {pk} deleted.")
+    return redirect("home")
+
+
+# --- accounts ------------------------------------------------------------------------------------
+
+
+def signup(request):
+    if request.user.is_authenticated:
+        return redirect("home")
+    form = SignupForm(request.POST or None)
+    if request.method == "POST" and form.is_valid():
+        user = form.save()
+        auth_login(request, user, backend="django.contrib.auth.backends.ModelBackend")
+        messages.success(request, f"Welcome, {user.username}.")
+        return redirect("home")
+    return render(request, "registration/signup.html", {"form": form})
+
+
+@login_required
+def api_token(request):
+    token = Token.objects.filter(user=request.user).first()
+    if request.method == "POST":
+        if token is not None:
+            token.delete()  # "regenerate": the old token stops working at once
+        token = Token.objects.create(user=request.user)
+        messages.success(request, "A new API token was created.")
+        return redirect("account-token")
+    return render(request, "leaderboard/token.html", {"token": token})
+
+
+# --- the leaderboard and experiments -------------------------------------------------------------
+
+
+def leaderboard(request):
+    query = LeaderboardQuerySerializer(data=request.GET)
+    params = {**{"split": "lite", "sort": "-any_medal"}, **(query.validated_data if query.is_valid() else {})}
+    try:
+        split, rows = leaderboard_rows(params, request.user)
+    except Split.DoesNotExist:
+        raise Http404("that split is not in the catalogue") from None
+    export = request.GET.get("format", "")
+    if export == "csv":
+        response = HttpResponse(rows_to_csv(rows), content_type="text/csv; charset=utf-8")
+        response["Content-Disposition"] = f'attachment; filename="medalboard-{split.slug}.csv"'
+        return response
+    if export == "json":
+        return JsonResponse({"split": split.slug, "count": len(rows), "results": rows})
+    for row in rows:
+        row["cells"] = [(key, row[f"{key}_pct"], row[f"{key}_sem"]) for key in stats.METRICS]
+    return render(request, "leaderboard/leaderboard.html", {
+        "rows": rows, "split": split, "params": params, "split_choices": stats.LEADERBOARD_SPLITS,
+        "metrics": stats.METRICS, "published": published.published_results(params["split"]),
+        "research": stats.research_results(stats.research_runs(request.user)),
+        "query_string": request.GET.urlencode(),
+    })
+
+
+def experiment_detail(request, pk: int):
+    experiment = get_object_or_404(Experiment.objects.select_related("agent", "model"), pk=pk)
+    runs = list(Run.objects.visible_to(request.user).filter(experiment=experiment)
+                .select_related("competition").order_by("created_at", "id"))
+    if not runs:
+        raise Http404("no runs of this experiment are visible to you")
+    splits = {s.slug: s for s in Split.objects.filter(slug__in=["low", "medium", "high", "split75"])
+              .prefetch_related("competitions")}
+    summaries = []
+    for name in stats.LEADERBOARD_SPLITS:
+        split = splits.get(stats.SPLIT_ALIASES.get(name, name))
+        if split is not None:
+            ids = {c.pk for c in split.competitions.all()}
+            finished = [r for r in runs if r.status in (Run.Status.GRADED, Run.Status.FAILED)]
+            summaries.append((split, stats.experiment_stats(experiment, finished, ids, ks=(1, 2, 3))))
+    grid = stats.latest_per_seed(runs)
+    seeds = sorted(grid)
+    tasks = sorted({(r.competition.slug if r.competition else r.task_name, r.competition_id) for r in runs},
+                   key=lambda t: t[0])
+    rows = [(label, [grid[s].get(cid) if cid is not None else _by_task(runs, label, s) for s in seeds])
+            for label, cid in tasks]
+    research = stats.research_results([
+        r for r in runs if r.status == Run.Status.GRADED and r.competition is not None
+        and r.competition.kind == Competition.Kind.RESEARCH and r.competition.baseline_score is not None
+    ])
+    return render(request, "leaderboard/experiment.html", {
+        "experiment": experiment, "summaries": summaries, "seeds": seeds, "rows": rows,
+        "research": research, "metrics": stats.METRICS, "n_runs": len(runs),
+    })
+
+
+def _by_task(runs, task_name: str, seed: int):
+    matches = [r for r in runs if r.competition_id is None and r.task_name == task_name and r.seed == seed]
+    return matches[-1] if matches else None

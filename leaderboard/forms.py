@@ -1,0 +1,58 @@
+from django import forms
+from django.contrib.auth.forms import UserCreationForm
+
+from leaderboard.models import Competition, Run
+
+
+class MultipleFileInput(forms.ClearableFileInput):
+    allow_multiple_selected = True
+
+
+class MultipleFileField(forms.FileField):
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("widget", MultipleFileInput())
+        super().__init__(*args, **kwargs)
+
+    def clean(self, data, initial=None):
+        single = super().clean
+        if isinstance(data, (list, tuple)):
+            return [single(item, initial) for item in data]
+        return [single(data, initial)] if data else []
+
+
+class UploadRunForm(forms.Form):
+    competition = forms.ModelChoiceField(
+        queryset=Competition.objects.all(), to_field_name="slug",
+        help_text="Type to search: the competition the run was on",
+    )
+    agent = forms.CharField(max_length=200)
+    agent_version = forms.CharField(max_length=100, required=False)
+    model = forms.CharField(max_length=200, label="Language model")
+    seed = forms.IntegerField(initial=0, min_value=0)
+    hardware = forms.CharField(max_length=200, required=False, help_text="e.g. 36 vCPU, 440 GB RAM")
+    gpu_type = forms.CharField(max_length=100, required=False, label="GPU type")
+    gpu_count = forms.IntegerField(initial=0, min_value=0, label="GPU count")
+    time_limit_hours = forms.FloatField(required=False, min_value=0, label="Time limit (hours)")
+    submission = forms.FileField(
+        help_text="submission.csv, or a .zip/.tar.gz of the run folder (submission/, logs/, code/)",
+    )
+    trajectory_files = MultipleFileField(
+        required=False, label="Trajectory / log files",
+        help_text="AIDE journal.json, Inspect .eval/.json, OpenHands, SWE-agent .traj, MLAgentBench trace...",
+    )
+    notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
+    is_private = forms.BooleanField(required=False, label="Private (only you and staff can see it)")
+
+
+class RunEditForm(forms.ModelForm):
+    class Meta:
+        model = Run
+        fields = ["notes", "is_private"]
+        widgets = {"notes": forms.Textarea(attrs={"rows": 4})}
+
+
+class SignupForm(UserCreationForm):
+    email = forms.EmailField(required=False)
+
+    class Meta(UserCreationForm.Meta):
+        fields = ["username", "email"]

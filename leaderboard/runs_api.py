@@ -1,0 +1,230 @@
+"""REST API for runs (upload, list, detail) and the leaderboard. Explicit input and output
+serializers; a run's grading report and the competition's answers are never part of the output.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from leaderboard import services, stats
+from leaderboard.models import Competition, Run, Split
+
+# --- runs --------------------------------------------------------------------------------------
+
+
+class RunInputSerializer(serializers.Serializer):
+    competition = serializers.CharField(max_length=200, help_text="Competition id, e.g. spaceship-titanic")
+    agent = serializers.CharField(max_length=200)
+    agent_version = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    model = serializers.CharField(max_length=200)
+    seed = serializers.IntegerField(min_value=0, default=0)
+    hardware = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    gpu_type = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    gpu_count = serializers.IntegerField(min_value=0, default=0)
+    cpu_count = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+    memory_gb = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
+    time_limit_hours = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
+    submission = serializers.FileField(required=False, allow_null=True, default=None,
+                                       help_text="submission.csv, or a .zip/.tar.gz of the run folder")
+    trajectory_files = serializers.ListField(child=serializers.FileField(), required=False, default=list)
+    notes = serializers.CharField(required=False, allow_blank=True, default="")
+    is_private = serializers.BooleanField(default=False)
+    score = serializers.FloatField(required=False, allow_null=True, default=None,
+                                   help_text="Self-reported score, only when no submission is uploaded")
+
+    def validate_competition(self, value: str) -> str:
+        if not Competition.objects.filter(slug=value).exists():
+            raise ValidationError(f"unknown competition {value!r}; see /api/competitions/")
+        return value
+
+    def validate(self, data):
+        if data["submission"] is None and data["score"] is None and not data["trajectory_files"]:
+            raise ValidationError("upload a submission, a trajectory, or report a score")
+        if data["submission"] is not None and data["score"] is not None:
+            raise ValidationError("a run with a submission is graded here: leave out the self-reported score")
+        return data
+
+
+class ExperimentBriefSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    agent = serializers.CharField(source="agent.name")
+    agent_version = serializers.CharField(source="agent.version")
+    model = serializers.CharField(source="model.name")
+    hardware = serializers.CharField()
+    time_limit_hours = serializers.FloatField(allow_null=True)
+
+
+class RunOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    competition = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    task_name = serializers.CharField()
+    experiment = ExperimentBriefSerializer()
+    seed = serializers.IntegerField()
+    owner = serializers.CharField(source="owner.username", allow_null=True, default=None)
+    is_private = serializers.BooleanField()
+    origin = serializers.CharField()
+    verification = serializers.CharField()
+    status = serializers.CharField()
+    score = serializers.FloatField(allow_null=True)
+    submission_exists = serializers.BooleanField()
+    valid_submission = serializers.BooleanField()
+    medal = serializers.SerializerMethodField()
+    any_medal = serializers.BooleanField()
+    gold_medal = serializers.BooleanField()
+    silver_medal = serializers.BooleanField()
+    bronze_medal = serializers.BooleanField()
+    above_median = serializers.BooleanField()
+    human_rank = serializers.IntegerField(allow_null=True)
+    beats_human_pct = serializers.FloatField(allow_null=True)
+    grading_error = serializers.CharField()
+    n_steps = serializers.IntegerField()
+    trajectory_format = serializers.CharField()
+    cost_usd = serializers.FloatField(allow_null=True)
+    tokens_in = serializers.IntegerField(allow_null=True)
+    tokens_out = serializers.IntegerField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+    def get_medal(self, run: Run) -> str:
+        return run.medals().label
+
+
+class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Runs you can see: public ones, plus your private ones (staff see all)."""
+
+    parser_classes = [MultiPartParser, FormParser]
+    serializer_class = RunOutputSerializer
+
+    def get_queryset(self):
+        runs = Run.objects.visible_to(self.request.user).select_related(
+            "competition", "experiment__agent", "experiment__model", "owner"
+        )
+        for param, lookup in (("competition", "competition__slug"), ("experiment", "experiment_id"),
+                              ("status", "status")):
+            if value := self.request.query_params.get(param):
+                runs = runs.filter(**{lookup: value})
+        return runs
+
+    @extend_schema(request=RunInputSerializer, responses={201: RunOutputSerializer, 200: RunOutputSerializer})
+    def create(self, request, *args, **kwargs):
+        data = RunInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        v = data.validated_data
+        started = timezone.now()
+        try:
+            run = services.submit_run(
+                owner=request.user, competition=v["competition"], agent_name=v["agent"],
+                agent_version=v["agent_version"], model_name=v["model"], seed=v["seed"], hardware=v["hardware"],
+                gpu_type=v["gpu_type"], gpu_count=v["gpu_count"], cpu_count=v["cpu_count"],
+                memory_gb=v["memory_gb"], time_limit_hours=v["time_limit_hours"], submission=v["submission"],
+                trajectory_files=v["trajectory_files"], notes=v["notes"], is_private=v["is_private"],
+                origin=Run.Origin.UPLOAD, self_reported_score=v["score"],
+            )
+        except services.UploadError as exc:
+            raise ValidationError({"detail": str(exc)}) from exc
+        created = run.created_at >= started  # an identical earlier upload comes back as 200
+        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
+        return Response(RunOutputSerializer(run).data, status=code)
+
+
+# --- leaderboard -------------------------------------------------------------------------------
+
+
+class CSVRenderer(BaseRenderer):
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        rows = data.get("results", []) if isinstance(data, dict) else []
+        if not rows:
+            return ""
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(rows[0].keys()))
+        writer.writeheader()
+        writer.writerows(rows)
+        return out.getvalue()
+
+
+def rows_to_csv(rows: list[dict]) -> str:
+    return CSVRenderer().render({"results": rows})
+
+
+class LeaderboardQuerySerializer(serializers.Serializer):
+    split = serializers.ChoiceField(choices=["lite", "low", "medium", "high", "all", "split75"], default="lite")
+    agent = serializers.CharField(required=False, allow_blank=True, default="")
+    model = serializers.CharField(required=False, allow_blank=True, default="")
+    hardware = serializers.CharField(required=False, allow_blank=True, default="")
+    verified = serializers.BooleanField(default=False)
+    pad = serializers.BooleanField(default=False)
+    sort = serializers.CharField(required=False, default="-any_medal")
+
+
+class LeaderboardRowSerializer(serializers.Serializer):
+    experiment_id = serializers.IntegerField()
+    agent = serializers.CharField()
+    model = serializers.CharField()
+    hardware = serializers.CharField()
+    time_limit_hours = serializers.FloatField(allow_null=True)
+    n_seeds = serializers.IntegerField(help_text="Complete seeds counted (all seeds with runs when pad=true)")
+    n_runs = serializers.IntegerField()
+    n_runs_in_split = serializers.IntegerField()
+    n_competitions = serializers.IntegerField()
+    verification = serializers.CharField()
+    any_medal_pct = serializers.FloatField(allow_null=True)
+    any_medal_sem = serializers.FloatField(allow_null=True)
+    gold_medal_pct = serializers.FloatField(allow_null=True)
+    gold_medal_sem = serializers.FloatField(allow_null=True)
+    silver_medal_pct = serializers.FloatField(allow_null=True)
+    silver_medal_sem = serializers.FloatField(allow_null=True)
+    bronze_medal_pct = serializers.FloatField(allow_null=True)
+    bronze_medal_sem = serializers.FloatField(allow_null=True)
+    above_median_pct = serializers.FloatField(allow_null=True)
+    above_median_sem = serializers.FloatField(allow_null=True)
+    valid_submission_pct = serializers.FloatField(allow_null=True)
+    valid_submission_sem = serializers.FloatField(allow_null=True)
+    pass_at_1_pct = serializers.FloatField(allow_null=True)
+    cost_usd = serializers.FloatField(allow_null=True)
+    tokens = serializers.FloatField(allow_null=True)
+
+
+def leaderboard_rows(params: dict, user) -> tuple[Split, list[dict]]:
+    filters = stats.LeaderboardFilters(agent=params.get("agent", ""), model=params.get("model", ""),
+                                       hardware=params.get("hardware", ""),
+                                       verified_only=bool(params.get("verified")))
+    split, rows = stats.leaderboard(split_slug=params.get("split") or "lite", user=user, filters=filters,
+                                    pad=bool(params.get("pad")))
+    rows = stats.sort_rows(rows, params.get("sort") or "-any_medal")
+    return split, [row.row() for row in rows]
+
+
+class LeaderboardAPIView(APIView):
+    """MLE-bench headline per experiment: % of the split's competitions with a medal, mean ± SEM over seeds."""
+
+    renderer_classes = [JSONRenderer, CSVRenderer, BrowsableAPIRenderer]
+
+    @extend_schema(
+        parameters=[LeaderboardQuerySerializer,
+                    OpenApiParameter("format", str, enum=["json", "csv"], description="csv for a CSV download")],
+        responses=LeaderboardRowSerializer(many=True),
+    )
+    def get(self, request):
+        query = LeaderboardQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        try:
+            split, rows = leaderboard_rows(query.validated_data, request.user)
+        except Split.DoesNotExist:
+            raise NotFound("that split is not in the catalogue") from None
+        response = Response({"split": split.slug, "count": len(rows), "results": rows})
+        if getattr(request.accepted_renderer, "format", "") == "csv":
+            response["Content-Disposition"] = f'attachment; filename="medalboard-{split.slug}.csv"'
+        return response

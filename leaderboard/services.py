@@ -1,0 +1,508 @@
+"""Workflows that touch several models. Every way a run comes in (the upload form, the REST API,
+`manage.py import_run`, the demo seeder) goes through `submit_run`, so validation, idempotency,
+storage and grading behave the same whichever door was used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import tarfile
+import tempfile
+import zipfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from django.conf import settings
+from django.core.files import File
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from leaderboard import medals
+from leaderboard.models import Agent, Artifact, Competition, Experiment, LanguageModel, Run
+
+ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
+MAX_ARCHIVE_MEMBERS = 10_000
+CODE_SUFFIXES = {".py", ".ipynb", ".r", ".sh", ".jl", ".cpp", ".c"}
+
+
+class UploadError(Exception):
+    """An upload was refused; the message says why, in words a user can act on."""
+
+
+@dataclass
+class Upload:
+    """One file to store with a run: its kind, the name it had in the run folder, its content."""
+
+    kind: str
+    name: str
+    file: File
+    sha256: str = ""
+    size: int = 0
+
+
+@dataclass
+class _Written:
+    names: list[str] = field(default_factory=list)
+
+    def delete_all(self) -> None:
+        for name in self.names:
+            default_storage.delete(name)
+
+
+# --- the service -------------------------------------------------------------------------------
+
+
+def submit_run(
+    *,
+    owner,
+    competition: str,
+    agent_name: str,
+    model_name: str,
+    agent_version: str = "",
+    hardware: str = "",
+    gpu_type: str = "",
+    gpu_count: int = 0,
+    cpu_count: int | None = None,
+    memory_gb: float | None = None,
+    time_limit_hours: float | None = None,
+    experiment_settings: dict[str, Any] | None = None,
+    seed: int = 0,
+    submission: File | None = None,
+    trajectory_files: Sequence[File] = (),
+    extra_files: Sequence[Upload] = (),
+    run_folder: Path | None = None,
+    parsed_trajectory=None,
+    notes: str = "",
+    is_private: bool = False,
+    origin: str = Run.Origin.UPLOAD,
+    verification: str | None = None,
+    self_reported_score: float | None = None,
+    reported: dict[str, Any] | None = None,
+) -> Run:
+    """Validate, store and register one run; grading is enqueued once the transaction commits.
+
+    The same upload twice (same owner, files and key fields) returns the run created the first
+    time. On any failure nothing is left behind: rows roll back and stored files are deleted.
+    `submission` may also be a .zip/.tar(.gz) of a run folder (submission/, logs/, code/);
+    `run_folder` is such a folder on disk (the CLI). `parsed_trajectory` is one already read.
+    """
+    agent_name, model_name, competition = agent_name.strip(), model_name.strip(), competition.strip()
+    if not agent_name or not model_name:
+        raise UploadError("an agent name and a model name are required")
+    if not competition and parsed_trajectory is None:
+        raise UploadError("say which competition (or task) the run is for")
+    with tempfile.TemporaryDirectory(prefix="medalboard-upload-") as scratch:
+        uploads, run_folder = _collect_uploads(
+            submission, trajectory_files, extra_files, run_folder, Path(scratch)
+        )
+        key = {
+            "owner": getattr(owner, "pk", None), "competition": competition, "agent": agent_name,
+            "agent_version": agent_version, "model": model_name, "hardware": hardware, "gpu_type": gpu_type,
+            "gpu_count": gpu_count, "time_limit_hours": time_limit_hours, "seed": seed,
+            "settings": experiment_settings or {}, "score": self_reported_score,
+            "sample": getattr(getattr(parsed_trajectory, "meta", None), "sample_id", None),
+        }
+        content_hash = compute_content_hash(key, uploads)
+        existing = Run.objects.filter(content_hash=content_hash, owner=owner).first()
+        if existing is not None:
+            return existing
+        written = _Written()
+        try:
+            with transaction.atomic():
+                experiment = get_or_create_experiment(
+                    agent_name=agent_name, agent_version=agent_version, model_name=model_name,
+                    hardware=hardware, gpu_type=gpu_type, gpu_count=gpu_count, cpu_count=cpu_count,
+                    memory_gb=memory_gb, time_limit_hours=time_limit_hours, experiment_settings=experiment_settings,
+                )
+                run = Run.objects.create(
+                    experiment=experiment, competition=Competition.objects.filter(slug=competition).first(),
+                    task_name=competition, seed=seed, owner=owner, is_private=is_private, origin=origin,
+                    verification=verification or Run.Verification.SELF_REPORTED, notes=notes,
+                    content_hash=content_hash,
+                )
+                for upload in uploads:
+                    _store_artifact(run, upload, written)
+                _import_trajectory(run, uploads, parsed_trajectory, run_folder, Path(scratch))
+                _set_outcome(run, uploads, self_reported_score, reported)
+                if run.status == Run.Status.PENDING:
+                    transaction.on_commit(lambda: _enqueue_grading(run.pk))
+        except Exception:
+            written.delete_all()
+            raise
+    return run
+
+
+def _enqueue_grading(run_id: int) -> None:
+    from leaderboard.tasks import grade_run
+
+    grade_run.delay(run_id)
+
+
+def get_or_create_experiment(
+    *, agent_name: str, agent_version: str, model_name: str, hardware: str, gpu_type: str = "",
+    gpu_count: int = 0, cpu_count: int | None = None, memory_gb: float | None = None,
+    time_limit_hours: float | None = None, experiment_settings: dict[str, Any] | None = None,
+) -> Experiment:
+    agent, _ = Agent.objects.get_or_create(name=agent_name, version=agent_version)
+    model, _ = LanguageModel.objects.get_or_create(name=model_name)
+    hardware = hardware.strip() or describe_hardware(gpu_type, gpu_count, cpu_count, memory_gb)
+    experiment, _ = Experiment.objects.get_or_create(
+        agent=agent, model=model, hardware=hardware, time_limit_hours=time_limit_hours,
+        settings_hash=settings_hash(experiment_settings),
+        defaults={
+            "gpu_type": gpu_type, "gpu_count": gpu_count or 0, "cpu_count": cpu_count,
+            "memory_gb": memory_gb, "settings": experiment_settings or {},
+        },
+    )
+    return experiment
+
+
+def describe_hardware(gpu_type: str, gpu_count: int, cpu_count: int | None, memory_gb: float | None) -> str:
+    parts = []
+    if gpu_count:
+        parts.append(f"{gpu_count}x {gpu_type or 'GPU'}")
+    if cpu_count:
+        parts.append(f"{cpu_count} vCPU")
+    if memory_gb:
+        parts.append(f"{memory_gb:g} GB")
+    return ", ".join(parts)
+
+
+def settings_hash(experiment_settings: dict[str, Any] | None) -> str:
+    if not experiment_settings:
+        return ""
+    canonical = json.dumps(experiment_settings, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def compute_content_hash(key: dict[str, Any], uploads: Sequence[Upload]) -> str:
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode())
+    for upload in sorted(uploads, key=lambda u: (u.kind, u.name, u.sha256)):
+        digest.update(f"\0{upload.kind}\0{upload.name}\0{upload.sha256}".encode())
+    return digest.hexdigest()
+
+
+# --- files -------------------------------------------------------------------------------------
+
+
+def _collect_uploads(
+    submission: File | None, trajectory_files: Sequence[File], extra_files: Sequence[Upload],
+    run_folder: Path | None, scratch: Path,
+) -> tuple[list[Upload], Path | None]:
+    uploads: list[Upload] = []
+    if submission is not None and _is_archive(submission.name or ""):
+        run_folder = _expand_archive(submission, scratch / "archive")
+        submission = None
+    if run_folder is not None:
+        run_folder = _single_root(run_folder)
+        uploads += uploads_from_folder(run_folder)
+    if submission is not None:
+        uploads.append(Upload(Artifact.Kind.SUBMISSION, _basename(submission.name) or "submission.csv", submission))
+    uploads += [Upload(Artifact.Kind.TRAJECTORY, _basename(f.name) or "trajectory", f) for f in trajectory_files]
+    uploads += list(extra_files)
+    total = 0
+    for upload in uploads:
+        upload.size, upload.sha256 = _measure(upload.file)
+        total += upload.size
+    if total > settings.MAX_UPLOAD_BYTES:
+        raise UploadError(f"the upload is {total:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes")
+    return uploads, run_folder
+
+
+def _measure(file: File) -> tuple[int, str]:
+    digest, size = hashlib.sha256(), 0
+    file.seek(0)
+    for chunk in file.chunks():
+        digest.update(chunk)
+        size += len(chunk)
+        if size > settings.MAX_UPLOAD_BYTES:
+            raise UploadError(f"{_basename(file.name)} is larger than the {settings.MAX_UPLOAD_BYTES:,}-byte limit")
+    file.seek(0)
+    return size, digest.hexdigest()
+
+
+def _basename(name: str | None) -> str:
+    return PurePosixPath((name or "").replace("\\", "/")).name
+
+
+def _is_archive(name: str) -> bool:
+    return name.lower().endswith(ARCHIVE_SUFFIXES)
+
+
+def _store_artifact(run: Run, upload: Upload, written: _Written) -> Artifact:
+    artifact = Artifact(run=run, kind=upload.kind, name=upload.name, size=upload.size, sha256=upload.sha256)
+    upload.file.seek(0)
+    artifact.file.save(_basename(upload.name) or "file", upload.file, save=False)
+    written.names.append(artifact.file.name)
+    artifact.save()
+    return artifact
+
+
+@contextmanager
+def local_copy(upload_file: File, scratch: Path, name: str) -> Iterator[Path]:
+    """A path on disk with the file's original name (importers detect formats by name and content)."""
+    scratch.mkdir(parents=True, exist_ok=True)
+    target = Path(tempfile.mkdtemp(dir=scratch)) / (_basename(name) or "file")
+    upload_file.seek(0)
+    with target.open("wb") as out:
+        for chunk in upload_file.chunks():
+            out.write(chunk)
+    upload_file.seek(0)
+    try:
+        yield target
+    finally:
+        shutil.rmtree(target.parent, ignore_errors=True)
+
+
+def artifact_path(artifact: Artifact, scratch: Path) -> Path:
+    """A local path for a stored artifact: the file itself on local storage, else a copy in scratch."""
+    try:
+        return Path(artifact.file.path)
+    except NotImplementedError:
+        target = scratch / _basename(artifact.name)
+        with artifact.file.open("rb") as src, target.open("wb") as out:
+            shutil.copyfileobj(src, out)
+        return target
+
+
+# --- archives of run folders -------------------------------------------------------------------
+
+
+def _expand_archive(archive: File, target: Path) -> Path:
+    """Unpack a run folder safely: member paths must stay inside, total size within the limit."""
+    target.mkdir(parents=True)
+    archive_path = target.parent / "upload-archive"
+    with archive_path.open("wb") as out:
+        for chunk in archive.chunks():
+            out.write(chunk)
+    archive.seek(0)
+    if zipfile.is_zipfile(archive_path):
+        _extract_zip(archive_path, target)
+    elif tarfile.is_tarfile(archive_path):
+        _extract_tar(archive_path, target)
+    else:
+        raise UploadError(f"{_basename(archive.name)} is not a readable .zip or .tar archive")
+    return target
+
+
+def _check_members(members: list[tuple[str, int]]) -> None:
+    if len(members) > MAX_ARCHIVE_MEMBERS:
+        raise UploadError(f"the archive has {len(members):,} files; at most {MAX_ARCHIVE_MEMBERS:,} are accepted")
+    total = 0
+    for name, size in members:
+        path = PurePosixPath(name.replace("\\", "/"))
+        if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
+            raise UploadError(f"the archive member {name!r} points outside the run folder")
+        total += size
+    if total > settings.MAX_UPLOAD_BYTES:
+        raise UploadError(
+            f"the archive unpacks to {total:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes"
+        )
+
+
+def _extract_zip(path: Path, target: Path) -> None:
+    try:
+        with zipfile.ZipFile(path) as zf:
+            infos = [i for i in zf.infolist() if not i.is_dir()]
+            _check_members([(i.filename, i.file_size) for i in infos])
+            written = 0
+            for info in infos:
+                dest = target / info.filename
+                dest.parent.mkdir(parents=True, exist_ok=True)
+                with zf.open(info) as src, dest.open("wb") as out:
+                    # file_size is what the archive claims; count what really comes out.
+                    while chunk := src.read(1 << 20):
+                        written += len(chunk)
+                        if written > settings.MAX_UPLOAD_BYTES:
+                            raise UploadError("the archive unpacks to more than the upload limit")
+                        out.write(chunk)
+    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
+        raise UploadError(f"the zip archive is damaged ({exc})") from None
+
+
+def _extract_tar(path: Path, target: Path) -> None:
+    try:
+        with tarfile.open(path) as tf:
+            members = tf.getmembers()
+            for member in members:
+                if not (member.isfile() or member.isdir()):
+                    raise UploadError(f"the archive member {member.name!r} is a link or device, not a file")
+            files = [m for m in members if m.isfile()]
+            _check_members([(m.name, m.size) for m in files])
+            tf.extractall(target, members=files, filter="data")
+    except (tarfile.TarError, EOFError) as exc:
+        raise UploadError(f"the tar archive is damaged or unsafe ({exc})") from None
+
+
+def uploads_from_folder(folder: Path) -> list[Upload]:
+    """A MLE-bench run folder as uploads: submission/submission.csv, logs/ and code/."""
+    uploads: list[Upload] = []
+    submission = _find_submission(folder)
+    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+        rel = path.relative_to(folder).as_posix()
+        if path == submission:
+            kind = Artifact.Kind.SUBMISSION
+        elif rel.startswith("code/") or path.suffix.lower() in CODE_SUFFIXES:
+            kind = Artifact.Kind.CODE
+        elif path.name == "metadata.json":
+            kind = Artifact.Kind.OTHER
+        else:
+            kind = Artifact.Kind.LOG
+        uploads.append(Upload(kind, rel, File(path.open("rb"), name=path.name)))
+    return uploads
+
+
+def _single_root(folder: Path) -> Path:
+    entries = [p for p in folder.iterdir() if not p.name.startswith(".")]
+    if len(entries) == 1 and entries[0].is_dir() and not (folder / "submission").exists():
+        return _single_root(entries[0])
+    return folder
+
+
+def _find_submission(folder: Path) -> Path | None:
+    for candidate in (folder / "submission" / "submission.csv", folder / "submission.csv"):
+        if candidate.is_file():
+            return candidate
+    found = sorted(folder.glob("submission/*.csv"))
+    return found[0] if found else None
+
+
+# --- trajectories and outcomes -----------------------------------------------------------------
+
+
+def _import_trajectory(run: Run, uploads: Sequence[Upload], parsed, run_folder: Path | None,
+                       scratch: Path) -> None:
+    """Steps from the given trajectory, else the run folder's, else the first upload an importer knows."""
+    if parsed is not None:
+        _save_steps(run, parsed, "the trajectory")
+        return
+    if run_folder is not None and _import_from(run, run_folder):
+        return
+    for upload in uploads:
+        if upload.kind not in (Artifact.Kind.TRAJECTORY, Artifact.Kind.LOG):
+            continue
+        with local_copy(upload.file, scratch / "detect", upload.name) as path:
+            if _import_from(run, path):  # steps are read lazily: import while the copy exists
+                return
+
+
+def _import_from(run: Run, path: Path) -> bool:
+    from leaderboard.importers import TrajectoryError, detect, read_trajectories
+
+    if detect(path) is None:
+        return False
+    try:
+        parsed = next(iter(read_trajectories(path)), None)
+    except TrajectoryError as exc:
+        raise UploadError(f"could not read the trajectory {path.name}: {exc}") from exc
+    if parsed is None:
+        return False
+    _save_steps(run, parsed, path.name)
+    return True
+
+
+def _save_steps(run: Run, parsed, name: str) -> None:
+    from leaderboard.importers import save_steps
+
+    try:
+        save_steps(run, parsed)
+    except Exception as exc:  # noqa: BLE001 - an importer bug must refuse the upload, not half-save it
+        raise UploadError(f"could not import {name}: {exc}") from exc
+
+
+def _set_outcome(run: Run, uploads: Sequence[Upload], score: float | None, reported: dict | None) -> None:
+    has_submission = any(u.kind == Artifact.Kind.SUBMISSION for u in uploads)
+    if has_submission and run.competition_id is not None and score is None:
+        run.status = Run.Status.PENDING  # graded by leaderboard.tasks.grade_run after commit
+        run.submission_exists = True
+        run.save()
+        return
+    if score is None and reported is None:
+        run.status = Run.Status.GRADED
+        run.submission_exists = has_submission
+        run.grading_report = {"note": "no submission to grade" if not has_submission
+                              else "the task is not in the catalogue, so it cannot be graded here"}
+        run.save()
+        return
+    record_self_reported(run, score=score, reported=reported or {})
+
+
+def record_self_reported(run: Run, *, score: float | None, reported: dict[str, Any]) -> None:
+    """Take a score as reported; medals are recomputed from our own human leaderboard."""
+    run.score = score
+    run.submission_exists = bool(reported.get("submission_exists", score is not None))
+    run.valid_submission = bool(reported.get("valid_submission", score is not None))
+    competition = run.competition
+    apply_medals(run, competition)
+    run.verification = Run.Verification.SELF_REPORTED
+    run.status = Run.Status.GRADED
+    run.grading_report = {"reported": reported, "medals_recomputed_here": True}
+    run.save()
+
+
+def apply_medals(run: Run, competition: Competition | None) -> None:
+    """Medals, rank and share of humans beaten for run.score, from the competition's leaderboard."""
+    thresholds = competition.thresholds() if competition is not None else None
+    run.set_medals(medals.award(run.score, thresholds))
+    run.human_rank = run.beats_human_pct = None
+    if thresholds is not None and run.score is not None and run.score == run.score:
+        scores = list(competition.human_scores.values_list("score", flat=True))
+        placing = medals.place(run.score, scores, thresholds.is_lower_better)
+        run.human_rank, run.beats_human_pct = placing.rank, placing.beats_pct
+
+
+# --- grading a stored run (called by leaderboard.tasks.grade_run) --------------------------------
+
+
+def grade_stored_run(run: Run) -> Run:
+    """Grade the run's submission against the competition's answers and store the outcome."""
+    from leaderboard.grading import grade_submission
+
+    submission = run.artifacts.filter(kind=Artifact.Kind.SUBMISSION).first()
+    with tempfile.TemporaryDirectory(prefix="medalboard-grade-") as scratch:
+        path = artifact_path(submission, Path(scratch)) if submission is not None else None
+        report = grade_submission(run.competition, path)
+    store_report(run, report)
+    return run
+
+
+def store_report(run: Run, report) -> None:
+    run.score = report.score
+    run.submission_exists = bool(report.submission_exists)
+    run.valid_submission = bool(report.valid_submission)
+    apply_medals(run, run.competition)
+    if report.human_rank is not None:
+        run.human_rank, run.beats_human_pct = report.human_rank, report.beats_human_pct
+    run.grading_report = report.to_dict()
+    run.grading_error = report.error or ""
+    available = getattr(report, "grading_available", True)
+    run.status = Run.Status.GRADED if available else Run.Status.FAILED
+    if available:
+        run.verification = Run.Verification.VERIFIED
+    run.save()
+
+
+# --- editing and deleting ----------------------------------------------------------------------
+
+
+@transaction.atomic
+def update_run(*, run: Run, user, notes: str, is_private: bool) -> Run:
+    if not run.can_edit(user):
+        raise PermissionError("only the run's owner or staff can edit it")
+    run.notes, run.is_private = notes, is_private
+    run.save(update_fields=["notes", "is_private", "updated_at"])
+    return run
+
+
+def delete_run(*, run: Run, user) -> None:
+    if not run.can_edit(user):
+        raise PermissionError("only the run's owner or staff can delete it")
+    names = [a.file.name for a in run.artifacts.all() if a.file]
+    with transaction.atomic():
+        run.delete()
+        transaction.on_commit(lambda: [default_storage.delete(name) for name in names])

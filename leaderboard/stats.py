@@ -1,0 +1,265 @@
+"""MLE-bench's aggregation of runs into a headline figure, plus pass@k and MLAgentBench success.
+
+Per experiment and split (../shared/data/mle-bench/SOURCES.md): for each seed, the % of the split's
+competitions where the run earned any medal (and gold, silver, bronze, above median, valid
+submission); then the mean over seeds ± the standard error of the mean (ddof = 1).
+By default only COMPLETE seeds count (a run for every competition of the split); with `pad=True`
+every seed that has any run counts and a missing competition is a failure, the way MLE-bench pads
+incomplete seeds. When one seed has several runs of a competition, the latest one counts.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+
+from leaderboard.models import Experiment, Run, Split
+
+SPLIT_ALIASES = {"lite": "low", "all": "split75"}
+LEADERBOARD_SPLITS = ("lite", "medium", "high", "all")
+METRICS = {
+    "any_medal": "Any medal",
+    "gold_medal": "Gold",
+    "silver_medal": "Silver",
+    "bronze_medal": "Bronze",
+    "above_median": "Above median",
+    "valid_submission": "Valid submission",
+}
+RESEARCH_SUCCESS_IMPROVEMENT = 0.10  # MLAgentBench: at least 10% better than the baseline
+
+
+@dataclass(frozen=True)
+class Estimate:
+    mean: float | None
+    sem: float | None
+    n: int
+
+
+def mean_sem(values: Sequence[float]) -> Estimate:
+    """Mean and standard error of the mean (sample standard deviation, ddof = 1)."""
+    n = len(values)
+    if n == 0:
+        return Estimate(None, None, 0)
+    mean = statistics.fmean(values)
+    sem = statistics.stdev(values) / math.sqrt(n) if n >= 2 else None
+    return Estimate(mean, sem, n)
+
+
+def pass_at_k(n: int, c: int, k: int) -> float:
+    """Unbiased pass@k for one task: 1 - C(n-c, k) / C(n, k) (n attempts, c successes)."""
+    if k < 1 or n < k:
+        raise ValueError(f"pass@{k} needs at least {k} attempts, got {n}")
+    if n - c < k:
+        return 1.0
+    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+
+
+def resolve_split(slug: str) -> Split:
+    slug = SPLIT_ALIASES.get(slug, slug)
+    return Split.objects.get(benchmark__slug="mle-bench", slug=slug)
+
+
+@dataclass
+class ExperimentStats:
+    experiment: Experiment
+    n_competitions: int
+    seeds: list[int] = field(default_factory=list)  # the seeds counted
+    incomplete_seeds: dict[int, int] = field(default_factory=dict)  # seed -> competitions with a run
+    per_seed: dict[str, list[float]] = field(default_factory=dict)
+    metrics: dict[str, Estimate] = field(default_factory=dict)
+    pass_at: dict[int, float | None] = field(default_factory=dict)
+    n_runs: int = 0  # runs in the counted seeds
+    n_runs_in_split: int = 0  # all finished runs of the split, complete seeds or not
+    cost_usd: float | None = None  # mean per counted run, where known
+    tokens: float | None = None  # mean tokens in + out per counted run, where known
+    verified: bool = False  # every counted run was graded here
+
+    @property
+    def n_seeds(self) -> int:
+        return len(self.seeds)
+
+    def row(self) -> dict:
+        """A flat dict for the JSON/CSV exports and the table."""
+        e = self.experiment
+        row = {
+            "experiment_id": e.pk, "agent": str(e.agent), "model": e.model.name, "hardware": e.hardware,
+            "time_limit_hours": e.time_limit_hours, "n_seeds": self.n_seeds, "n_runs": self.n_runs,
+            "n_runs_in_split": self.n_runs_in_split,
+            "n_competitions": self.n_competitions,
+            "verification": "verified" if self.verified else "self_reported",
+        }
+        for key, estimate in self.metrics.items():
+            row[f"{key}_pct"], row[f"{key}_sem"] = _round(estimate.mean), _round(estimate.sem)
+        for k, value in self.pass_at.items():
+            row[f"pass_at_{k}_pct"] = _round(value)
+        row["cost_usd"], row["tokens"] = _round(self.cost_usd), _round(self.tokens)
+        return row
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def latest_per_seed(runs: Iterable[Run]) -> dict[int, dict[int, Run]]:
+    """seed -> competition id -> the latest run (runs come oldest first)."""
+    grid: dict[int, dict[int, Run]] = defaultdict(dict)
+    for run in runs:
+        grid[run.seed][run.competition_id] = run
+    return grid
+
+
+def experiment_stats(
+    experiment: Experiment, runs: Iterable[Run], competition_ids: set[int], *, pad: bool = False,
+    ks: Sequence[int] = (1,),
+) -> ExperimentStats:
+    grid = latest_per_seed(r for r in runs if r.competition_id in competition_ids)
+    n = len(competition_ids)
+    stats = ExperimentStats(experiment=experiment, n_competitions=n)
+    for seed in sorted(grid):
+        if pad or len(grid[seed]) == n:
+            stats.seeds.append(seed)
+        else:
+            stats.incomplete_seeds[seed] = len(grid[seed])
+    counted = [run for seed in stats.seeds for run in grid[seed].values()]
+    for metric in METRICS:
+        values = [100.0 * sum(getattr(r, metric) for r in grid[seed].values()) / n for seed in stats.seeds]
+        stats.per_seed[metric] = values
+        stats.metrics[metric] = mean_sem(values)
+    stats.pass_at = {k: _mean_pass_at_k(grid, stats.seeds, competition_ids, k) for k in ks}
+    stats.n_runs = len(counted)
+    stats.n_runs_in_split = sum(len(by_competition) for by_competition in grid.values())
+    stats.verified = bool(counted) and all(r.verification == Run.Verification.VERIFIED for r in counted)
+    stats.cost_usd = _mean_known(r.cost_usd for r in counted)
+    stats.tokens = _mean_known(
+        (r.tokens_in or 0) + (r.tokens_out or 0) if r.tokens_in is not None or r.tokens_out is not None else None
+        for r in counted
+    )
+    return stats
+
+
+def _mean_known(values: Iterable[float | None]) -> float | None:
+    known = [v for v in values if v is not None]
+    return statistics.fmean(known) if known else None
+
+
+def _mean_pass_at_k(grid, seeds: list[int], competition_ids: set[int], k: int) -> float | None:
+    """pass@k averaged over the split's competitions; each counted seed is one attempt."""
+    if len(seeds) < k or not competition_ids:
+        return None
+    total = 0.0
+    for competition_id in competition_ids:
+        c = sum(1 for seed in seeds if getattr(grid[seed].get(competition_id), "any_medal", False))
+        total += pass_at_k(len(seeds), c, k)
+    return 100.0 * total / len(competition_ids)
+
+
+@dataclass
+class LeaderboardFilters:
+    agent: str = ""
+    model: str = ""
+    hardware: str = ""
+    verified_only: bool = False
+
+
+def leaderboard(
+    *, split_slug: str, user, filters: LeaderboardFilters | None = None, pad: bool = False,
+    ks: Sequence[int] = (1,),
+) -> tuple[Split, list[ExperimentStats]]:
+    """One row per experiment with runs in the split, best any-medal % first, in 3 queries."""
+    split = resolve_split(split_slug)
+    competition_ids = set(split.competitions.values_list("id", flat=True))
+    runs = filter_runs(Run.objects.visible_to(user).for_leaderboard(), filters or LeaderboardFilters())
+    by_experiment: dict[int, list[Run]] = defaultdict(list)
+    experiments: dict[int, Experiment] = {}
+    for run in runs.filter(competition_id__in=competition_ids):
+        by_experiment[run.experiment_id].append(run)
+        experiments[run.experiment_id] = run.experiment
+    rows = [experiment_stats(experiments[i], by_experiment[i], competition_ids, pad=pad, ks=ks)
+            for i in by_experiment]
+    return split, sort_rows(rows, "-any_medal")
+
+
+def filter_runs(runs, filters: LeaderboardFilters):
+    if filters.agent:
+        runs = runs.filter(experiment__agent__name__icontains=filters.agent)
+    if filters.model:
+        runs = runs.filter(experiment__model__name__icontains=filters.model)
+    if filters.hardware:
+        runs = runs.filter(experiment__hardware__icontains=filters.hardware)
+    if filters.verified_only:
+        runs = runs.filter(verification=Run.Verification.VERIFIED)
+    return runs
+
+
+SORT_KEYS = {
+    **{metric: (lambda m: lambda s: s.metrics[m].mean)(metric) for metric in METRICS},
+    "agent": lambda s: str(s.experiment.agent).lower(),
+    "model": lambda s: s.experiment.model.name.lower(),
+    "seeds": lambda s: s.n_seeds,
+    "cost": lambda s: s.cost_usd,
+    "tokens": lambda s: s.tokens,
+}
+
+
+def sort_rows(rows: list[ExperimentStats], sort: str) -> list[ExperimentStats]:
+    """Sort by a SORT_KEYS name ('-' prefix: descending); rows without a value go last."""
+    descending, name = sort.startswith("-"), sort.lstrip("-")
+    key = SORT_KEYS.get(name, SORT_KEYS["any_medal"])
+    known = [r for r in rows if key(r) is not None]
+    unknown = [r for r in rows if key(r) is None]
+    known.sort(key=key, reverse=descending)
+    return known + unknown
+
+
+# --- MLAgentBench-style research tasks -----------------------------------------------------------
+
+
+def improvement(score: float | None, baseline: float, lower_is_better: bool) -> float | None:
+    """Relative improvement over the baseline in the metric's direction (0.1 = 10% better)."""
+    if score is None or score != score or baseline == 0:
+        return None
+    gain = (baseline - score) if lower_is_better else (score - baseline)
+    return gain / abs(baseline)
+
+
+@dataclass
+class ResearchStats:
+    experiment: Experiment
+    n_runs: int
+    n_success: int
+    success_rate: float  # % of runs at least 10% better than the baseline
+    mean_improvement_pct: float | None  # over runs with a score
+
+
+def research_results(runs: Iterable[Run]) -> list[ResearchStats]:
+    """Per experiment: MLAgentBench success rate and mean improvement over research-task baselines.
+
+    `runs` must have their competition loaded (kind=research, baseline_score set); a run without a
+    score is a failure and does not enter the mean improvement.
+    """
+    grouped: dict[int, list[Run]] = defaultdict(list)
+    experiments: dict[int, Experiment] = {}
+    for run in runs:
+        grouped[run.experiment_id].append(run)
+        experiments[run.experiment_id] = run.experiment
+    results = []
+    for experiment_id, group in grouped.items():
+        gains = [improvement(r.score, r.competition.baseline_score, bool(r.competition.is_lower_better))
+                 for r in group]
+        known = [g for g in gains if g is not None]
+        successes = sum(1 for g in known if g >= RESEARCH_SUCCESS_IMPROVEMENT - 1e-12)
+        results.append(ResearchStats(
+            experiment=experiments[experiment_id], n_runs=len(group), n_success=successes,
+            success_rate=100.0 * successes / len(group),
+            mean_improvement_pct=100.0 * statistics.fmean(known) if known else None,
+        ))
+    return sorted(results, key=lambda r: -r.success_rate)
+
+
+def research_runs(user):
+    return (Run.objects.visible_to(user).for_leaderboard()
+            .filter(competition__kind="research", competition__baseline_score__isnull=False)
+            .defer(None).select_related("competition", "experiment__agent", "experiment__model"))

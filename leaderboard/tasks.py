@@ -1,0 +1,61 @@
+"""Celery tasks of the leaderboard: grading uploaded runs.
+
+Tasks take ids. A run is claimed with a conditional UPDATE (pending -> grading) so two workers never
+grade the same run; transient failures (storage hiccups) are retried a bounded number of times,
+anything else marks the run failed with the reason.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
+
+from leaderboard.models import Run
+
+log = logging.getLogger(__name__)
+
+TRANSIENT_ERRORS = (OSError, TimeoutError, ConnectionError)
+MAX_RETRIES = 3
+
+
+def _claim(run_id: int) -> bool:
+    return Run.objects.filter(pk=run_id, status=Run.Status.PENDING).update(status=Run.Status.GRADING) == 1
+
+
+def _fail(run_id: int, message: str) -> None:
+    Run.objects.filter(pk=run_id).update(status=Run.Status.FAILED, grading_error=message[:5000])
+
+
+@shared_task(
+    bind=True,
+    max_retries=MAX_RETRIES,
+    soft_time_limit=min(settings.CELERY_TASK_SOFT_TIME_LIMIT, 1800),
+    time_limit=min(settings.CELERY_TASK_TIME_LIMIT, 1900),
+    acks_late=True,
+)
+def grade_run(self, run_id: int) -> str:
+    """Grade one pending run; returns the status it ended in (or why nothing was done)."""
+    from leaderboard.services import grade_stored_run
+
+    if not _claim(run_id):
+        return "not pending"
+    run = Run.objects.select_related("competition").get(pk=run_id)
+    try:
+        grade_stored_run(run)
+    except SoftTimeLimitExceeded:
+        _fail(run_id, "grading took longer than its time limit")
+        return Run.Status.FAILED
+    except TRANSIENT_ERRORS as exc:
+        if self.request.retries >= MAX_RETRIES:
+            _fail(run_id, f"grading failed after {MAX_RETRIES} retries: {exc}")
+            return Run.Status.FAILED
+        Run.objects.filter(pk=run_id, status=Run.Status.GRADING).update(status=Run.Status.PENDING)
+        raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
+    except Exception as exc:  # noqa: BLE001 - permanent: record why, never retry
+        log.exception("grading run %s failed", run_id)
+        _fail(run_id, f"{exc.__class__.__name__}: {exc}")
+        return Run.Status.FAILED
+    return run.status

@@ -1,0 +1,52 @@
+// Upload form: filter the competition select as you type; after upload, poll the run's status
+// endpoint until grading has finished, then go to the run page.
+(function () {
+  "use strict";
+  const filter = document.getElementById("competition-filter");
+  const select = document.getElementById("id_competition");
+  if (filter && select) {
+    filter.addEventListener("input", function () {
+      const q = filter.value.trim().toLowerCase();
+      let first = null;
+      for (const option of select.options) {
+        const match = !q || option.value.toLowerCase().includes(q) || option.text.toLowerCase().includes(q);
+        option.hidden = !match;
+        if (match && option.value && first === null) first = option;
+      }
+      if (first && (select.selectedOptions.length === 0 || select.selectedOptions[0].hidden)) first.selected = true;
+    });
+  }
+  const form = document.getElementById("upload-form");
+  if (form) {
+    form.addEventListener("submit", function () {
+      document.getElementById("upload-busy").hidden = false;
+      document.getElementById("upload-submit").disabled = true;
+    });
+  }
+  const progress = document.getElementById("progress");
+  if (!progress) return;
+  const statusEl = document.getElementById("run-status");
+  const resultEl = document.getElementById("run-result");
+  let delay = 500;
+  async function poll() {
+    try {
+      const response = await fetch(progress.dataset.statusUrl, {headers: {Accept: "application/json"}});
+      if (response.ok) {
+        const data = await response.json();
+        statusEl.textContent = data.status;
+        statusEl.dataset.status = data.status;
+        if (data.done) {
+          resultEl.textContent = data.status === "failed" ? "Grading failed: " + data.grading_error
+            : "Graded: score " + data.score + ", medal: " + data.medal;
+          window.location.assign(data.url || progress.dataset.runUrl);
+          return;
+        }
+      }
+    } catch (err) {
+      resultEl.textContent = "Could not reach the server; retrying…";
+    }
+    delay = Math.min(delay * 1.5, 5000);
+    window.setTimeout(poll, delay);
+  }
+  poll();
+})();
