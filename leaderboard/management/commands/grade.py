@@ -1,0 +1,24 @@
+import json
+from pathlib import Path
+
+from django.core.management.base import BaseCommand, CommandError
+
+from leaderboard.grading import grade_submission
+from leaderboard.models import Competition
+
+
+class Command(BaseCommand):
+    help = "Grade one submission CSV of a competition and print the grading report as JSON."
+
+    def add_arguments(self, parser):
+        parser.add_argument("competition", help="Competition id, e.g. spooky-author-identification")
+        parser.add_argument("submission", help="Path to the submission CSV")
+        parser.add_argument("--answers", help="Private answers CSV (default: the competition's registered answers)")
+
+    def handle(self, *args, competition, submission, answers=None, **options):
+        try:
+            target = Competition.objects.get(slug=competition)
+        except Competition.DoesNotExist:
+            raise CommandError(f"unknown competition {competition!r}") from None
+        report = grade_submission(target, Path(submission), Path(answers) if answers else None)
+        self.stdout.write(json.dumps(report.to_dict(), indent=2))

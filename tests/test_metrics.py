@@ -1,0 +1,138 @@
+"""Each metric of the registry against scikit-learn / scipy or a hand-worked case."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy import stats
+from sklearn import metrics as sk
+
+from leaderboard.grading.metrics import METRICS, get_metric, ranking, text
+
+RNG = np.random.default_rng(7)
+N = 500
+
+
+def _binary(n=N):
+    y = RNG.integers(0, 2, n)
+    return y, np.clip(y * 0.3 + RNG.random(n) * 0.7, 0, 1)
+
+
+def test_roc_auc_matches_sklearn_including_ties():
+    y, p = _binary()
+    p = np.round(p, 1)  # many ties
+    assert get_metric("roc-auc").fn(y, p) == pytest.approx(sk.roc_auc_score(y, p), abs=1e-12)
+
+
+def test_roc_auc_hand_worked():
+    # positives 0.8, 0.4; negatives 0.6, 0.2: of 4 pairs, 3 ordered correctly -> 0.75
+    assert get_metric("roc-auc").fn(np.array([1, 1, 0, 0]), np.array([0.8, 0.4, 0.6, 0.2])) == 0.75
+
+
+def test_roc_auc_single_class_is_an_error():
+    with pytest.raises(ValueError, match="one class"):
+        get_metric("roc-auc").fn(np.ones(4), np.linspace(0, 1, 4))
+
+
+def test_mean_columnwise_auc_matches_sklearn_macro():
+    y = RNG.integers(0, 2, (N, 4))
+    p = RNG.random((N, 4))
+    ours = get_metric("mean-column-wise-roc-auc").fn(y, p)
+    assert ours == pytest.approx(sk.roc_auc_score(y, p, average="macro"), abs=1e-12)
+
+
+def test_binary_log_loss_matches_sklearn_with_clipping():
+    y, p = _binary()
+    p[:3] = [0.0, 1.0, 0.5]  # clipped at float eps, as sklearn does
+    assert get_metric("log-loss").fn(y, p) == pytest.approx(sk.log_loss(y, p), rel=1e-12)
+
+
+def test_multiclass_log_loss_matches_sklearn():
+    classes = RNG.integers(0, 5, N)
+    y = np.eye(5)[classes]
+    p = RNG.random((N, 5))
+    p /= p.sum(axis=1, keepdims=True)
+    assert get_metric("multi-class-log-loss").fn(y, p) == pytest.approx(sk.log_loss(y, p), rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name,reference",
+    [
+        ("rmse", lambda y, p: sk.root_mean_squared_error(y, p)),
+        ("rmsle", lambda y, p: sk.root_mean_squared_log_error(y, p)),
+        ("mae", sk.mean_absolute_error),
+    ],
+)
+def test_regression_metrics_match_sklearn(name, reference):
+    y, p = RNG.random(N) * 10, RNG.random(N) * 10
+    assert get_metric(name).fn(y, p) == pytest.approx(reference(y, p), rel=1e-12)
+
+
+def test_mean_columnwise_rmsle_hand_worked():
+    y = np.array([[0.0, np.e - 1], [0.0, np.e - 1]])
+    p = np.array([[np.e - 1, np.e - 1], [np.e - 1, np.e - 1]])
+    # column 0 is off by exactly 1 in log space, column 1 is exact: mean of (1, 0)
+    assert get_metric("mean-column-wise-rmsle").fn(y, p) == pytest.approx(0.5)
+
+
+def test_quadratic_kappa_matches_sklearn():
+    y, p = RNG.integers(0, 5, N), RNG.integers(0, 5, N)
+    p[: N // 2] = y[: N // 2]
+    expected = sk.cohen_kappa_score(y, p, weights="quadratic")
+    assert get_metric("quadratic-weighted-kappa").fn(y, p) == pytest.approx(expected, rel=1e-12)
+
+
+def test_quadratic_kappa_with_labels_missing_from_one_side():
+    y, p = np.array([1, 2, 3, 4, 4]), np.array([0, 2, 3, 3, 4])
+    expected = sk.cohen_kappa_score(y, p, weights="quadratic")
+    assert get_metric("quadratic-weighted-kappa").fn(y, p) == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize(
+    "name,reference",
+    [
+        ("accuracy", sk.accuracy_score),
+        ("f1-micro", lambda y, p: sk.f1_score(y, p, average="micro")),
+        ("f1-macro", lambda y, p: sk.f1_score(y, p, average="macro")),
+        ("mcc", sk.matthews_corrcoef),
+    ],
+)
+def test_classification_metrics_match_sklearn(name, reference):
+    y, p = RNG.integers(0, 4, N), RNG.integers(0, 4, N)
+    assert get_metric(name).fn(y, p) == pytest.approx(reference(y, p), rel=1e-12)
+
+
+def test_accuracy_on_strings():
+    assert get_metric("accuracy").fn(np.array(["a", "b", "c"], dtype=object), np.array(["a", "x", "c"])) == 2 / 3
+
+
+def test_map_at_5_hand_worked():
+    y = np.array(["w1", "w2", "w3", "w4"], dtype=object)
+    p = np.array(["w1 a b c d", "a w2 b", "a b c d e w3", "w4 w4 a"], dtype=object)
+    assert get_metric("map@5").fn(y, p) == pytest.approx((1 + 0.5 + 0 + 1) / 4)
+
+
+def test_map_counts_a_repeated_guess_once():
+    assert ranking.average_precision_at_k("x", "a a a a a x", 5) == pytest.approx(1 / 2)
+
+
+@pytest.mark.parametrize("name,reference", [("pearson", stats.pearsonr), ("spearman", stats.spearmanr)])
+def test_correlations_match_scipy(name, reference):
+    y, p = RNG.random(N), RNG.random(N)
+    assert get_metric(name).fn(y, p) == pytest.approx(reference(y, p).statistic, rel=1e-12)
+
+
+def test_jaccard_hand_worked():
+    assert text.jaccard_words("The cat sat", "the CAT ran") == pytest.approx(2 / 4)
+    assert get_metric("jaccard").fn(np.array(["a b", ""]), np.array(["a b", ""])) == 1.0
+
+
+@pytest.mark.parametrize("a,b,d", [("kitten", "sitting", 3), ("", "abc", 3), ("flaw", "lawn", 2), ("same", "same", 0)])
+def test_levenshtein_hand_worked(a, b, d):
+    assert text.levenshtein(a, b) == d
+
+
+def test_registry_directions():
+    lower = {name for name, metric in METRICS.items() if metric.lower_is_better}
+    assert lower == {"log-loss", "multi-class-log-loss", "rmse", "rmsle", "mean-column-wise-rmsle", "mae",
+                     "levenshtein"}
