@@ -97,7 +97,7 @@ class StepCard:
         text = step.text if head is None else head
         length = len(text) if head is None else step.text_len
         data = step.data if isinstance(step.data, dict) else {}
-        binary = bool(data.get("binary")) or "\x00" in text
+        binary = bool(data.get("binary")) or _looks_binary(text)
         return cls(
             step=step,
             template=f"leaderboard/_step_{_KIND_TEMPLATES.get(step.kind, 'text')}.html",
@@ -106,6 +106,13 @@ class StepCard:
             binary=binary,
             fields=_card_fields(step.kind, data),
         )
+
+
+def _looks_binary(text: str) -> bool:
+    """Control characters other than whitespace in more than 10% of the head: bytes, not text."""
+    head = text[:2000]
+    junk = sum(1 for ch in head if ch < " " and ch not in "\t\n\r\f")
+    return "\x00" in head or junk * 10 > len(head)
 
 
 def _card_fields(kind: str, data: dict) -> dict:
