@@ -9,14 +9,18 @@ docs/trajectory-format.md describes the step kinds and what their `data` holds.
 
 from __future__ import annotations
 
+import functools
+import json
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from django.db import transaction
+import orjson
+from django.db import connection, transaction
 
 from leaderboard.importers import aide, inspect, jsonl, mlagentbench, mlebench_run, openhands, sweagent  # noqa: F401
 from leaderboard.importers.base import (
+    STEP_FIELDS,
     ParsedTrajectory,
     StepData,
     TrajectoryError,
@@ -98,23 +102,52 @@ def _checked(parsed: ParsedTrajectory, steps: Iterator[StepData]) -> Iterator[St
 
 
 def save_steps(run: Run, parsed: ParsedTrajectory, batch_size: int = 2000) -> int:
-    """Replace the run's steps with the trajectory's, in batches; returns how many were stored."""
+    """Replace the run's steps with the trajectory's, in batches; returns how many were stored.
+
+    Rows go in with one executemany per batch rather than bulk_create: building 100,000 model
+    instances costs ~25x the time of reading the file, the insert itself a small part of it.
+    """
     with transaction.atomic():
         run.steps.all().delete()
         count = 0
-        batch: list[Step] = []
-        for step in parsed.steps:
-            batch.append(Step(run=run, **step.as_dict()))
-            if len(batch) >= batch_size:
-                count += _flush(batch)
-        count += _flush(batch)
+        batch: list[tuple] = []
+        with connection.cursor() as cursor:
+            for step in parsed.steps:
+                batch.append(_row(run.pk, step))
+                if len(batch) >= batch_size:
+                    count += _flush(cursor, batch)
+            count += _flush(cursor, batch)
         _update_run(run, parsed, count)
     return count
 
 
-def _flush(batch: list[Step]) -> int:
+STEP_COLUMNS = ("run_id", *STEP_FIELDS)
+
+
+@functools.cache
+def _insert_sql() -> str:
+    columns = [Step._meta.get_field(name.removesuffix("_id") if name == "run_id" else name).column
+               for name in STEP_COLUMNS]
+    quoted = ", ".join(connection.ops.quote_name(c) for c in columns)
+    return f"INSERT INTO {connection.ops.quote_name(Step._meta.db_table)} ({quoted}) " \
+           f"VALUES ({', '.join(['%s'] * len(columns))})"
+
+
+def _row(run_id: int, step: StepData) -> tuple:
+    return (run_id, step.index, step.kind, step.title, step.text, _json(step.data), step.t, step.parent_index,
+            step.score)
+
+
+def _json(data: dict) -> str:
+    try:
+        return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(data, default=str)  # integers beyond 64 bits and other rarities
+
+
+def _flush(cursor, batch: list[tuple]) -> int:
     if batch:
-        Step.objects.bulk_create(batch)
+        cursor.executemany(_insert_sql(), batch)
     n = len(batch)
     batch.clear()
     return n

@@ -1,0 +1,161 @@
+"""Ingest benchmark: import a generated 100,000-step (~100 MB) JSONL trajectory.
+
+    DEBUG=true .venv/bin/python benchmarks/ingest.py [--steps 100000] [--configured-db]
+
+Prints, for 10k and 100k steps: the time to just parse the file with orjson line by line, the time
+to import it (read_trajectories + save_steps into the database), their ratio (target <= 3x), and
+peak memory of the import (tracemalloc peak of Python allocations, and the process's max RSS).
+Each size runs in a fresh subprocess so max RSS is comparable. By default the database is a
+throwaway SQLite file; --configured-db uses DATABASE_URL / the configured database instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+import tracemalloc
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+WORDS = ("loss accuracy epoch train model feature fold lightgbm xgboost validation submission csv "
+         "learning rate batch gradient tensor dropout overfit baseline improve metric score").split()
+KINDS = ("plan", "llm", "command", "observation", "code", "score", "action")
+
+
+def make_trajectory(path: Path, n_steps: int, seed: int = 0) -> int:
+    """Write an n-step trajectory of ~1 KB per step; returns its size in bytes."""
+    from leaderboard.importers.jsonl import header_line, step_line
+
+    rng = random.Random(seed)
+    with open(path, "wb") as f:
+        f.write(header_line({"task": "spaceship-titanic", "agent": "bench", "model": "bench-1",
+                             "started_at": "2026-01-01T00:00:00Z"}))
+        for i in range(n_steps):
+            f.write(step_line(_step(rng, i)))
+    return path.stat().st_size
+
+
+def _step(rng: random.Random, i: int) -> dict:
+    kind = KINDS[i % len(KINDS)]
+    text = " ".join(rng.choices(WORDS, k=110))
+    step = {"index": i, "kind": kind, "t": i * 0.5, "title": f"{kind} {i}", "text": text, "data": {}}
+    if kind == "llm":
+        step["data"] = {"model": "bench-1", "tokens_in": 900, "tokens_out": 120, "cost": 0.001}
+    elif kind == "command":
+        step["data"] = {"command": "python train.py", "stdout": text[:200], "stderr": "", "exit_code": 0,
+                        "duration": 1.5}
+    elif kind == "code":
+        step["data"] = {"file": f"solution_{i}.py", "content": f"print({i})\n"}
+    elif kind == "score":
+        step["score"] = rng.random()
+        step["data"] = {"metric": "accuracy", "value": step["score"], "maximize": True}
+    elif kind == "action":
+        step["data"] = {"tool": "bash", "arguments": {"cmd": "ls -la"}}
+    if i and i % 50 == 0:
+        step["parent_index"] = i - 50
+    return step
+
+
+def parse_only(path: Path) -> tuple[float, int]:
+    import orjson
+
+    started = time.perf_counter()
+    n = 0
+    with open(path, "rb") as f:
+        for line in f:
+            orjson.loads(line)
+            n += 1
+    return time.perf_counter() - started, n - 1
+
+
+def import_once(path: Path) -> tuple[float, int]:
+    from leaderboard.importers import read_trajectories, save_steps
+
+    run = _new_run()
+    started = time.perf_counter()
+    count = sum(save_steps(run, parsed) for parsed in read_trajectories(path))
+    return time.perf_counter() - started, count
+
+
+def _new_run():
+    from leaderboard.models import Agent, Experiment, LanguageModel, Run
+
+    agent, _ = Agent.objects.get_or_create(name="bench", version="1")
+    model, _ = LanguageModel.objects.get_or_create(name="bench-1")
+    experiment, _ = Experiment.objects.get_or_create(agent=agent, model=model, name="ingest benchmark")
+    return Run.objects.create(experiment=experiment, task_name="spaceship-titanic")
+
+
+def child(n_steps: int, workdir: Path) -> dict:
+    """One size, in this (fresh) process: parse time, import time, memory peaks."""
+    import django
+    from django.conf import settings
+
+    django.setup()
+    # DEBUG keeps every SQL statement (with its parameters) in memory; measure what production does.
+    settings.DEBUG = False
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    path = workdir / f"trajectory_{n_steps}.jsonl"
+    size = make_trajectory(path, n_steps)
+    parse_s, parsed_lines = parse_only(path)
+    import_s, count = import_once(path)
+    tracemalloc.start()
+    import_once(path)
+    _, peak = tracemalloc.get_traced_memory()
+    tracemalloc.stop()
+    path.unlink()
+    rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    assert count == parsed_lines == n_steps, (count, parsed_lines, n_steps)
+    return {"steps": n_steps, "mb": size / 1e6, "parse_s": parse_s, "import_s": import_s,
+            "ratio": import_s / parse_s, "tracemalloc_peak_mb": peak / 1e6, "max_rss_mb": rss_kb / 1024}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--steps", type=int, default=100_000)
+    parser.add_argument("--configured-db", action="store_true")
+    parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
+    parser.add_argument("--workdir", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
+    if args.child:
+        print(json.dumps(child(args.child, Path(args.workdir))))
+        return
+    with tempfile.TemporaryDirectory(prefix="medalboard-ingest-") as tmp:
+        env = dict(os.environ)
+        if not args.configured_db:
+            env["DATABASE_URL"] = f"sqlite:///{Path(tmp) / 'ingest.sqlite3'}"
+        results = [_run_child(n, tmp, env) for n in (args.steps // 10, args.steps)]
+    _report(results)
+
+
+def _run_child(n_steps: int, tmp: str, env: dict) -> dict:
+    out = subprocess.run([sys.executable, __file__, "--child", str(n_steps), "--workdir", tmp],
+                         env=env, check=True, capture_output=True, text=True, cwd=ROOT)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def _report(results: list[dict]) -> None:
+    print(f"{'steps':>8} {'MB':>7} {'parse s':>8} {'import s':>9} {'ratio':>6} {'py peak MB':>11} {'max RSS MB':>11}")
+    for r in results:
+        print(f"{r['steps']:>8} {r['mb']:>7.1f} {r['parse_s']:>8.2f} {r['import_s']:>9.2f} {r['ratio']:>5.1f}x "
+              f"{r['tracemalloc_peak_mb']:>11.1f} {r['max_rss_mb']:>11.1f}")
+    small, big = results
+    print(f"import/parse ratio at {big['steps']} steps: {big['ratio']:.2f}x (target <= 3x)")
+    print(f"peak Python memory {small['tracemalloc_peak_mb']:.1f} MB at {small['steps']} steps vs "
+          f"{big['tracemalloc_peak_mb']:.1f} MB at {big['steps']} steps")
+
+
+if __name__ == "__main__":
+    main()
