@@ -93,8 +93,9 @@ def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[floa
     targets = _targets(spec, answers_header)
     header = reading.read_header(submission)
     sub_targets = _submission_targets(spec, header, targets)
-    sub = _read(spec, submission, sub_targets)
-    ans = _answers(lambda: _read(spec, answers, targets))
+    sub = _read(spec, submission, sub_targets, every_column=True)
+    ans = _answers(lambda: _read(spec, answers, targets, every_column=False))
+    validation.check_not_empty(len(sub))
     validation.check_id_values(sub[spec.id_column].to_numpy(dtype=object), spec.id_column)
     _check_values(spec, sub, sub_targets)
     aligned = align(spec, sub, ans, _taker(spec, targets, sub_targets))
@@ -136,9 +137,9 @@ def _submission_targets(spec: GraderSpec, header: list[str], targets: list[str])
     return columns
 
 
-def _read(spec: GraderSpec, path: Path, targets: list[str]) -> pd.DataFrame:
+def _read(spec: GraderSpec, path: Path, targets: list[str], every_column: bool) -> pd.DataFrame:
     text = spec.values == Values.TEXT
-    return reading.read_frame(path, spec.id_column, [] if text else targets, targets if text else [])
+    return reading.read_frame(path, spec.id_column, [] if text else targets, targets if text else [], every_column)
 
 
 def _check_values(spec: GraderSpec, sub: pd.DataFrame, targets: list[str]) -> None:

@@ -66,11 +66,15 @@ def read_header(path: Path) -> list[str]:
     return header
 
 
-def read_frame(path: Path, id_column: str, numeric: list[str], text: list[str]) -> pd.DataFrame:
-    """Read id + value columns; numeric ones as float64, the id and text ones as str (no NaN)."""
+def read_frame(path: Path, id_column: str, numeric: list[str], text: list[str], every_column: bool) -> pd.DataFrame:
+    """Read id + value columns; numeric ones as float64, the id and text ones as str (no NaN).
+
+    `every_column` parses all columns (submissions), so a row with too many fields is an error, as
+    it is for MLE-bench's plain read_csv; with usecols pandas would silently drop the surplus.
+    """
     dtypes = {id_column: object, **{c: "float64" for c in numeric}, **{c: object for c in text}}
     try:
-        return _read(path, dtypes, {c: NA_STRINGS for c in numeric})
+        return _read(path, dtypes, {c: NA_STRINGS for c in numeric}, every_column)
     except ValueError as exc:
         if isinstance(exc, UnicodeDecodeError):
             raise SubmissionError(f"the submission is not UTF-8 text (invalid byte 0x{exc.object[exc.start]:02x} "
@@ -78,13 +82,13 @@ def read_frame(path: Path, id_column: str, numeric: list[str], text: list[str]) 
         if isinstance(exc, pd.errors.ParserError):
             raise SubmissionError(f"malformed CSV: {_parser_message(exc)}") from None
         # A typed column failed to convert: read it as text to say which cells are at fault.
-        raw = _read(path, {c: object for c in dtypes}, {})
+        raw = _read(path, {c: object for c in dtypes}, {}, every_column)
         diagnose_non_numeric(raw, numeric)
         raise SubmissionError(f"the submission could not be parsed ({exc})") from None
 
 
-def _read(path: Path, dtypes: dict, na_values: dict) -> pd.DataFrame:
-    return pd.read_csv(path, usecols=list(dtypes), dtype=dtypes, engine="c", encoding="utf-8",
+def _read(path: Path, dtypes: dict, na_values: dict, every_column: bool) -> pd.DataFrame:
+    return pd.read_csv(path, usecols=None if every_column else list(dtypes), dtype=dtypes, engine="c", encoding="utf-8",
                        keep_default_na=False, na_values=na_values, skip_blank_lines=True)
 
 

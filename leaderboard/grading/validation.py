@@ -34,7 +34,7 @@ def check_header(header: list[str], required: Iterable[str], exact: bool, id_col
     if duplicated:
         raise SubmissionError(f"duplicate column name(s) in the header: {sample(duplicated)}")
     required = list(required)
-    missing = [name for name in required if name not in header]
+    missing = [name for name in (id_column, *required) if name not in header]
     if missing:
         raise SubmissionError(f"missing column(s) {sample(missing)}{_near_misses(missing, header)}; "
                               f"expected columns: {sample([id_column, *required][:8], len(required) + 1)}")
@@ -51,9 +51,12 @@ def _near_misses(missing: list[str], header: list[str]) -> str:
     return f" (found {', '.join(hints[:SHOW])}: names are case- and space-sensitive)" if hints else ""
 
 
-def check_row_count(n_submission: int, n_answers: int) -> None:
-    if n_submission == 0:
+def check_not_empty(n_rows: int) -> None:
+    if n_rows == 0:
         raise SubmissionError("the submission has a header but no data rows")
+
+
+def check_row_count(n_submission: int, n_answers: int) -> None:
     if n_submission != n_answers:
         raise SubmissionError(f"wrong number of rows: the submission has {n_submission}, expected {n_answers}")
 
@@ -109,7 +112,7 @@ def check_numbers(frame: pd.DataFrame, columns: Sequence[str], kind: str) -> Non
 def _reject(values: np.ndarray, bad: np.ndarray, column: str, what: str) -> None:
     if bad.any():
         where = np.flatnonzero(bad)[:SHOW]
-        shown = ", ".join(f"row {i + 1}: {values[i]!r}" for i in where)
+        shown = ", ".join(f"row {i + 1}: {float(values[i])!r}" for i in where)
         more = f" and {int(bad.sum()) - len(where)} more" if bad.sum() > len(where) else ""
         raise SubmissionError(f"column {column!r} has {int(bad.sum())} {what} ({shown}{more})")
 
