@@ -1,0 +1,54 @@
+"""`manage.py grade COMPETITION SUBMISSION [--answers PATH]` prints the report as JSON."""
+
+from __future__ import annotations
+
+import json
+import math
+from io import StringIO
+
+import pytest
+from django.core.management import CommandError, call_command
+
+from leaderboard.models import Competition, CompetitionAnswers
+
+ANSWERS = "id,EAP,HPL,MWS\nid00001,1,0,0\nid00002,0,1,0\nid00003,0,0,1\n"
+SUBMISSION = "id,EAP,HPL,MWS\nid00003,0.1,0.1,0.8\nid00001,0.8,0.1,0.1\nid00002,0.2,0.6,0.2\n"
+
+
+def _grade(*args) -> dict:
+    out = StringIO()
+    call_command("grade", *args, stdout=out)
+    return json.loads(out.getvalue())
+
+
+@pytest.fixture
+def files(tmp_path):
+    (tmp_path / "answers.csv").write_text(ANSWERS)
+    (tmp_path / "sub.csv").write_text(SUBMISSION)
+    return tmp_path
+
+
+def test_grade_with_explicit_answers(catalogue, files):
+    report = _grade("spooky-author-identification", str(files / "sub.csv"), "--answers", str(files / "answers.csv"))
+    expected = -(math.log(0.8) + math.log(0.8) + math.log(0.6)) / 3
+    assert report["score"] == round(expected, 5) and report["valid_submission"] is True
+    assert report["is_lower_better"] is True and report["competition_id"] == "spooky-author-identification"
+    assert str(files) not in json.dumps(report)
+
+
+def test_grade_with_registered_answers(catalogue, files):
+    competition = Competition.objects.get(slug="spooky-author-identification")
+    CompetitionAnswers.objects.update_or_create(competition=competition,
+                                                defaults={"answers_path": str(files / "answers.csv")})
+    assert _grade("spooky-author-identification", str(files / "sub.csv"))["valid_submission"] is True
+
+
+def test_grade_reports_an_invalid_file_as_json(catalogue, files):
+    (files / "bad.csv").write_text("id,EAP\nid00001,1\n")
+    report = _grade("spooky-author-identification", str(files / "bad.csv"), "--answers", str(files / "answers.csv"))
+    assert report["valid_submission"] is False and "missing column(s) 'HPL', 'MWS'" in report["error"]
+
+
+def test_unknown_competition_is_a_command_error(catalogue, files):
+    with pytest.raises(CommandError, match="unknown competition 'nope'"):
+        _grade("nope", str(files / "sub.csv"))
