@@ -145,9 +145,9 @@ def _fill_diff(data: dict, files: dict[str, str]) -> None:
     name, content = data.get("file"), data.get("content")
     if not isinstance(name, str) or not isinstance(content, str):
         return
-    previous = files.get(name)
-    if previous is not None and "diff" not in data:
-        data["diff"] = unified_diff(previous, content, name)
+    if "diff" not in data:
+        previous = files.get(name)
+        data["diff"] = "" if previous is None else unified_diff(previous, content, name)
     files[name] = content
 
 

@@ -1,0 +1,78 @@
+import json
+
+from leaderboard.importers import detect, read_trajectories, save_steps
+from leaderboard.importers.jsonl import header_line, step_line
+from tests.test_import_support import import_all, make_run
+
+
+def write(path, header, steps):
+    with open(path, "wb") as f:
+        f.write(header_line(header))
+        for step in steps:
+            f.write(step_line(step))
+    return path
+
+
+STEPS = [
+    {"kind": "plan", "t": 0.0, "title": "Plan", "text": "Try a baseline."},
+    {"kind": "llm", "t": 1.0, "text": "...", "data": {"model": "gpt-4o", "tokens_in": 100, "tokens_out": 20,
+                                                     "cost": 0.01}},
+    {"kind": "code", "t": 2.0, "data": {"file": "train.py", "content": "a = 1\n"}},
+    {"kind": "command", "t": 3.0, "data": {"command": "python train.py", "stdout": "ok", "stderr": "",
+                                           "exit_code": 0, "duration": 0.5}},
+    {"kind": "code", "t": 4.0, "parent_index": 2, "data": {"file": "train.py", "content": "a = 2\n"}},
+    {"kind": "llm", "t": 5.0, "data": {"model": "gpt-4o", "tokens_in": 50, "tokens_out": 5, "cost": 0.005}},
+    {"kind": "score", "t": 6.0, "score": 0.8, "data": {"metric": "accuracy", "value": 0.8, "maximize": True}},
+]
+
+
+def test_detected_by_header_not_name(tmp_path):
+    path = write(tmp_path / "whatever.bin", {"task": "t"}, STEPS)
+    assert detect(path) == "jsonl"
+
+
+def test_steps_and_header_are_stored(db, tmp_path):
+    path = write(tmp_path / "t.jsonl", {"task": "spaceship-titanic", "agent": "a", "model": "m",
+                                        "started_at": "2026-01-01T00:00:00Z"}, STEPS)
+    [(run, steps)] = import_all(path)
+    assert run.n_steps == len(STEPS) == len(steps)
+    assert [s.kind for s in steps] == [s["kind"] for s in STEPS]
+    assert [s.index for s in steps] == list(range(len(STEPS)))
+    assert steps[4].parent_index == 2
+    assert steps[6].score == 0.8
+    assert run.task_name == "spaceship-titanic" and run.started_at.year == 2026
+    assert (run.tokens_in, run.tokens_out) == (150, 25)  # summed from llm steps
+    assert abs(run.cost_usd - 0.015) < 1e-9
+    assert run.duration_s == 6.0
+    assert run.import_warnings == []
+
+
+def test_code_diff_filled_from_previous_version(db, tmp_path):
+    path = write(tmp_path / "t.jsonl", {}, STEPS)
+    [(_, steps)] = import_all(path)
+    assert steps[2].data["diff"] == ""  # a new file
+    assert "-a = 1\n+a = 2\n" in steps[4].data["diff"]
+
+
+def test_header_totals_win_over_sums(db, tmp_path):
+    path = write(tmp_path / "t.jsonl", {"tokens_in": 7, "tokens_out": 3, "cost_usd": 1.5, "duration_s": 99}, STEPS)
+    [(run, _)] = import_all(path)
+    assert (run.tokens_in, run.tokens_out, run.cost_usd, run.duration_s) == (7, 3, 1.5, 99)
+
+
+def test_saved_in_batches_and_reimport_replaces(db, tmp_path):
+    path = write(tmp_path / "t.jsonl", {}, [{"kind": "message", "text": str(i)} for i in range(2503)])
+    run = make_run()
+    [parsed] = read_trajectories(path)
+    assert save_steps(run, parsed, batch_size=100) == 2503
+    [parsed] = read_trajectories(path)
+    assert save_steps(run, parsed, batch_size=1000) == 2503
+    assert run.steps.count() == 2503
+    assert run.steps.order_by("-index").first().text == "2502"
+
+
+def test_meta_extra_keeps_unknown_header_fields(tmp_path):
+    path = write(tmp_path / "t.jsonl", {"sample_id": 3, "seed": 42}, STEPS[:1])
+    [parsed] = read_trajectories(path)
+    assert parsed.meta.sample_id == "3" and parsed.meta.extra == {"seed": 42}
+    assert json.loads(path.read_text().splitlines()[0])["format"] == "medalboard-trajectory"
