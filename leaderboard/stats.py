@@ -171,6 +171,7 @@ def leaderboard(
     """One row per experiment with runs in the split, best any-medal % first, in 3 queries."""
     split = resolve_split(split_slug)
     competition_ids = set(split.competitions.values_list("id", flat=True))
+    split.n_competitions = len(competition_ids)
     runs = filter_runs(Run.objects.visible_to(user).for_leaderboard(), filters or LeaderboardFilters())
     by_experiment: dict[int, list[Run]] = defaultdict(list)
     experiments: dict[int, Experiment] = {}
