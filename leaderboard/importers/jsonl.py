@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -107,9 +108,10 @@ def _steps(path: Path, parsed: ParsedTrajectory) -> Iterator[StepData]:
 def _step(line: bytes, lineno: int, index: int, parsed: ParsedTrajectory) -> StepData | None:
     try:
         obj = orjson.loads(line)
-    except orjson.JSONDecodeError as exc:
-        parsed.warn(f"line {lineno}: not valid JSON ({exc}); skipped")
-        return None
+    except orjson.JSONDecodeError:
+        obj = _lenient(line, lineno, parsed)
+        if obj is None:
+            return None
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
         parsed.warn(f"line {lineno}: a step must be an object with a 'kind'; skipped")
         return None
@@ -133,6 +135,15 @@ def _step(line: bytes, lineno: int, index: int, parsed: ParsedTrajectory) -> Ste
         parent_index=parent,
         score=to_float(obj.get("score")),
     )
+
+
+def _lenient(line: bytes, lineno: int, parsed: ParsedTrajectory) -> Any:
+    """orjson refuses invalid UTF-8 and lone surrogates; keep such lines (they get flagged as binary)."""
+    try:
+        return json.loads(line.decode("utf-8", errors="surrogateescape"))
+    except ValueError as exc:
+        parsed.warn(f"line {lineno}: not valid JSON ({exc}); skipped")
+        return None
 
 
 def _str(value: Any) -> str:
