@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import shutil
 import tarfile
 import tempfile
@@ -25,6 +26,7 @@ from django.db import transaction
 from leaderboard import medals
 from leaderboard.models import Agent, Artifact, Competition, Experiment, LanguageModel, Run
 
+log = logging.getLogger(__name__)
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
 MAX_ARCHIVE_MEMBERS = 10_000
 CODE_SUFFIXES = {".py", ".ipynb", ".r", ".sh", ".jl", ".cpp", ".c"}
@@ -140,7 +142,10 @@ def submit_run(
 def _enqueue_grading(run_id: int) -> None:
     from leaderboard.tasks import grade_run
 
-    grade_run.delay(run_id)
+    try:
+        grade_run.delay(run_id)
+    except Exception:  # noqa: BLE001 - the run is saved; it stays pending until enqueued again
+        log.exception("could not enqueue grading of run %s; it stays pending", run_id)
 
 
 def get_or_create_experiment(

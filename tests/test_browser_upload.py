@@ -1,0 +1,51 @@
+"""The upload form in a real browser: log in, upload, watch it grade, land on the run with its medal."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from leaderboard.models import Run
+from tests.test_services import answers_for, submission
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def eager_grading(settings):
+    from webapp.celery import app
+
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    app.conf.task_always_eager = True
+    yield
+    app.conf.task_always_eager = False
+
+
+def test_upload_a_run_and_see_its_medal(page, catalogue, tmp_path, django_user_model, eager_grading):
+    answers_for(tmp_path, catalogue)
+    django_user_model.objects.create_user("alice", "alice@example.org", "alice-password-1")
+    csv_path = tmp_path / "submission.csv"
+    csv_path.write_bytes(submission().read())
+
+    page.goto(page.base_url + "/runs/upload/")
+    page.fill("#id_username", "alice")
+    page.fill("#id_password", "alice-password-1")
+    page.click("button[type=submit]")
+    page.wait_for_url("**/runs/upload/")
+
+    page.fill("#competition-filter", "spaceship")
+    assert page.input_value("#id_competition") == "spaceship-titanic"  # the filter picked the match
+    page.fill("#id_agent", "aide")
+    page.fill("#id_model", "gpt-4o")
+    page.fill("#id_time_limit_hours", "24")
+    page.set_input_files("#id_submission", str(csv_path))
+    page.click("#upload-submit")
+
+    page.wait_for_url(re.compile(r".*/runs/\d+/progress/$"))
+    page.wait_for_url(re.compile(r".*/runs/\d+/$"), timeout=20_000)  # polled until graded, then the run page
+    run = Run.objects.get(owner__username="alice")
+    assert page.url.endswith(f"/runs/{run.pk}/")
+    assert page.locator(".medal.gold").first.inner_text().strip() == "gold"
+    assert run.status == Run.Status.GRADED and run.gold_medal
+    assert page.js_errors == []
