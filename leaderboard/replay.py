@@ -16,7 +16,7 @@ from django.shortcuts import get_object_or_404, render
 
 from leaderboard.models import Run, Step
 
-PAGE_SIZE = 200
+PAGE_SIZE = 100
 # Cards show this much of any one text; "show all" fetches the rest through the steps API.
 TEXT_LIMIT = 4000
 COMPARE_ROWS = 200
@@ -60,11 +60,39 @@ def page_containing(steps: QuerySet[Step], index: int, page_size: int) -> int:
     return steps.filter(index__lt=index).count() // page_size
 
 
-def window(steps: QuerySet[Step], page: int, page_size: int = PAGE_SIZE) -> tuple[list[StepCard], bool]:
-    """The cards of one page, and whether another page follows (one extra row, no COUNT)."""
-    start = page * page_size
-    rows = list(card_steps(steps)[start:start + page_size + 1])
-    return [StepCard.of(s) for s in rows[:page_size]], len(rows) > page_size
+@dataclass
+class Window:
+    cards: list[StepCard]
+    has_prev: bool
+    has_next: bool
+
+
+def _cards(rows: list[Step]) -> list[StepCard]:
+    return [StepCard.of(s) for s in rows]
+
+
+def window(steps: QuerySet[Step], *, after: int | None = None, before: int | None = None,
+           around: int | None = None, size: int = PAGE_SIZE) -> Window:
+    """Keyset windows on `index` (no OFFSET), so the last window of 100,000 steps costs the same
+    as the first. One extra row per side says whether more steps follow."""
+    if around is not None:
+        return _window_around(steps, around, size)
+    if before is not None:
+        rows = list(card_steps(steps.filter(index__lt=before).order_by("-index"))[:size + 1])
+        return Window(_cards(rows[:size][::-1]), has_prev=len(rows) > size, has_next=True)
+    if after is not None:
+        steps = steps.filter(index__gt=after)
+    rows = list(card_steps(steps)[:size + 1])
+    return Window(_cards(rows[:size]), has_prev=after is not None, has_next=len(rows) > size)
+
+
+def _window_around(steps: QuerySet[Step], index: int, size: int) -> Window:
+    """A few steps of context before `index`, the rest from it on (a permalink lands near the top)."""
+    lead = size // 10
+    earlier = list(card_steps(steps.filter(index__lt=index).order_by("-index"))[:lead + 1])
+    later = list(card_steps(steps.filter(index__gte=index))[:size - lead + 1])
+    return Window(_cards(earlier[:lead][::-1] + later[:size - lead]),
+                  has_prev=len(earlier) > lead, has_next=len(later) > size - lead)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -147,13 +175,10 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = visible_run(request, pk)
     steps = steps_of(run)
     kind_counts = dict(steps.order_by().values_list("kind").annotate(n=Count("id")))
-    cards, has_next = window(steps, 0)
     return render(request, "leaderboard/run_detail.html", {
         "run": run,
         "medal": run.medals().label,
-        "cards": cards,
-        "has_next": has_next,
-        "page": 0,
+        "window": window(steps),
         "page_size": PAGE_SIZE,
         "kinds": [(k, label, kind_counts.get(k, 0)) for k, label in Step.Kind.choices],
         "n_steps": sum(kind_counts.values()),
@@ -161,24 +186,23 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
 
 
 def run_steps_window(request: HttpRequest, pk: int) -> HttpResponse:
-    """One window of server-rendered cards for the replay page (`page=` or `around=<index>`)."""
+    """One window of server-rendered cards: `after=`, `before=` or `around=` a step index."""
     run = visible_run(request, pk)
     steps = steps_of(run, parse_kinds(request.GET.get("type")))
-    page = _int_param(request, "page", 0)
-    if "around" in request.GET:
-        page = page_containing(steps, _int_param(request, "around", 0), PAGE_SIZE)
-    cards, has_next = window(steps, page)
-    response = render(request, "leaderboard/_step_window.html", {"run": run, "cards": cards, "page": page})
-    response["X-Window-Page"] = str(page)
-    response["X-Window-Has-Next"] = "1" if has_next else "0"
+    keys = {name: _int_param(request, name) for name in ("after", "before", "around") if name in request.GET}
+    win = window(steps, **keys)
+    response = render(request, "leaderboard/_step_window.html", {"run": run, "window": win})
+    response["X-Window-Has-Prev"] = "1" if win.has_prev else "0"
+    response["X-Window-Has-Next"] = "1" if win.has_next else "0"
     return response
 
 
-def _int_param(request: HttpRequest, name: str, default: int) -> int:
+def _int_param(request: HttpRequest, name: str, default: int = 0) -> int:
     try:
         return max(0, int(request.GET.get(name, default)))
     except ValueError:
         raise Http404(f"{name} must be a non-negative integer") from None
+
 
 
 # ---------------------------------------------------------------------------------------------

@@ -49,6 +49,11 @@ def test_permalink_beyond_the_first_window_opens_highlighted(page):
     wait_current(page, 450)
     assert in_viewport(page, "#step-450")
     assert page.locator("#step-0").count() == 0  # the window around 450 replaced the first one
+    first = int(page.eval_on_selector("article.step", "el => el.dataset.index"))
+    for _ in range(450 - first + 1):  # past the window's first card: the earlier window loads
+        page.keyboard.press("k")
+    wait_current(page, first - 1)
+    assert in_viewport(page, f"#step-{first - 1}")
 
 
 def test_keyboard_moves_the_current_step(page):

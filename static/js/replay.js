@@ -35,35 +35,36 @@
 
   Replay.prototype.cards = function () { return Array.from(this.pages.querySelectorAll("article.step")); };
   Replay.prototype.card = function (index) { return document.getElementById("step-" + index); };
-  Replay.prototype.pageNumbers = function () {
-    return Array.from(this.pages.querySelectorAll(".step-page")).map((s) => Number(s.dataset.page));
-  };
-
   Replay.prototype.fetchWindow = async function (query) {
     const url = this.root.dataset.windowUrl + "?" + params({ ...query, type: this.kinds });
     const response = await fetch(url, { credentials: "same-origin" });
     if (!response.ok) throw new Error(url + " -> " + response.status);
     // DOMParser never runs scripts; the HTML is Django-rendered with every agent string escaped.
     const doc = new DOMParser().parseFromString(await response.text(), "text/html");
-    const section = document.adoptNode(doc.querySelector(".step-page"));
-    return { section, hasNext: response.headers.get("X-Window-Has-Next") === "1" };
+    return {
+      section: document.adoptNode(doc.querySelector(".step-window")),
+      hasPrev: response.headers.get("X-Window-Has-Prev") === "1",
+      hasNext: response.headers.get("X-Window-Has-Next") === "1",
+    };
   };
 
-  Replay.prototype.place = function ({ section, hasNext }, where) {
+  Replay.prototype.place = function ({ section, hasPrev, hasNext }, where) {
     if (where === "replace") this.pages.replaceChildren(section);
     else if (where === "prepend") this.pages.prepend(section);
     else this.pages.append(section);
     if (where !== "prepend") this.loadNext.hidden = !hasNext;
-    this.loadPrev.hidden = Math.min(...this.pageNumbers()) === 0;
+    if (where !== "append") this.loadPrev.hidden = !hasPrev;
     H.highlightAll(section);
   };
 
+  // Windows are keyed on step indexes: the next one starts after the last card shown.
   Replay.prototype.loadAdjacent = async function (direction) {
-    const numbers = this.pageNumbers();
-    const page = direction > 0 ? Math.max(...numbers) + 1 : Math.min(...numbers) - 1;
-    if (page < 0 || (direction > 0 && this.loadNext.hidden)) return false;
-    const before = direction < 0 ? document.documentElement.scrollHeight : 0;
-    this.place(await this.fetchWindow({ page }), direction > 0 ? "append" : "prepend");
+    const cards = this.cards();
+    const edge = direction > 0 ? this.loadNext : this.loadPrev;
+    if (edge.hidden || !cards.length) return false;
+    const query = direction > 0 ? { after: cards[cards.length - 1].dataset.index } : { before: cards[0].dataset.index };
+    const before = document.documentElement.scrollHeight;
+    this.place(await this.fetchWindow(query), direction > 0 ? "append" : "prepend");
     // Keep what the reader was looking at in place when earlier steps are inserted above it.
     if (direction < 0) window.scrollBy(0, document.documentElement.scrollHeight - before);
     return true;
