@@ -32,10 +32,11 @@ def order_by_id(sub_ids: np.ndarray, ans_ids: np.ndarray, id_column: str) -> np.
     """Submission row for each answers row, after checking the ids match; None = already aligned."""
     if len(sub_ids) == len(ans_ids) and np.array_equal(sub_ids, ans_ids):
         return None
-    sub_index, ans_index = pd.Index(sub_ids), pd.Index(ans_ids)
-    validation.check_unique_ids(sub_index, id_column)
-    validation.check_same_ids(sub_index, ans_index, id_column)
-    return sub_index.get_indexer(ans_index)
+    positions = pd.Index(ans_ids, dtype=object).get_indexer(sub_ids)  # one hash table, of the (unique) answer ids
+    validation.check_matched_ids(positions, sub_ids, ans_ids, id_column)
+    order = np.empty(len(ans_ids), dtype=np.intp)
+    order[positions] = np.arange(len(positions))
+    return order
 
 
 def _sorted_multiset(sub_ids: np.ndarray, ans_ids: np.ndarray, id_column: str) -> tuple[np.ndarray, np.ndarray]:

@@ -62,29 +62,36 @@ def check_row_count(n_submission: int, n_answers: int) -> None:
 
 
 def check_id_values(ids: np.ndarray, id_column: str) -> None:
-    blank = pd.isna(ids) | (pd.Series(ids, dtype=object).astype(str).str.strip() == "").to_numpy()
+    blank = pd.isna(ids) | (ids == "")
     if blank.any():
         rows, count = _rows(blank)
         raise SubmissionError(f"{count} row(s) have an empty {id_column!r}: rows {rows}")
 
 
-def check_unique_ids(ids: pd.Index, id_column: str) -> None:
-    if ids.is_unique:
-        return
-    duplicated = ids[ids.duplicated()].unique()
-    raise SubmissionError(f"duplicate {id_column!r} value(s): {sample(list(duplicated), len(duplicated))}")
+def check_matched_ids(positions: np.ndarray, sub_ids: np.ndarray, ans_ids: np.ndarray, id_column: str) -> None:
+    """`positions`: the answers row of each submission row (-1: unknown id), from one hash lookup.
+
+    Duplicates first, then unknown ids (the likelier mistake, e.g. a validation split), then missing.
+    """
+    counts = np.bincount(positions[positions >= 0], minlength=len(ans_ids))
+    if (counts > 1).any():
+        duplicated = ans_ids[counts > 1]
+        raise SubmissionError(f"duplicate {id_column!r} value(s): {sample(list(duplicated[:SHOW]), len(duplicated))}")
+    _unmatched(sub_ids[positions < 0], f"{{n}} {id_column!r} value(s) are not in the test set: ")
+    _unmatched(ans_ids[counts == 0], f"{{n}} {id_column!r} value(s) of the test set are missing: ")
+
+
+def _unmatched(ids: np.ndarray, message: str) -> None:
+    if len(ids):
+        raise SubmissionError(message.format(n=len(ids)) + sample(list(ids[:SHOW]), len(ids)))
 
 
 def check_same_ids(submission_ids: pd.Index, answer_ids: pd.Index, id_column: str) -> None:
-    """Unknown ids first (the likelier mistake, e.g. a validation split), then missing ones."""
-    unknown = submission_ids.difference(answer_ids, sort=False)
-    if len(unknown):
-        raise SubmissionError(f"{len(unknown)} {id_column!r} value(s) are not in the test set: "
-                              f"{sample(list(unknown[:SHOW]), len(unknown))}")
-    missing = answer_ids.difference(submission_ids, sort=False)
-    if len(missing):
-        raise SubmissionError(f"{len(missing)} {id_column!r} value(s) of the test set are missing: "
-                              f"{sample(list(missing[:SHOW]), len(missing))}")
+    """Set comparison for files whose ids may repeat (matched by sorting, not by lookup)."""
+    _unmatched(submission_ids.difference(answer_ids, sort=False).to_numpy(),
+               f"{{n}} {id_column!r} value(s) are not in the test set: ")
+    _unmatched(answer_ids.difference(submission_ids, sort=False).to_numpy(),
+               f"{{n}} {id_column!r} value(s) of the test set are missing: ")
 
 
 def check_no_missing_values(frame: pd.DataFrame, columns: Sequence[str]) -> None:
