@@ -93,6 +93,8 @@ def test_tree_node_click_opens_its_step(page):
     page.click("#tree g.tree-node[data-index='7']")
     wait_current(page, 7)
     assert in_viewport(page, "#step-7")
+    assert page.locator("#tree g.tree-node.current").get_attribute("data-index") == "7"
+    assert page.text_content("#step-7 pre.code .hl-number") == "7"  # highlighted by static/js/highlight.js
     page.wait_for_selector("#score-chart[data-drawn='true']")
     assert not page.js_errors
 

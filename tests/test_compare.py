@@ -38,6 +38,7 @@ def test_shows_both_runs_and_links_their_replays(client, pair):
 
 def test_aligns_by_index(client, pair):
     html = compare(client, *pair).content.decode()
+    assert 'id="a-step-0"' in html and 'id="b-step-0"' in html and 'id="step-0"' not in html
     keys = re.findall(r'<th class="small muted">([^<]+)</th>', html)
     assert keys == ["#0", "#1", "#2", "#3"]
 

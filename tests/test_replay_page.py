@@ -95,8 +95,9 @@ def test_one_card_per_kind(client, run):
 def test_every_card_has_a_permalink(client, run):
     add_messages(run, 5)
     html = get_page(client, run).content.decode()
+    url = reverse("run-detail", args=[run.pk])
     for i in range(5):
-        assert f'id="step-{i}"' in html and f'href="#step-{i}"' in html
+        assert f'id="step-{i}"' in html and f'href="{url}#step-{i}"' in html
 
 
 def test_first_view_renders_only_the_first_window(client, run):

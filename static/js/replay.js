@@ -84,6 +84,9 @@
     card.classList.add("current");
     if (scroll) card.scrollIntoView({ block: "center" });
     if (hash) history.replaceState(null, "", "#step-" + card.dataset.index);
+    document.querySelectorAll("#tree g.tree-node.current").forEach((g) => g.classList.remove("current"));
+    const node = document.querySelector('#tree g.tree-node[data-index="' + card.dataset.index + '"]');
+    if (node) node.classList.add("current");
     document.getElementById("scrubber").value = card.dataset.index;
     document.getElementById("position").textContent =
       "step " + card.dataset.index + " / " + this.root.dataset.nSteps;
@@ -159,15 +162,14 @@
   const PREV_KEYS = new Set(["k", "ArrowUp", "ArrowLeft"]);
 
   Replay.prototype.onKey = function (event) {
-    if (event.target.closest("input, select, textarea, button") || event.ctrlKey || event.metaKey || event.altKey) return;
+    if (event.target.closest("input, select, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
     if (!NEXT_KEYS.has(event.key) && !PREV_KEYS.has(event.key)) return;
     event.preventDefault();
     this.queue(() => this.move(NEXT_KEYS.has(event.key) ? 1 : -1));
   };
 
   Replay.prototype.onCardClick = function (event) {
-    const button = event.target.closest("button.show-all");
-    if (button) return this.queue(() => this.showAll(button));
+    if (event.target.closest("button.show-all")) return;
     const card = event.target.closest("article.step");
     if (card && !event.target.closest("a")) this.select(card, { scroll: false });
   };
@@ -188,12 +190,12 @@
 
   // ----------------------------------------------------------------------------------------------
   // "Show all": the full text of one field, from the steps API, written with textContent.
+  // Bound on the document so it works on the compare page too.
 
-  Replay.prototype.showAll = async function (button) {
+  async function showAll(button) {
     const card = button.closest("article.step");
     const index = Number(card.dataset.index);
-    const url = this.root.dataset.apiUrl + "?" + params({ around: index, page_size: 1 });
-    const step = (await getJSON(url)).results.find((s) => s.index === index);
+    const step = (await getJSON(button.dataset.url)).results.find((s) => s.index === index);
     if (!step) return;
     const field = button.dataset.field;
     const value = field === "text" ? step.text : (step.data || {})[field];
@@ -202,7 +204,7 @@
     delete pre.dataset.highlighted;
     H.highlightAll(card);
     button.closest(".truncated").remove();
-  };
+  }
 
   // ----------------------------------------------------------------------------------------------
   // Find in trajectory: hits come from the API (all step text, server-side), a page at a time.
@@ -378,6 +380,10 @@
 
   function start() {
     H.highlightAll(document);
+    document.addEventListener("click", (event) => {
+      const button = event.target.closest("button.show-all");
+      if (button) showAll(button).catch((error) => console.error(error));
+    });
     const compareChart = document.getElementById("compare-scores");
     if (compareChart) drawCompare(compareChart);
     const root = document.getElementById("replay");
