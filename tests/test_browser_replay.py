@@ -132,3 +132,15 @@ def test_hostile_output_stays_inert(page):
     assert dialogs == []
     assert page.locator("#pages img, #pages script, #pages iframe, #pages svg, #pages link").count() == 0
     assert not page.js_errors
+
+
+def test_compare_chart_point_opens_the_step(page):
+    a, b = tree_search_run(), tree_search_run()
+    page.goto(f"{page.base_url}/compare/?runs={a.pk},{b.pk}")
+    page.wait_for_selector("#compare-scores[data-drawn='true']")
+    assert page.locator("#solution-diff").count() == 0  # both best solutions are the same node
+    page.evaluate("""() => document.getElementById('compare-scores')
+        .emit('plotly_click', {points: [{curveNumber: 1, customdata: 300}]})""")
+    page.wait_for_url(f"**/runs/{b.pk}/#step-300")
+    wait_current(page, 300)
+    assert not page.js_errors
