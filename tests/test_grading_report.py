@@ -135,3 +135,12 @@ def test_config_metric_disagreement_is_noted(catalogue):
     competition = Competition.objects.get(slug="ventilator-pressure-prediction")
     assert competition.config_metric == "dice-hausdorff-combo" and spec.metric == "mae"
     assert any("dice-hausdorff-combo" in note for note in spec.notes)
+
+
+def test_text_normalization_treats_na_spellings_like_mle_bench(catalogue, tmp_path):
+    answers = pd.DataFrame({"id": ["0_0", "0_1", "0_2", "0_3"], "after": ["NA", "", "word", "two"]})
+    submission = pd.DataFrame({"id": ["0_0", "0_1", "0_2", "0_3"], "after": ["null", "nan", "word", "NA"]})
+    report = grade_submission(Competition.objects.get(slug="text-normalization-challenge-english-language"),
+                              _csv(tmp_path / "s.csv", submission), _csv(tmp_path / "a.csv", answers))
+    # MLE-bench: read_csv turns NA/''/null/nan into NaN, astype(str) makes them all 'nan' -> 3 of 4 match
+    assert report.score == 0.75

@@ -43,6 +43,7 @@ class GraderSpec:
     positional_columns: bool = False  # MLE-bench takes every non-id submission column by position
     unscored_answer_value: float | None = None  # answers rows holding this value are not scored
     unique_ids: bool = True
+    na_text_as_nan: bool = False  # MLE-bench reads text with pandas' NA parsing, then compares str()
     expected_targets: int | None = None  # sanity check on target_columns=None answers files
     source: str = "lite-grading.md"
     notes: tuple[str, ...] = ()
@@ -69,6 +70,11 @@ RANZCR_CLASSES = (
 KAGGLE_FORMAT_NOTE = (
     "Columns follow Kaggle's published submission format; this spec was not checked against "
     "MLE-bench's grade.py for this competition."
+)
+
+NA_TEXT_NOTE = (
+    "Like MLE-bench, cells that pandas reads as missing ('', 'NA', 'null', 'nan', ...) are compared as the text "
+    "'nan', so e.g. 'NA' matches 'null'; a plain string comparison would tell them apart."
 )
 
 LITE: tuple[GraderSpec, ...] = (
@@ -127,8 +133,10 @@ LITE: tuple[GraderSpec, ...] = (
     ),
     GraderSpec("tabular-playground-series-dec-2021", "accuracy", "Id", ("Cover_Type",), Values.INTEGER),
     _auc("tabular-playground-series-may-2022", "id", "target"),
-    GraderSpec("text-normalization-challenge-english-language", "accuracy", "id", ("after",), Values.TEXT),
-    GraderSpec("text-normalization-challenge-russian-language", "accuracy", "id", ("after",), Values.TEXT),
+    GraderSpec("text-normalization-challenge-english-language", "accuracy", "id", ("after",), Values.TEXT,
+               na_text_as_nan=True, notes=(NA_TEXT_NOTE,)),
+    GraderSpec("text-normalization-challenge-russian-language", "accuracy", "id", ("after",), Values.TEXT,
+               na_text_as_nan=True, notes=(NA_TEXT_NOTE,)),
     _auc("the-icml-2013-whale-challenge-right-whale-redux", "clip", "probability"),
 )
 
