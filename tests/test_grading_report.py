@@ -144,3 +144,10 @@ def test_text_normalization_treats_na_spellings_like_mle_bench(catalogue, tmp_pa
                               _csv(tmp_path / "s.csv", submission), _csv(tmp_path / "a.csv", answers))
     # MLE-bench: read_csv turns NA/''/null/nan into NaN, astype(str) makes them all 'nan' -> 3 of 4 match
     assert report.score == 0.75
+
+
+def test_metric_direction_agrees_with_every_human_leaderboard(catalogue):
+    for slug, spec in SPECS.items():
+        competition = Competition.objects.get(slug=slug)
+        if competition.has_human_baseline:
+            assert competition.is_lower_better == spec.lower_is_better, slug

@@ -142,3 +142,24 @@ def test_missing_submission_file(db, tmp_path):
 def test_a_directory_is_not_a_submission(db, tmp_path):
     report = grade_submission(Competition.objects.get(slug=AERIAL), tmp_path, tmp_path / "a.csv")
     assert report.error == "no submission file" and report.score is None
+
+
+@pytest.mark.parametrize("name,content", [
+    ("utf-8 bom", b"\xef\xbb\xbf" + cactus(GOOD_CACTUS)),
+    ("crlf", cactus(GOOD_CACTUS).replace(b"\n", b"\r\n")),
+    ("quoted", cactus([f'"{i}","0.5"' for i in IDS], '"id","has_cactus"')),
+    ("trailing blank lines", cactus(GOOD_CACTUS) + b"\n\n"),
+    ("extra column ignored", cactus([r + ",x" for r in GOOD_CACTUS], "id,has_cactus,comment")),
+])
+def test_harmless_variants_are_valid(graded, name, content):
+    report, _ = graded(AERIAL, content)
+    assert report.valid_submission, report.error
+    assert report.score == 0.5
+
+
+def test_bad_byte_after_the_sniffed_head_is_reported(graded):
+    # 10 rows of 8 kB comments push the bad last byte past the 64 KiB the header check reads
+    body = cactus([f"{i},0.5,{'x' * 8000}" for i in IDS], "id,has_cactus,comment")
+    report, _ = graded(AERIAL, body[:-1] + b"\xff\n")
+    assert report.valid_submission is False
+    assert "not UTF-8 text (invalid byte 0xff after the first 64 KiB)" in report.error
