@@ -66,7 +66,7 @@ class ExperimentBriefSerializer(serializers.Serializer):
 
 class RunOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    competition = serializers.SlugRelatedField(slug_field="slug", read_only=True, allow_null=True)
+    competition = serializers.CharField(source="competition.slug", allow_null=True, default=None, read_only=True)
     task_name = serializers.CharField()
     experiment = ExperimentBriefSerializer()
     seed = serializers.IntegerField()

@@ -87,3 +87,9 @@ def test_private_runs_only_for_owner_and_staff(api, alice, bob, staff, catalogue
 def test_runs_api_is_in_the_schema(api, catalogue):
     schema = api.get("/api/schema/").content.decode()
     assert "/api/runs/" in schema and "/api/leaderboard/" in schema and "RunInput" in schema
+
+
+def test_runs_outside_the_catalogue_show_their_task_name(api, alice, catalogue):
+    run = submit(alice, competition="cifar10", submission=None)
+    body = api.get(f"/api/runs/{run.pk}/").json()
+    assert body["competition"] is None and body["task_name"] == "cifar10" and body["medal"] == "none"
