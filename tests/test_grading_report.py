@@ -118,7 +118,7 @@ def test_jigsaw_uses_columns_by_position_like_mle_bench(catalogue, tmp_path):
                               _csv(tmp_path / "s.csv", swapped), _csv(tmp_path / "a.csv", answers[["id", *classes]]))
     expected = sk.roc_auc_score(y, y[:, ::-1].astype(float), average="macro")
     assert report.score == round(expected, 5) and report.score < 1
-    assert any("by position" in note for note in report.notes)
+    assert any("were scored by position as" in note for note in report.notes)
 
 
 def test_taxi_does_not_check_keys_and_says_so(catalogue, tmp_path):

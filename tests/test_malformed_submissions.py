@@ -47,6 +47,7 @@ CORPUS = [
     ("semicolons", AERIAL, cactus([r.replace(",", ";") for r in GOOD_CACTUS], "id;has_cactus"),
      "';' as separator"),
     ("tabs", AERIAL, cactus([r.replace(",", "\t") for r in GOOD_CACTUS], "id\thas_cactus"), "'\\t' as separator"),
+    ("blank first line", AERIAL, b"\n" + cactus(GOOD_CACTUS), "the first line is empty"),
     ("header only", AERIAL, b"id,has_cactus\n", "has a header but no data rows"),
     ("missing target", AERIAL, cactus(IDS, "id"), "missing column(s) 'has_cactus'"),
     ("wrong case", AERIAL, cactus(GOOD_CACTUS, "id,Has_Cactus"), "'Has_Cactus' for 'has_cactus'"),

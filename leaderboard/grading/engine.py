@@ -7,17 +7,20 @@ import logging
 import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-
-from leaderboard.models import Competition, CompetitionAnswers
+from django.core.exceptions import ObjectDoesNotExist
 
 from . import reading, validation
 from .align import align
 from .report import GradingReport
 from .specs import GraderSpec, Values, grader_for
 from .validation import SubmissionError
+
+if TYPE_CHECKING:  # runtime import-free, so the engine loads before Django's app registry
+    from leaderboard.models import Competition
 
 log = logging.getLogger(__name__)
 
@@ -59,7 +62,7 @@ def _new_report(competition: Competition, spec: GraderSpec | None) -> GradingRep
 def _registered_answers(competition: Competition) -> Path | None:
     try:
         path = competition.answers.answers_path
-    except CompetitionAnswers.DoesNotExist:
+    except ObjectDoesNotExist:
         return None
     return Path(path) if path else None
 
@@ -100,6 +103,9 @@ def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[floa
     _check_values(spec, sub, sub_targets)
     aligned = align(spec, sub, ans, _taker(spec, targets, sub_targets))
     y_true, y_pred = _drop_unscored(spec, aligned.y_true, aligned.y_pred)
+    if sub_targets != targets:
+        aligned.notes.append(f"the prediction columns {sub_targets} were scored by position as {targets}; "
+                             "a grader that matches columns by name would score them differently")
     return spec.metric_info.fn(y_true, y_pred), aligned.notes
 
 

@@ -57,6 +57,8 @@ def read_header(path: Path) -> list[str]:
     head = _sniff(path)
     _check_text(head)
     first_line = head.decode("utf-8", errors="replace").lstrip("\ufeff").splitlines()[0]
+    if not first_line.strip():
+        raise SubmissionError("the first line is empty: the header (column names) must be the first line")
     header = next(csv.reader(io.StringIO(first_line)), [])
     if len(header) == 1:
         for separator in (";", "\t", "|"):
