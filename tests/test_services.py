@@ -209,3 +209,18 @@ def test_grade_run_without_answers_fails_with_a_clear_reason(alice, catalogue):
 def test_unknown_task_still_imports_with_its_name(alice, catalogue):
     run = submit(alice, competition="cifar10", submission=None)
     assert run.competition is None and run.task_name == "cifar10" and run.status == Run.Status.GRADED
+
+
+def test_transient_errors_are_retried_a_bounded_number_of_times(alice, catalogue, monkeypatch):
+    run = submit(alice)
+    calls = []
+
+    def flaky(run):
+        calls.append(run.pk)
+        raise OSError("storage briefly unavailable")
+
+    monkeypatch.setattr(services, "grade_stored_run", flaky)
+    tasks.grade_run.apply(args=[run.pk])  # eager: retries run inline, without the countdown
+    run.refresh_from_db()
+    assert len(calls) == tasks.MAX_RETRIES + 1
+    assert run.status == Run.Status.FAILED and "after 3 retries" in run.grading_error
