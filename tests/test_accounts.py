@@ -83,3 +83,13 @@ def test_staff_can_edit_and_owner_can_delete_with_files(client, alice, staff, ca
         assert client.post(f"/runs/{run.pk}/delete/").status_code == 302
     assert not Run.objects.filter(pk=run.pk).exists()
     assert files and not any(default_storage.exists(name) for name in files)
+
+
+def test_edit_links_only_for_the_owner(client, alice, bob, catalogue):
+    run = submit(alice)
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.GRADED)
+    url = f"/experiments/{run.experiment_id}/"
+    client.force_login(bob)
+    assert f"/runs/{run.pk}/edit/".encode() not in client.get(url).content
+    client.force_login(alice)
+    assert f"/runs/{run.pk}/edit/".encode() in client.get(url).content
