@@ -12,7 +12,8 @@ from webapp import settings as settings_module
 
 def _manage(*args, env):
     full_env = {k: v for k, v in os.environ.items()
-                if k not in ("SECRET_KEY", "DEBUG", "DJANGO_SETTINGS_MODULE", "SECURE_SSL_REDIRECT")}
+                if k not in ("SECRET_KEY", "DEBUG", "DJANGO_SETTINGS_MODULE", "SECURE_SSL_REDIRECT",
+                              "DJANGO_ALLOW_ASYNC_UNSAFE")}
     full_env.update(env)
     return subprocess.run([sys.executable, "manage.py", *args], cwd=settings.BASE_DIR, env=full_env,
                           capture_output=True, text=True, timeout=120)
