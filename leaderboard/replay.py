@@ -178,6 +178,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "leaderboard/run_detail.html", {
         "run": run,
         "medal": run.medals().label,
+        "can_edit": run.can_edit(request.user),
         "window": window(steps),
         "page_size": PAGE_SIZE,
         "kinds": [(k, label, kind_counts.get(k, 0)) for k, label in Step.Kind.choices],

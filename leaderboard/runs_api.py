@@ -10,7 +10,7 @@ import io
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
@@ -160,7 +160,8 @@ def rows_to_csv(rows: list[dict]) -> str:
 
 
 class LeaderboardQuerySerializer(serializers.Serializer):
-    split = serializers.ChoiceField(choices=["lite", "low", "medium", "high", "all", "split75"], default="lite")
+    split = serializers.SlugField(default="lite", help_text="lite (= low), medium, high, all (= split75), "
+                                  "or any other split's id, e.g. dev, systemcard, demo")
     agent = serializers.CharField(required=False, allow_blank=True, default="")
     model = serializers.CharField(required=False, allow_blank=True, default="")
     hardware = serializers.CharField(required=False, allow_blank=True, default="")
@@ -223,7 +224,7 @@ class LeaderboardAPIView(APIView):
         try:
             split, rows = leaderboard_rows(query.validated_data, request.user)
         except Split.DoesNotExist:
-            raise NotFound("that split is not in the catalogue") from None
+            raise ValidationError({"split": [f"unknown split {query.validated_data['split']!r}"]}) from None
         response = Response({"split": split.slug, "count": len(rows), "results": rows})
         if getattr(request.accepted_renderer, "format", "") == "csv":
             response["Content-Disposition"] = f'attachment; filename="medalboard-{split.slug}.csv"'

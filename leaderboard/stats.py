@@ -57,6 +57,14 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - math.comb(n - c, k) / math.comb(n, k)
 
 
+def split_choices() -> list[tuple[str, str]]:
+    """(value, label) for the split selector: the headline aliases first, then every other split."""
+    named = {"lite": "Lite (low)", "medium": "Medium", "high": "High", "all": "All 75"}
+    hidden = set(SPLIT_ALIASES.values()) | set(named)
+    others = Split.objects.filter(benchmark__slug="mle-bench").exclude(slug__in=hidden).values_list("slug", "name")
+    return [*named.items(), *others]
+
+
 def resolve_split(slug: str) -> Split:
     slug = SPLIT_ALIASES.get(slug, slug)
     return Split.objects.get(benchmark__slug="mle-bench", slug=slug)

@@ -165,7 +165,7 @@ def leaderboard(request):
     for row in rows:
         row["cells"] = [(key, row[f"{key}_pct"], row[f"{key}_sem"]) for key in stats.METRICS]
     return render(request, "leaderboard/leaderboard.html", {
-        "rows": rows, "split": split, "params": params, "split_choices": stats.LEADERBOARD_SPLITS,
+        "rows": rows, "split": split, "params": params, "split_choices": stats.split_choices(),
         "metrics": stats.METRICS, "published": published.published_results(params["split"]),
         "research": stats.research_results(stats.research_runs(request.user)),
         "query_string": request.GET.urlencode(),

@@ -7,13 +7,13 @@ cd "$(dirname "$0")/.."
 export DEBUG="${DEBUG:-true}"
 export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-webapp.settings}"
 PY=.venv/bin/python
-mkdir -p var
+mkdir -p "${MEDALBOARD_VAR_DIR:-var}"
 $PY manage.py migrate --noinput -v0
 $PY manage.py import_competitions
 if $PY manage.py help seed_demo >/dev/null 2>&1; then $PY manage.py seed_demo; fi
-.venv/bin/celery -A webapp worker --loglevel=INFO --concurrency=2 >var/worker.log 2>&1 &
+.venv/bin/celery -A webapp worker --loglevel=INFO --concurrency=2 >"${MEDALBOARD_VAR_DIR:-var}/worker.log" 2>&1 &
 WORKER=$!
 trap 'kill $WORKER 2>/dev/null || true' EXIT INT TERM
-echo "Celery worker started (pid $WORKER, log var/worker.log)"
+echo "Celery worker started (pid $WORKER, log ${MEDALBOARD_VAR_DIR:-var}/worker.log)"
 echo "Medalboard on http://127.0.0.1:${PORT:-8000}/"
 $PY manage.py runserver "127.0.0.1:${PORT:-8000}"

@@ -23,7 +23,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from leaderboard import services
-from leaderboard.models import Competition, Run
+from leaderboard.models import Benchmark, Competition, Run, Split
 
 SYNTHETIC_LABEL = "DEMO: synthetic answers, not the real Kaggle test set"
 TRAJECTORY_FILES = [
@@ -34,6 +34,7 @@ TRAJECTORY_FILES = [
     ("inspect/log_read_sample.json", "Inspect agent", ""),
 ]
 SEEDS = (0, 1, 2)
+DEMO_COMPETITIONS = ("tabular-playground-series-may-2022", "tabular-playground-series-dec-2021")
 
 
 class Command(BaseCommand):
@@ -46,6 +47,7 @@ class Command(BaseCommand):
     def handle(self, *args, trajectories: str, **options):
         self.import_trajectories(Path(trajectories))
         self.graded_demo_runs()
+        self.demo_split()
 
     def import_trajectories(self, root: Path) -> None:
         if not root.is_dir():
@@ -64,11 +66,20 @@ class Command(BaseCommand):
             call_command("import_run", *args, stdout=out)
             self.stdout.write(out.getvalue().strip().splitlines()[-1] + f" ({relative})")
 
+    def demo_split(self) -> None:
+        """A split of the demo competitions, so the leaderboard has complete seeds to aggregate."""
+        benchmark = Benchmark.objects.filter(slug="mle-bench").first()
+        if benchmark is None:
+            return
+        split, _ = Split.objects.update_or_create(benchmark=benchmark, slug="demo", defaults={
+            "name": "Demo (synthetic answers)", "position": 99,
+            "description": "The two demo competitions; " + SYNTHETIC_LABEL})
+        split.competitions.set(Competition.objects.filter(slug__in=DEMO_COMPETITIONS))
+
     def graded_demo_runs(self) -> None:
         demo_dir = Path(settings.VAR_DIR) / "demo"
         demo_dir.mkdir(parents=True, exist_ok=True)
-        for slug, make in (("tabular-playground-series-may-2022", _binary_task),
-                           ("tabular-playground-series-dec-2021", _multiclass_task)):
+        for slug, make in zip(DEMO_COMPETITIONS, (_binary_task, _multiclass_task), strict=True):
             competition = Competition.objects.filter(slug=slug).first()
             if competition is None:
                 self.stdout.write(f"{slug} is not in the catalogue: run import_competitions first")
