@@ -224,3 +224,13 @@ def test_transient_errors_are_retried_a_bounded_number_of_times(alice, catalogue
     run.refresh_from_db()
     assert len(calls) == tasks.MAX_RETRIES + 1
     assert run.status == Run.Status.FAILED and "after 3 retries" in run.grading_error
+
+
+def test_run_without_registered_answers_is_not_verified(alice, catalogue, eager, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=True):
+        run = submit(alice, seed=7)
+    run.refresh_from_db()
+    assert run.status == Run.Status.FAILED
+    assert run.verification == Run.Verification.SELF_REPORTED
+    assert run.score is None and not run.any_medal
+    assert "answers not registered for spaceship-titanic" in run.grading_error

@@ -43,6 +43,7 @@ def grade_submission(competition: Competition, submission_path: Path | None,
     report.submission_exists = True
     answers = Path(answers_path) if answers_path else _registered_answers(competition)
     if answers is None:
+        report.grading_available = False  # nothing was judged: the run stays unverified
         report.error = f"answers not registered for {competition.slug}: ask an administrator to register them"
         return report
     return _score_into(report, competition, spec, Path(submission_path), answers)
@@ -75,10 +76,12 @@ def _score_into(report: GradingReport, competition: Competition, spec: GraderSpe
         report.error = f"invalid submission: {exc}"
         return report
     except AnswersError as exc:
+        report.grading_available = False
         report.error = str(exc)
         return report
     except Exception:  # noqa: BLE001 - a grading bug must not take the caller down; the log keeps it
         log.exception("grading %s failed", competition.slug)
+        report.grading_available = False
         report.error = "internal grading error; the administrators have the details in the log"
         return report
     report.notes.extend(notes)

@@ -29,7 +29,7 @@ class GradingReport:
     beats_human_pct: float | None = None
     error: str | None = None
     notes: list[str] = field(default_factory=list)
-    grading_available: bool = True
+    grading_available: bool = True  # False: nothing was judged (no grader, answers missing or unreadable)
     metric: str | None = None
 
     def set_thresholds(self, thresholds: medals.Thresholds | None) -> None:
