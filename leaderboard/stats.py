@@ -83,7 +83,7 @@ class ExperimentStats:
     n_runs_in_split: int = 0  # all finished runs of the split, complete seeds or not
     cost_usd: float | None = None  # mean per counted run, where known
     tokens: float | None = None  # mean tokens in + out per counted run, where known
-    verified: bool = False  # every counted run was graded here
+    verified: bool = False  # every counted run (or, with none counted yet, every run) was graded here
 
     @property
     def n_seeds(self) -> int:
@@ -139,7 +139,8 @@ def experiment_stats(
     stats.pass_at = {k: _mean_pass_at_k(grid, stats.seeds, competition_ids, k) for k in ks}
     stats.n_runs = len(counted)
     stats.n_runs_in_split = sum(len(by_competition) for by_competition in grid.values())
-    stats.verified = bool(counted) and all(r.verification == Run.Verification.VERIFIED for r in counted)
+    shown = counted or [run for by_competition in grid.values() for run in by_competition.values()]
+    stats.verified = bool(shown) and all(r.verification == Run.Verification.VERIFIED for r in shown)
     stats.cost_usd = _mean_known(r.cost_usd for r in counted)
     stats.tokens = _mean_known(
         (r.tokens_in or 0) + (r.tokens_out or 0) if r.tokens_in is not None or r.tokens_out is not None else None

@@ -166,6 +166,7 @@ def leaderboard(request):
         row["cells"] = [(key, row[f"{key}_pct"], row[f"{key}_sem"]) for key in stats.METRICS]
     return render(request, "leaderboard/leaderboard.html", {
         "rows": rows, "split": split, "params": params, "split_choices": stats.split_choices(),
+        "has_demo": any("DEMO" in row["agent"] for row in rows),
         "metrics": stats.METRICS, "published": published.published_results(params["split"]),
         "research": stats.research_results(stats.research_runs(request.user)),
         "query_string": request.GET.urlencode(),
