@@ -1,6 +1,6 @@
 """Ingest benchmark: import a generated 100,000-step (~100 MB) JSONL trajectory.
 
-    DEBUG=true .venv/bin/python benchmarks/ingest.py [--steps 100000] [--configured-db]
+    DEBUG=true .venv/bin/python benchmarks/ingest.py [--steps 100000] [--configured-db | --database-url URL]
 
 Prints, for 10k and 100k steps: the time to just parse the file with orjson line by line, the
 time to read it through the importer without the database (read s), the time to import it
@@ -8,11 +8,14 @@ time to read it through the importer without the database (read s), the time to 
 of the import (tracemalloc peak of Python allocations, and the process's max RSS).
 Each size runs in a fresh subprocess so max RSS is comparable. By default the database is a
 throwaway SQLite file; --configured-db uses DATABASE_URL / the configured database instead.
+--database-url postgres://user@host:port/any creates a scratch database (medalboard_bench) on that
+server, imports into it and drops it afterwards: the named database itself is only used to connect.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -130,14 +133,18 @@ def child(n_steps: int, workdir: Path) -> dict:
     path.unlink()
     rss_kb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     assert count == parsed_lines == n_steps, (count, parsed_lines, n_steps)
-    return {"steps": n_steps, "mb": size / 1e6, "parse_s": parse_s, "read_s": read_s, "import_s": import_s,
-            "ratio": import_s / parse_s, "tracemalloc_peak_mb": peak / 1e6, "max_rss_mb": rss_kb / 1024}
+    from django.db import connection
+
+    return {"db": connection.vendor, "steps": n_steps, "mb": size / 1e6, "parse_s": parse_s, "read_s": read_s,
+            "import_s": import_s, "ratio": import_s / parse_s, "tracemalloc_peak_mb": peak / 1e6,
+            "max_rss_mb": rss_kb / 1024}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--steps", type=int, default=100_000)
     parser.add_argument("--configured-db", action="store_true")
+    parser.add_argument("--database-url", help="a PostgreSQL server to run on, in a scratch database")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -147,10 +154,42 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory(prefix="medalboard-ingest-") as tmp:
         env = dict(os.environ)
-        if not args.configured_db:
-            env["DATABASE_URL"] = f"sqlite:///{Path(tmp) / 'ingest.sqlite3'}"
-        results = [_run_child(n, tmp, env) for n in (args.steps // 10, args.steps)]
+        if args.database_url:
+            with _scratch_postgres(args.database_url) as url:
+                env["DATABASE_URL"] = url
+                results = [_run_child(n, tmp, env) for n in (args.steps // 10, args.steps)]
+        else:
+            if not args.configured_db:
+                env["DATABASE_URL"] = f"sqlite:///{Path(tmp) / 'ingest.sqlite3'}"
+            results = [_run_child(n, tmp, env) for n in (args.steps // 10, args.steps)]
     _report(results)
+
+
+SCRATCH_DB = "medalboard_bench"
+
+
+@contextlib.contextmanager
+def _scratch_postgres(server_url: str):
+    """A fresh database on the server of `server_url`, dropped afterwards; yields its URL."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg2
+
+    def admin(sql: str) -> None:
+        conn = psycopg2.connect(server_url)
+        conn.autocommit = True
+        try:
+            with conn.cursor() as cursor:
+                cursor.execute(sql)
+        finally:
+            conn.close()
+
+    admin(f"DROP DATABASE IF EXISTS {SCRATCH_DB}")
+    admin(f"CREATE DATABASE {SCRATCH_DB}")
+    try:
+        yield urlunsplit(urlsplit(server_url)._replace(path=f"/{SCRATCH_DB}"))
+    finally:
+        admin(f"DROP DATABASE IF EXISTS {SCRATCH_DB}")
 
 
 def _run_child(n_steps: int, tmp: str, env: dict) -> dict:
@@ -167,6 +206,7 @@ def _report(results: list[dict]) -> None:
               f"{r['ratio']:>5.1f}x "
               f"{r['tracemalloc_peak_mb']:>11.1f} {r['max_rss_mb']:>11.1f}")
     small, big = results
+    print(f"database: {big['db']}")
     print(f"import/parse ratio at {big['steps']} steps: {big['ratio']:.2f}x (target <= 3x)")
     print(f"peak Python memory {small['tracemalloc_peak_mb']:.1f} MB at {small['steps']} steps vs "
           f"{big['tracemalloc_peak_mb']:.1f} MB at {big['steps']} steps")

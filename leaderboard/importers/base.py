@@ -42,6 +42,10 @@ class StepData:
     t: float | None = None
     parent_index: int | None = None
     score: float | None = None
+    # Set by an importer that has already made the step safe: title and text are str, t and score finite
+    # floats or None, data a dict, and no string holds junk, proven from the raw input (see
+    # json_line_is_clean). sanitize then only cuts the title instead of scanning every string again.
+    clean: bool = field(default=False, repr=False, compare=False)
 
     def as_dict(self) -> dict:
         """The fields as a plain dict (data is not copied)."""
@@ -300,18 +304,30 @@ def _data_is_clean(data: dict) -> bool:
     return _JSON_JUNK.search(blob) is None
 
 
+# The same junk as it can appear in JSON *input* that orjson accepted: orjson refuses raw C0 controls,
+# lone surrogates and invalid UTF-8, so junk can only be an escape (\u0000-\u001f, \u007f, \b, \f, a
+# surrogate escape; pairs match too, harmlessly) or a raw DEL. One literal-prefixed C scan per line.
+_JSON_INPUT_JUNK = re.compile(rb"\\(?:u00[01]|u007[fF]|u[dD][89a-fA-F]|[bf])")
+
+
+def json_line_is_clean(raw: bytes) -> bool:
+    """Whether a JSON text that orjson parsed can hold no junk string (false positives are fine)."""
+    return b"\x7f" not in raw and _JSON_INPUT_JUNK.search(raw) is None
+
+
 def sanitize(step: StepData) -> StepData:
-    title, j1 = clean_text(step.title or "")
-    text, j2 = clean_text(step.text or "")
-    data, j3 = step.data or {}, False
-    if not _data_is_clean(data):
-        data, j3 = clean_value(data)
-    step.title = title[:TITLE_MAX]
-    step.text, step.data = text, data
-    if step.score is not None:
-        step.score = to_float(step.score)
-    if step.t is not None:
-        step.t = to_float(step.t)
-    if j1 or j2 or j3:
-        step.data["binary"] = True
+    if not step.clean:
+        title, j1 = clean_text(step.title or "")
+        text, j2 = clean_text(step.text or "")
+        data, j3 = step.data or {}, False
+        if not _data_is_clean(data):
+            data, j3 = clean_value(data)
+        step.title, step.text, step.data = title, text, data
+        if step.score is not None:
+            step.score = to_float(step.score)
+        if step.t is not None:
+            step.t = to_float(step.t)
+        if j1 or j2 or j3:
+            step.data["binary"] = True
+    step.title = step.title[:TITLE_MAX]
     return step

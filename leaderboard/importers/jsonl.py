@@ -15,6 +15,7 @@ from leaderboard.importers.base import (
     StepData,
     TrajectoryError,
     TrajectoryMeta,
+    json_line_is_clean,
     parse_time,
     register,
     to_float,
@@ -108,8 +109,9 @@ def _steps(path: Path, parsed: ParsedTrajectory) -> Iterator[StepData]:
 def _step(line: bytes, lineno: int, index: int, parsed: ParsedTrajectory) -> StepData | None:
     try:
         obj = orjson.loads(line)
+        clean = json_line_is_clean(line)  # the common case: sanitize need not look at the strings again
     except orjson.JSONDecodeError:
-        obj = _lenient(line, lineno, parsed)
+        obj, clean = _lenient(line, lineno, parsed), False
         if obj is None:
             return None
     if not isinstance(obj, dict) or not isinstance(obj.get("kind"), str):
@@ -134,6 +136,7 @@ def _step(line: bytes, lineno: int, index: int, parsed: ParsedTrajectory) -> Ste
         t=to_float(obj.get("t")),
         parent_index=parent,
         score=to_float(obj.get("score")),
+        clean=clean,
     )
 
 
