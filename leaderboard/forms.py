@@ -22,8 +22,12 @@ class MultipleFileField(forms.FileField):
 
 class UploadRunForm(forms.Form):
     competition = forms.ModelChoiceField(
-        queryset=Competition.objects.all(), to_field_name="slug",
+        queryset=Competition.objects.all(), to_field_name="slug", required=False,
         help_text="Type to search: the competition the run was on",
+    )
+    task = forms.CharField(
+        max_length=300, required=False, label="Or a task outside the catalogue",
+        help_text="e.g. an MLAgentBench task (cifar10); leave both empty to use the name the trajectory gives",
     )
     agent = forms.CharField(max_length=200)
     agent_version = forms.CharField(max_length=100, required=False)
@@ -34,6 +38,7 @@ class UploadRunForm(forms.Form):
     gpu_count = forms.IntegerField(initial=0, min_value=0, label="GPU count")
     time_limit_hours = forms.FloatField(required=False, min_value=0, label="Time limit (hours)")
     submission = forms.FileField(
+        required=False,
         help_text="submission.csv, or a .zip/.tar.gz of the run folder (submission/, logs/, code/)",
     )
     trajectory_files = MultipleFileField(
@@ -42,6 +47,16 @@ class UploadRunForm(forms.Form):
     )
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
     is_private = forms.BooleanField(required=False, label="Private (only you and staff can see it)")
+
+    def clean(self):
+        data = super().clean()
+        if not data.get("submission") and not data.get("trajectory_files"):
+            raise forms.ValidationError("Upload a submission, a trajectory, or both.")
+        if data.get("competition") and data.get("task"):
+            raise forms.ValidationError("Choose a competition or name a task, not both.")
+        if data.get("submission") and not data.get("competition"):
+            self.add_error("competition", "A submission is graded against a competition: choose one.")
+        return data
 
 
 class RunEditForm(forms.ModelForm):

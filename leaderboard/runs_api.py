@@ -23,7 +23,11 @@ from leaderboard.models import Competition, Run, Split
 
 
 class RunInputSerializer(serializers.Serializer):
-    competition = serializers.CharField(max_length=200, help_text="Competition id, e.g. spaceship-titanic")
+    competition = serializers.CharField(
+        max_length=200, required=False, allow_blank=True, default="",
+        help_text="Competition id, e.g. spaceship-titanic; for a task outside the catalogue, its name "
+                  "(only without a submission), or leave it out to use the name the trajectory gives",
+    )
     agent = serializers.CharField(max_length=200)
     agent_version = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     model = serializers.CharField(max_length=200)
@@ -42,12 +46,12 @@ class RunInputSerializer(serializers.Serializer):
     score = serializers.FloatField(required=False, allow_null=True, default=None,
                                    help_text="Self-reported score, only when no submission is uploaded")
 
-    def validate_competition(self, value: str) -> str:
-        if not Competition.objects.filter(slug=value).exists():
-            raise ValidationError(f"unknown competition {value!r}; see /api/competitions/")
-        return value
-
     def validate(self, data):
+        catalogued = Competition.objects.filter(slug=data["competition"]).exists()
+        if data["submission"] is not None and not catalogued:
+            raise ValidationError({"competition": [
+                f"unknown competition {data['competition']!r}; see /api/competitions/ (only a trajectory, "
+                "without a submission, can be uploaded for a task outside the catalogue)"]})
         if data["submission"] is None and data["score"] is None and not data["trajectory_files"]:
             raise ValidationError("upload a submission, a trajectory, or report a score")
         if data["submission"] is not None and data["score"] is not None:

@@ -96,7 +96,7 @@ def submit_run(
     agent_name, model_name, competition = agent_name.strip(), model_name.strip(), competition.strip()
     if not agent_name or not model_name:
         raise UploadError("an agent name and a model name are required")
-    if not competition and parsed_trajectory is None:
+    if not competition and parsed_trajectory is None and not trajectory_files and run_folder is None:
         raise UploadError("say which competition (or task) the run is for")
     with tempfile.TemporaryDirectory(prefix="medalboard-upload-") as scratch:
         uploads, run_folder = _collect_uploads(
@@ -130,6 +130,8 @@ def submit_run(
                 for upload in uploads:
                     _store_artifact(run, upload, written)
                 _import_trajectory(run, uploads, parsed_trajectory, run_folder, Path(scratch))
+                if not run.task_name:
+                    raise UploadError("say which competition (or task) the run is for: the trajectory does not")
                 _set_outcome(run, uploads, self_reported_score, reported)
                 if run.status == Run.Status.PENDING:
                     transaction.on_commit(lambda: _enqueue_grading(run.pk))
@@ -388,11 +390,15 @@ def _import_trajectory(run: Run, uploads: Sequence[Upload], parsed, run_folder: 
         return
     if run_folder is not None and _import_from(run, run_folder):
         return
-    for upload in uploads:
+    for number, upload in enumerate(uploads):
         if upload.kind not in (Artifact.Kind.TRAJECTORY, Artifact.Kind.LOG):
             continue
         with local_copy(upload.file, scratch / "detect", upload.name) as path:
             if _import_from(run, path):  # steps are read lazily: import while the copy exists
+                return
+        if _is_archive(upload.name):  # a zipped log folder, e.g. MLAgentBench's env_log/ + agent_log/
+            folder = _expand_archive(upload.file, scratch / f"trajectory-{number}" / "folder")
+            if _import_from(run, _single_root(folder)):
                 return
 
 

@@ -65,7 +65,8 @@ def upload_run(request):
         data = form.cleaned_data
         try:
             run = services.submit_run(
-                owner=request.user, competition=data["competition"].slug, agent_name=data["agent"],
+                owner=request.user, agent_name=data["agent"],
+                competition=data["competition"].slug if data["competition"] else data["task"].strip(),
                 agent_version=data["agent_version"], model_name=data["model"], seed=data["seed"],
                 hardware=data["hardware"], gpu_type=data["gpu_type"], gpu_count=data["gpu_count"] or 0,
                 time_limit_hours=data["time_limit_hours"], submission=data["submission"],

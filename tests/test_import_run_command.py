@@ -148,3 +148,42 @@ def test_a_copied_mlagentbench_run_is_idempotent(catalogue, tmp_path):
     import_run(copy, "--agent", "ResearchAgent", "--model", "gemini-pro")
     assert "already there" in import_run(copy, "--agent", "ResearchAgent", "--model", "gemini-pro")
     assert Run.objects.count() == 1
+
+
+def _mlagentbench_log_folder(root: Path) -> Path:
+    """The layout MLAgentBench writes: <log>/env_log/trace.json and <log>/agent_log/main_log."""
+    folder = root / "cifar10_log"
+    (folder / "env_log").mkdir(parents=True)
+    (folder / "agent_log").mkdir()
+    shutil.copy(TRAJECTORIES / "mlagentbench" / "gemini-pro_cifar10_0_trace.json", folder / "env_log" / "trace.json")
+    shutil.copy(TRAJECTORIES / "mlagentbench" / "gemini-pro_cifar10_0_main_log", folder / "agent_log" / "main_log")
+    return folder
+
+
+def test_an_mlagentbench_log_folder_merges_the_main_log(catalogue, tmp_path):
+    trace = json.loads((TRAJECTORIES / "mlagentbench" / "gemini-pro_cifar10_0_trace.json").read_text())
+    import_run(_mlagentbench_log_folder(tmp_path), "--agent", "ResearchAgent", "--model", "gemini-pro",
+               "--competition", "cifar10")
+    run = Run.objects.get()
+    assert run.trajectory_format == "mlagentbench" and run.task_name == "cifar10" and run.competition is None
+    actions = run.steps.filter(kind__in=["action", "submission"]).count()
+    assert actions == len(trace["steps"])  # one action per trace step, the last one the Final Answer
+    assert run.steps.filter(kind="plan").exists()  # Reflection / Research Plan / Thought blocks from main_log
+    assert run.n_steps == run.steps.count() > 2 * len(trace["steps"])
+
+
+def test_the_api_accepts_a_zipped_mlagentbench_log_folder(catalogue, tmp_path, alice):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.test_runs_api import token_client
+
+    folder = _mlagentbench_log_folder(tmp_path)
+    archive = shutil.make_archive(str(tmp_path / "cifar10_log"), "zip", root_dir=tmp_path, base_dir=folder.name)
+    response = token_client(alice).post("/api/runs/", {
+        "competition": "cifar10", "agent": "ResearchAgent", "model": "gemini-pro",
+        "trajectory_files": [SimpleUploadedFile("cifar10_log.zip", Path(archive).read_bytes())],
+    }, format="multipart")
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(pk=response.json()["id"])
+    assert run.trajectory_format == "mlagentbench" and run.task_name == "cifar10"
+    assert run.steps.filter(kind="plan").exists()

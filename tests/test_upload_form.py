@@ -49,13 +49,40 @@ def test_uploading_creates_an_owned_pending_run_and_lands_on_its_progress_page(c
     assert f'data-status-url="/runs/{run.pk}/status.json"'.encode() in page.content
 
 
-def test_missing_submission_is_a_form_error(client, alice, catalogue):
+def test_nothing_to_upload_is_a_form_error(client, alice, catalogue):
     client.force_login(alice)
     data = form_data()
     del data["submission"]
     response = client.post(URL, data)
-    assert response.status_code == 200 and b"This field is required" in response.content
+    assert response.status_code == 200 and b"Upload a submission, a trajectory, or both." in response.content
     assert not Run.objects.exists()
+
+
+def test_a_submission_needs_a_catalogue_competition(client, alice, catalogue):
+    client.force_login(alice)
+    data = form_data()
+    data.pop("competition")
+    data["task"] = "my-own-task"
+    response = client.post(URL, data)
+    assert b"A submission is graded against a competition: choose one." in response.content
+    assert not Run.objects.exists()
+
+
+def test_a_trajectory_for_a_task_outside_the_catalogue(client, alice, catalogue):
+    from tests.test_services import TRAJECTORIES
+
+    client.force_login(alice)
+    data = form_data()
+    data.pop("competition")
+    data.pop("submission")
+    data["task"] = "house-prices"
+    data["trajectory_files"] = SimpleUploadedFile(
+        "journal.json", (TRAJECTORIES / "aide" / "translucent-spaniel_journal.json").read_bytes())
+    response = client.post(URL, data)
+    run = Run.objects.get()
+    assert response.status_code == 302
+    assert run.competition is None and run.task_name == "house-prices"
+    assert run.trajectory_format == "aide" and run.n_steps > 0
 
 
 def test_a_refused_upload_explains_why(client, alice, catalogue, settings):
