@@ -19,7 +19,6 @@ from dataclasses import dataclass, field
 from leaderboard.models import Experiment, Run, Split
 
 SPLIT_ALIASES = {"lite": "low", "all": "split75"}
-LEADERBOARD_SPLITS = ("lite", "medium", "high", "all")
 METRICS = {
     "any_medal": "Any medal",
     "gold_medal": "Gold",

@@ -180,15 +180,13 @@ def experiment_detail(request, pk: int):
                 .select_related("competition").order_by("created_at", "id"))
     if not runs:
         raise Http404("no runs of this experiment are visible to you")
-    splits = {s.slug: s for s in Split.objects.filter(slug__in=["low", "medium", "high", "split75"])
-              .prefetch_related("competitions")}
-    summaries = []
-    for name in stats.LEADERBOARD_SPLITS:
-        split = splits.get(stats.SPLIT_ALIASES.get(name, name))
-        if split is not None:
-            ids = {c.pk for c in split.competitions.all()}
-            finished = [r for r in runs if r.status in (Run.Status.GRADED, Run.Status.FAILED)]
-            summaries.append((split, stats.experiment_stats(experiment, finished, ids, ks=(1, 2, 3))))
+    competition_ids = {r.competition_id for r in runs if r.competition_id is not None}
+    splits = (Split.objects.filter(benchmark__slug="mle-bench", competitions__in=competition_ids)
+              .distinct().prefetch_related("competitions"))
+    finished = [r for r in runs if r.status in (Run.Status.GRADED, Run.Status.FAILED)]
+    summaries = [(split, stats.experiment_stats(experiment, finished, {c.pk for c in split.competitions.all()},
+                                                ks=(1, 2, 3)))
+                 for split in splits]
     grid = stats.latest_per_seed(runs)
     seeds = sorted(grid)
     tasks = sorted({(r.competition.slug if r.competition else r.task_name, r.competition_id) for r in runs},
