@@ -156,6 +156,7 @@ def _insert_batches(cursor, rows: Iterator[tuple], batch_size: int) -> int:
     while batch := list(itertools.islice(rows, batch_size)):
         cursor.executemany(sql, batch)
         count += len(batch)
+        batch.clear()  # before the next batch is built, so only one is ever held
     return count
 
 
