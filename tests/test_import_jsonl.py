@@ -76,3 +76,11 @@ def test_meta_extra_keeps_unknown_header_fields(tmp_path):
     [parsed] = read_trajectories(path)
     assert parsed.meta.sample_id == "3" and parsed.meta.extra == {"seed": 42}
     assert json.loads(path.read_text().splitlines()[0])["format"] == "medalboard-trajectory"
+
+
+def test_boolean_parent_index_is_dropped_with_a_warning(db, tmp_path):
+    steps = [{"kind": "plan", "text": "a"}, {"kind": "plan", "text": "b"},
+             {"kind": "plan", "text": "c", "parent_index": True}]  # True == 1 would pass a plain int check
+    [(run, stored)] = import_all(write(tmp_path / "t.jsonl", {"task": "t"}, steps))
+    assert stored[2].parent_index is None
+    assert any("parent_index True" in w for w in run.import_warnings)

@@ -12,3 +12,16 @@ MEDIA_ROOT = VAR_DIR / "test-artifacts"  # noqa: F405
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast personas
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (whitenoise warns about a missing folder)
+
+if CELERY_BROKER_URL.startswith("filesystem"):  # noqa: F405
+    # Tests publish to a throwaway broker folder, never into the developer's var/broker/.
+    import tempfile
+
+    _broker = Path(tempfile.mkdtemp(prefix="medalboard-test-broker-"))  # noqa: F405
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(_broker / "queue"), "data_folder_out": str(_broker / "queue"),
+        "processed_folder": str(_broker / "processed"), "control_folder": str(_broker / "control"),
+        "store_processed": False,
+    }
+    for _folder in ("queue", "processed", "control"):
+        (_broker / _folder).mkdir()

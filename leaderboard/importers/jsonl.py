@@ -124,7 +124,7 @@ def _step(line: bytes, lineno: int, index: int, parsed: ParsedTrajectory) -> Ste
     if "index" in obj and obj["index"] != index:
         parsed.warn(f"line {lineno}: index {obj['index']!r} stored as {index}")
     parent = obj.get("parent_index")
-    if parent is not None and not (isinstance(parent, int) and 0 <= parent < index):
+    if parent is not None and not (type(parent) is int and 0 <= parent < index):  # bool is an int subclass
         parsed.warn(f"line {lineno}: parent_index {parent!r} is not an earlier step; dropped")
         parent = None
     return StepData(
