@@ -28,11 +28,16 @@ def _ids(frame: pd.DataFrame, spec: GraderSpec) -> np.ndarray:
     return frame[spec.id_column].to_numpy(dtype=object)
 
 
-def order_by_id(sub_ids: np.ndarray, ans_ids: np.ndarray, id_column: str) -> np.ndarray | None:
-    """Submission row for each answers row, after checking the ids match; None = already aligned."""
+def order_by_id(sub_ids: np.ndarray, ans_ids: np.ndarray, id_column: str,
+                index: pd.Index | None = None) -> np.ndarray | None:
+    """Submission row for each answers row, after checking the ids match; None = already aligned.
+
+    `index` is the answers' ids as an Index, when the caller keeps one (its hash table is reused)."""
     if len(sub_ids) == len(ans_ids) and np.array_equal(sub_ids, ans_ids):
         return None
-    positions = pd.Index(ans_ids, dtype=object).get_indexer(sub_ids)  # one hash table, of the (unique) answer ids
+    if index is None:
+        index = pd.Index(ans_ids, dtype=object)
+    positions = index.get_indexer(sub_ids)  # one hash table, of the (unique) answer ids
     validation.check_matched_ids(positions, sub_ids, ans_ids, id_column)
     order = np.empty(len(ans_ids), dtype=np.intp)
     order[positions] = np.arange(len(positions))
@@ -58,7 +63,8 @@ def by_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable
     if not spec.unique_ids:
         sub_order, ans_order = _sorted_multiset(sub_ids, ans_ids, spec.id_column)
         return Aligned(take(ans)[ans_order], take(sub, True)[sub_order])
-    order = order_by_id(sub_ids, ans_ids, spec.id_column)
+    index = ans.index if ans.index.dtype == object else None  # the answers reader indexes by id
+    order = order_by_id(sub_ids, ans_ids, spec.id_column, index)
     y_pred = take(sub, True)
     return Aligned(take(ans), y_pred if order is None else y_pred[order])
 

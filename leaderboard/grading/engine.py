@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from django.core.exceptions import ObjectDoesNotExist
 
-from . import reading, validation
+from . import answers_cache, reading, validation
 from .align import align
 from .report import GradingReport
 from .specs import GraderSpec, Values, grader_for
@@ -100,7 +100,7 @@ def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[floa
     header = reading.read_header(submission)
     sub_targets = _submission_targets(spec, header, targets)
     sub = _read(spec, submission, sub_targets, every_column=True)
-    ans = _answers(lambda: _read(spec, answers, targets, every_column=False))
+    ans = _answers(lambda: _read_answers(spec, answers, targets))
     validation.check_not_empty(len(sub))
     validation.check_id_values(sub[spec.id_column].to_numpy(dtype=object), spec.id_column)
     _check_values(spec, sub, sub_targets)
@@ -149,6 +149,18 @@ def _submission_targets(spec: GraderSpec, header: list[str], targets: list[str])
 def _read(spec: GraderSpec, path: Path, targets: list[str], every_column: bool) -> pd.DataFrame:
     text = spec.values == Values.TEXT
     return reading.read_frame(path, spec.id_column, [] if text else targets, targets if text else [], every_column)
+
+
+def _read_answers(spec: GraderSpec, path: Path, targets: list[str]) -> pd.DataFrame:
+    """Answers indexed by id (the index's hash table is what id alignment uses), cached per worker."""
+
+    def read() -> pd.DataFrame:
+        frame = _read(spec, path, targets, every_column=False)
+        if spec.unique_ids:
+            frame.index = pd.Index(frame[spec.id_column].to_numpy(dtype=object), dtype=object)
+        return frame
+
+    return answers_cache.load(path, (spec.id_column, tuple(targets), spec.values, spec.unique_ids), read)
 
 
 def _check_values(spec: GraderSpec, sub: pd.DataFrame, targets: list[str]) -> None:
