@@ -20,17 +20,18 @@ def worker():
     # The test settings point the embedded broker at a throwaway folder; in CI this is Redis.
     assert settings.CELERY_BROKER_URL.startswith(("filesystem", "redis"))
     app.conf.task_always_eager = False
+    app.control.purge()  # messages other tests published for runs that no longer exist
     with start_worker(app, pool="solo", perform_ping_check=False, shutdown_timeout=10, loglevel="WARNING"):
         yield
 
 
-def _wait_for(run: Run, statuses, timeout: float = 30.0) -> Run:
+def _wait_for(run: Run, statuses, timeout: float = 60.0) -> Run:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         run.refresh_from_db()
         if run.status in statuses:
             return run
-        time.sleep(0.2)
+        time.sleep(0.5)
     raise AssertionError(f"run {run.pk} still {run.status} after {timeout}s")
 
 

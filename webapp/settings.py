@@ -104,8 +104,13 @@ DATABASES = {
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
-    # Concurrent site + worker on one SQLite file: wait for locks instead of failing at once.
-    DATABASES["default"].setdefault("OPTIONS", {})["timeout"] = 30
+    # The embedded default serves the site and a worker from one file: WAL lets readers go on while
+    # a run is imported, and synchronous=NORMAL is WAL's documented safe pairing (no corruption on a
+    # crash; the last commits may be lost on power loss). Writers wait for locks instead of failing.
+    DATABASES["default"].setdefault("OPTIONS", {}).update({
+        "timeout": 30,
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
