@@ -26,3 +26,17 @@ def human_leaderboard_figure(scores: list[float], thresholds: Thresholds, title:
         margin={"l": 50, "r": 20, "t": 50, "b": 50}, height=380, template="plotly_white", showlegend=False,
     )
     return fig.to_plotly_json()
+
+
+def pass_at_k_figure(curves: dict[str, list[tuple[int, float]]]) -> dict:
+    """pass@k (% of a split's competitions with a medal in at least one of k seeds) against k."""
+    fig = go.Figure()
+    for name, points in curves.items():
+        fig.add_trace(go.Scatter(x=[k for k, _ in points], y=[v for _, v in points], mode="lines+markers",
+                                 name=name, hovertemplate="pass@%{x}: %{y:.1f}%<extra>" + name + "</extra>"))
+    fig.update_layout(
+        xaxis={"title": "k (attempts = seeds)", "dtick": 1}, yaxis={"title": "any medal, pass@k (%)",
+                                                                    "rangemode": "tozero"},
+        margin={"l": 60, "r": 20, "t": 20, "b": 50}, height=320, template="plotly_white",
+    )
+    return fig.to_plotly_json()

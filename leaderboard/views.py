@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 from leaderboard import published, services, stats
-from leaderboard.charts import human_leaderboard_figure
+from leaderboard.charts import human_leaderboard_figure, pass_at_k_figure
 from leaderboard.forms import RunEditForm, SignupForm, UploadRunForm
 from leaderboard.models import Competition, Experiment, Run, Split
 from leaderboard.runs_api import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv
@@ -184,9 +184,12 @@ def experiment_detail(request, pk: int):
     splits = (Split.objects.filter(benchmark__slug="mle-bench", competitions__in=competition_ids)
               .distinct().prefetch_related("competitions"))
     finished = [r for r in runs if r.status in (Run.Status.GRADED, Run.Status.FAILED)]
+    ks = tuple(range(1, max(3, len({r.seed for r in finished})) + 1))
     summaries = [(split, stats.experiment_stats(experiment, finished, {c.pk for c in split.competitions.all()},
-                                                ks=(1, 2, 3)))
+                                                ks=ks))
                  for split in splits]
+    curves = {split.name: [(k, v) for k, v in s.pass_at.items() if v is not None] for split, s in summaries}
+    curves = {name: points for name, points in curves.items() if len(points) > 1}
     grid = stats.latest_per_seed(runs)
     seeds = sorted(grid)
     tasks = sorted({(r.competition.slug if r.competition else r.task_name, r.competition_id) for r in runs},
@@ -199,7 +202,8 @@ def experiment_detail(request, pk: int):
     ])
     return render(request, "leaderboard/experiment.html", {
         "experiment": experiment, "summaries": summaries, "seeds": seeds, "rows": rows,
-        "research": research, "metrics": stats.METRICS, "n_runs": len(runs),
+        "research": research, "metrics": stats.METRICS, "n_runs": len(runs), "ks": ks,
+        "pass_at_k_figure": pass_at_k_figure(curves) if curves else None,
     })
 
 
