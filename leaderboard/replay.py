@@ -7,6 +7,7 @@ the windows the page fetches later, so agent output has one renderer and one esc
 from __future__ import annotations
 
 import difflib
+import json
 from dataclasses import dataclass, field
 
 from django.db.models import Count, QuerySet
@@ -22,7 +23,7 @@ TEXT_LIMIT = 4000
 COMPARE_ROWS = 200
 _KIND_TEMPLATES = {
     Step.Kind.CODE: "code", Step.Kind.COMMAND: "command", Step.Kind.SCORE: "score",
-    Step.Kind.PLAN: "plan", Step.Kind.LLM: "llm",
+    Step.Kind.PLAN: "plan", Step.Kind.LLM: "llm", Step.Kind.ACTION: "action", Step.Kind.SUBMISSION: "action",
 }
 
 
@@ -159,7 +160,19 @@ def _card_fields(kind: str, data: dict) -> dict:
         return {"metric": data.get("metric", ""), "value": data.get("value"), "maximize": data.get("maximize")}
     if kind == Step.Kind.LLM:
         return {k: data.get(k) for k in ("model", "tokens_in", "tokens_out", "cost")}
+    if kind in (Step.Kind.ACTION, Step.Kind.SUBMISSION):
+        arguments, cut = _clip(_pretty(data.get("arguments")))
+        return {"tool": data.get("tool", ""), "arguments": arguments, "arguments_truncated": cut}
     return {"buggy": data.get("buggy"), "is_best": data.get("is_best"), "stage": data.get("stage")}
+
+
+def _pretty(value) -> str:
+    """Tool arguments as the agent gave them: strings as they are, anything else as indented JSON."""
+    if value is None or value == {} or value == []:
+        return ""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, indent=2, ensure_ascii=False, default=str)
 
 
 def _language(data: dict) -> str:

@@ -86,3 +86,14 @@ def test_binary_output_is_a_notice(client, db, spec):
     add_steps(run, [spec])
     html = client.get(reverse("run-detail", args=[run.pk])).content.decode()
     assert "Binary output" in html and "\x00" not in html
+
+
+def test_tool_arguments_are_shown_escaped(client, db):
+    run = make_run()
+    add_steps(run, [{"kind": "action", "title": "Edit Script (AI)",
+                     "data": {"tool": "Edit Script (AI)",
+                              "arguments": {"script_name": "train.py", "edit": "<script>window.__pwned=1</script>"}}}])
+    html = client.get(reverse("run-detail", args=[run.pk])).content.decode()
+    assert "tool <code>Edit Script (AI)</code>" in html
+    assert "&quot;script_name&quot;: &quot;train.py&quot;" in html
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html and "<script>window.__pwned" not in html

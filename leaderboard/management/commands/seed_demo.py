@@ -26,12 +26,13 @@ from leaderboard import services
 from leaderboard.models import Benchmark, Competition, Run, Split
 
 SYNTHETIC_LABEL = "DEMO: synthetic answers, not the real Kaggle test set"
+# (file, agent, model, task as the fixture's source describes it in PROVENANCE.md; "" = as the log names it)
 TRAJECTORY_FILES = [
-    ("aide/translucent-spaniel_journal.json", "AIDE", "gpt-4o"),
-    ("mlagentbench/gemini-pro_cifar10_0_trace.json", "MLAgentBench ResearchAgent", "gemini-pro"),
-    ("swe-agent/6e44b9__sweagenttestrepo-1c2844.traj", "SWE-agent", ""),
-    ("openhands/basic_gui_mode.json", "OpenHands", ""),
-    ("inspect/log_read_sample.json", "Inspect agent", ""),
+    ("aide/translucent-spaniel_journal.json", "AIDE", "gpt-4o", "house-prices"),
+    ("mlagentbench/gemini-pro_cifar10_0_trace.json", "MLAgentBench ResearchAgent", "gemini-pro", "cifar10"),
+    ("swe-agent/6e44b9__sweagenttestrepo-1c2844.traj", "SWE-agent", "", ""),
+    ("openhands/basic_gui_mode.json", "OpenHands", "", ""),
+    ("inspect/log_read_sample.json", "Inspect agent", "", ""),
 ]
 SEEDS = (0, 1, 2)
 DEMO_COMPETITIONS = ("tabular-playground-series-may-2022", "tabular-playground-series-dec-2021")
@@ -53,7 +54,7 @@ class Command(BaseCommand):
         if not root.is_dir():
             self.stdout.write(f"{root} not found: skipping the demo trajectories")
             return
-        for relative, agent, model in TRAJECTORY_FILES:
+        for relative, agent, model, task in TRAJECTORY_FILES:
             path = root / relative
             if not path.exists():
                 self.stdout.write(f"{path} not found: skipped")
@@ -62,6 +63,8 @@ class Command(BaseCommand):
                     "--notes", f"DEMO: a real public trajectory ({relative}, see PROVENANCE.md), imported as-is"]
             if model:
                 args += ["--model", model]
+            if task:
+                args += ["--competition", task]
             out = StringIO()
             call_command("import_run", *args, stdout=out)
             self.stdout.write(out.getvalue().strip().splitlines()[-1] + f" ({relative})")
