@@ -12,12 +12,14 @@ import logging
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
+from django.db import OperationalError
 
 from leaderboard.models import Run
 
 log = logging.getLogger(__name__)
 
-TRANSIENT_ERRORS = (OSError, TimeoutError, ConnectionError)
+# Storage hiccups, and a database that is briefly locked or unreachable, are worth another try.
+TRANSIENT_ERRORS = (OSError, TimeoutError, ConnectionError, OperationalError)
 MAX_RETRIES = 3
 
 
@@ -40,7 +42,13 @@ def grade_run(self, run_id: int) -> str:
     """Grade one pending run; returns the status it ended in (or why nothing was done)."""
     from leaderboard.services import grade_stored_run
 
-    if not _claim(run_id):
+    try:
+        claimed = _claim(run_id)
+    except OperationalError as exc:  # nothing was changed: the run is still pending
+        if self.request.retries >= MAX_RETRIES:
+            raise
+        raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
+    if not claimed:
         return "not pending"
     run = Run.objects.select_related("competition").get(pk=run_id)
     try:

@@ -31,7 +31,7 @@ def _wait_for(run: Run, statuses, timeout: float = 60.0) -> Run:
         run.refresh_from_db()
         if run.status in statuses:
             return run
-        time.sleep(0.5)
+        time.sleep(1.0)
     raise AssertionError(f"run {run.pk} still {run.status} after {timeout}s")
 
 

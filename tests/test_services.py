@@ -234,3 +234,23 @@ def test_run_without_registered_answers_is_not_verified(alice, catalogue, eager,
     assert run.verification == Run.Verification.SELF_REPORTED
     assert run.score is None and not run.any_medal
     assert "answers not registered for spaceship-titanic" in run.grading_error
+
+
+def test_a_locked_database_while_claiming_is_retried(alice, catalogue, monkeypatch, tmp_path):
+    from django.db import OperationalError
+
+    answers_for(tmp_path, catalogue)
+    run = submit(alice)
+    attempts = []
+    real_claim = tasks._claim
+
+    def locked_once(run_id):
+        attempts.append(run_id)
+        if len(attempts) == 1:
+            raise OperationalError("database table is locked: leaderboard_run")
+        return real_claim(run_id)
+
+    monkeypatch.setattr(tasks, "_claim", locked_once)
+    tasks.grade_run.apply(args=[run.pk])  # eager: the retry runs inline
+    run.refresh_from_db()
+    assert len(attempts) == 2 and run.status == Run.Status.GRADED and run.score == pytest.approx(1.0)
