@@ -205,9 +205,12 @@ class RunQuerySet(models.QuerySet):
         return self.filter(is_private=False)
 
     def for_leaderboard(self) -> RunQuerySet:
-        """Finished runs with what the leaderboard and statistics read, in one query."""
+        """Graded runs with what the leaderboard and statistics read, in one query.
+
+        A FAILED run is one this site could not grade (no grader, answers missing, a grading error):
+        the agent's result is unknown, so it is neither a success nor a failure here."""
         return (
-            self.filter(status__in=[Run.Status.GRADED, Run.Status.FAILED])
+            self.filter(status=Run.Status.GRADED)
             .select_related("experiment__agent", "experiment__model")
             .only(
                 "id", "experiment_id", "competition_id", "seed", "status", "verification", "score",

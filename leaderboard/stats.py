@@ -6,6 +6,8 @@ submission); then the mean over seeds ± the standard error of the mean (ddof = 
 By default only COMPLETE seeds count (a run for every competition of the split); with `pad=True`
 every seed that has any run counts and a missing competition is a failure, the way MLE-bench pads
 incomplete seeds. When one seed has several runs of a competition, the latest one counts.
+Only GRADED runs count: a run this site could not grade (FAILED) says nothing about the agent, so it
+leaves its seed incomplete rather than counting as a failure.
 """
 
 from __future__ import annotations

@@ -183,7 +183,7 @@ def experiment_detail(request, pk: int):
     competition_ids = {r.competition_id for r in runs if r.competition_id is not None}
     splits = (Split.objects.filter(benchmark__slug="mle-bench", competitions__in=competition_ids)
               .distinct().prefetch_related("competitions"))
-    finished = [r for r in runs if r.status in (Run.Status.GRADED, Run.Status.FAILED)]
+    finished = [r for r in runs if r.status == Run.Status.GRADED]  # see RunQuerySet.for_leaderboard
     ks = tuple(range(1, max(3, len({r.seed for r in finished})) + 1))
     summaries = [(split, stats.experiment_stats(experiment, finished, {c.pk for c in split.competitions.all()},
                                                 ks=ks))

@@ -34,3 +34,19 @@ def test_no_curve_without_complete_seeds(client, catalogue):
                        status=Run.Status.GRADED)
     html = client.get(f"/experiments/{e.pk}/").content.decode()
     assert "pass-at-k-figure" not in html
+
+
+def test_runs_this_site_could_not_grade_do_not_count(client, catalogue):
+    split = Split.objects.create(benchmark_id=catalogue.first().benchmark_id, slug="duo", name="Duo")
+    a, b = catalogue.filter(slug__in=["spaceship-titanic", "leaf-classification"]).order_by("slug")
+    split.competitions.set([a, b])
+    e = experiment("half-graded")
+    Run.objects.create(experiment=e, competition=a, seed=0, status=Run.Status.GRADED, any_medal=True)
+    Run.objects.create(experiment=e, competition=b, seed=0, status=Run.Status.FAILED,
+                       grading_error="answers not registered")
+    rows = client.get("/api/leaderboard/?split=duo").json()["results"]
+    [row] = [r for r in rows if r["experiment_id"] == e.pk]
+    assert row["n_seeds"] == 0  # incomplete: the FAILED run is not a failed attempt
+    padded = client.get("/api/leaderboard/?split=duo&pad=true").json()["results"]
+    [row] = [r for r in padded if r["experiment_id"] == e.pk]
+    assert row["n_seeds"] == 1 and row["any_medal_pct"] == 50.0  # padding counts the gap as a failure
