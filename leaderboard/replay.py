@@ -12,9 +12,10 @@ from dataclasses import dataclass, field
 
 from django.db.models import Count, QuerySet
 from django.db.models.functions import Length, Substr
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from leaderboard.exports import trajectory_lines
 from leaderboard.models import Run, Step
 
 PAGE_SIZE = 100
@@ -197,6 +198,14 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "kinds": [(k, label, kind_counts.get(k, 0)) for k, label in Step.Kind.choices],
         "n_steps": sum(kind_counts.values()),
     })
+
+
+def run_trajectory_download(request: HttpRequest, pk: int) -> StreamingHttpResponse:
+    """The run's trajectory as Medalboard JSONL, for sharing and re-import."""
+    run = visible_run(request, pk)
+    response = StreamingHttpResponse(trajectory_lines(run), content_type="application/x-ndjson")
+    response["Content-Disposition"] = f'attachment; filename="medalboard-run-{run.pk}.jsonl"'
+    return response
 
 
 def run_steps_window(request: HttpRequest, pk: int) -> HttpResponse:

@@ -8,6 +8,7 @@ urlpatterns = [
     path("competitions/<str:slug>/", views.competition_detail, name="competition-detail"),
     path("runs/<int:pk>/", replay.run_detail, name="run-detail"),
     path("runs/<int:pk>/steps/", replay.run_steps_window, name="run-steps-window"),
+    path("runs/<int:pk>/trajectory.jsonl", replay.run_trajectory_download, name="run-trajectory"),
     path("compare/", replay.compare, name="compare"),
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment-detail"),
     path("runs/upload/", views.upload_run, name="upload-run"),

@@ -1,0 +1,46 @@
+"""A run's trajectory in Medalboard's own JSONL format (docs/trajectory-format.md), streamed.
+
+Researchers publish full trajectories, not only grading reports: this is the file to share. It holds
+what the run page shows (header, then one line per step) and nothing else: no grading report, no
+answers. Importing it again gives the same steps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from leaderboard.importers.jsonl import header_line, step_line
+from leaderboard.models import Run
+
+BATCH = 2000
+
+
+def header_of(run: Run) -> dict:
+    return {
+        "task": run.competition.slug if run.competition_id else run.task_name,
+        "agent": run.experiment.agent.name,
+        "agent_version": run.experiment.agent.version,
+        "model": run.experiment.model.name,
+        "hardware": run.experiment.hardware,
+        "seed": run.seed,
+        "started_at": run.started_at.isoformat() if run.started_at else None,
+        "duration_s": run.duration_s,
+        "tokens_in": run.tokens_in,
+        "tokens_out": run.tokens_out,
+        "cost_usd": run.cost_usd,
+        "source": {"run": run.pk, "format": run.trajectory_format or None},
+    }
+
+
+def trajectory_lines(run: Run) -> Iterator[bytes]:
+    """The header line, then every step in order, read in batches so memory stays flat."""
+    yield header_line({k: v for k, v in header_of(run).items() if v not in (None, "")})
+    last = -1
+    while True:
+        batch = list(run.steps.filter(index__gt=last).order_by("index")
+                     .values("index", "parent_index", "kind", "t", "title", "text", "data", "score")[:BATCH])
+        for step in batch:
+            yield step_line(step)
+        if len(batch) < BATCH:
+            return
+        last = batch[-1]["index"]
