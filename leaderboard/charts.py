@@ -40,3 +40,21 @@ def pass_at_k_figure(curves: dict[str, list[tuple[int, float]]]) -> dict:
         margin={"l": 60, "r": 20, "t": 20, "b": 50}, height=320, template="plotly_white",
     )
     return fig.to_plotly_json()
+
+
+def cost_frontier_figure(rows: list[dict], front: list[tuple[float, float]]) -> dict:
+    """Any-medal % against mean cost per run, one point per experiment, the Pareto frontier joined."""
+    fig = go.Figure()
+    fig.add_trace(go.Scatter(
+        x=[r["cost_usd"] for r in rows], y=[r["any_medal_pct"] for r in rows], mode="markers", name="experiments",
+        text=[f"{r['agent']} + {r['model']}" for r in rows], marker={"size": 10, "color": "#2f5fa7"},
+        hovertemplate="%{text}<br>$%{x:.2f} per run · %{y:.1f}% any medal<extra></extra>",
+    ))
+    fig.add_trace(go.Scatter(x=[c for c, _ in front], y=[s for _, s in front], mode="lines", name="Pareto frontier",
+                             line={"color": MEDAL_COLOURS["gold"], "dash": "dot"}, hoverinfo="skip"))
+    fig.update_layout(
+        xaxis={"title": "mean cost per run (USD)", "rangemode": "tozero"},
+        yaxis={"title": "any medal (%)", "rangemode": "tozero"},
+        margin={"l": 60, "r": 20, "t": 20, "b": 50}, height=340, template="plotly_white",
+    )
+    return fig.to_plotly_json()

@@ -274,3 +274,14 @@ def research_runs(user):
     return (Run.objects.visible_to(user).for_leaderboard()
             .filter(competition__kind="research", competition__baseline_score__isnull=False)
             .defer(None).select_related("competition", "experiment__agent", "experiment__model"))
+
+
+def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
+    """The (cost, score) points no other point beats on both: cheaper-or-equal and better-or-equal.
+
+    Sorted by cost; lower cost and higher score are better."""
+    front: list[tuple[float, float]] = []
+    for cost, score in sorted(points, key=lambda p: (p[0], -p[1])):
+        if not front or score > front[-1][1]:
+            front.append((cost, score))
+    return front

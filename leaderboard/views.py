@@ -11,7 +11,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
 from leaderboard import published, services, stats
-from leaderboard.charts import human_leaderboard_figure, pass_at_k_figure
+from leaderboard.charts import cost_frontier_figure, human_leaderboard_figure, pass_at_k_figure
 from leaderboard.forms import RunEditForm, SignupForm, UploadRunForm
 from leaderboard.models import Competition, Experiment, Run, Split
 from leaderboard.runs_api import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv
@@ -165,9 +165,12 @@ def leaderboard(request):
         return JsonResponse({"split": split.slug, "count": len(rows), "results": rows})
     for row in rows:
         row["cells"] = [(key, row[f"{key}_pct"], row[f"{key}_sem"]) for key in stats.METRICS]
+    priced = [r for r in rows if r["cost_usd"] is not None and r["any_medal_pct"] is not None]
+    front = stats.pareto_front([(r["cost_usd"], r["any_medal_pct"]) for r in priced])
     return render(request, "leaderboard/leaderboard.html", {
         "rows": rows, "split": split, "params": params, "split_choices": stats.split_choices(),
         "has_demo": any("DEMO" in row["agent"] for row in rows),
+        "cost_figure": cost_frontier_figure(priced, front) if len(priced) >= 2 else None,
         "metrics": stats.METRICS, "published": published.published_results(params["split"]),
         "research": stats.research_results(stats.research_runs(request.user)),
         "query_string": request.GET.urlencode(),

@@ -134,3 +134,17 @@ def test_experiment_page_shows_the_medal_grid(client, board):
 def test_empty_leaderboard_renders_for_anonymous(client, catalogue):
     response = client.get("/")
     assert response.status_code == 200 and b"No runs in this split yet" in response.content
+
+
+def test_cost_frontier_chart_plots_priced_experiments(client, catalogue):
+    import json
+    import re
+
+    make_runs(22, [experiment("cheap")], medal_every=2, cost_usd=1.0)  # 11 of 22 = 50%
+    make_runs(22, [experiment("dear")], medal_every=1, cost_usd=4.0)  # 100%
+    make_runs(22, [experiment("worse")], medal_every=11, cost_usd=5.0)  # 2 of 22, dearer: off the frontier
+    html = client.get("/?split=lite").content.decode()
+    figure = json.loads(re.search(r'<script id="cost-frontier-figure"[^>]*>(.*?)</script>', html, re.S).group(1))
+    points, front = figure["data"]
+    assert sorted(zip(points["x"], points["y"], strict=True)) == [(1.0, 50.0), (4.0, 100.0), (5.0, 9.09)]
+    assert list(zip(front["x"], front["y"], strict=True)) == [(1.0, 50.0), (4.0, 100.0)]

@@ -104,3 +104,10 @@ def test_split_aliases(catalogue):
     assert stats.resolve_split("lite").slug == "low"
     assert stats.resolve_split("all").competitions.count() == 75
     assert stats.resolve_split("lite").competitions.count() == 22
+
+
+def test_pareto_front_hand_worked():
+    # (cost, score): B is beaten by A (cheaper and better); D ties C on cost but scores less.
+    points = [(1.0, 10.0), (2.0, 5.0), (3.0, 30.0), (3.0, 20.0), (5.0, 25.0), (6.0, 40.0)]
+    assert stats.pareto_front(points) == [(1.0, 10.0), (3.0, 30.0), (6.0, 40.0)]
+    assert stats.pareto_front([]) == []
