@@ -10,6 +10,7 @@ urlpatterns = [
     path("runs/<int:pk>/steps/", replay.run_steps_window, name="run-steps-window"),
     path("runs/<int:pk>/trajectory.jsonl", replay.run_trajectory_download, name="run-trajectory"),
     path("compare/", replay.compare, name="compare"),
+    path("compare/experiments/", views.compare_experiments, name="compare-experiments"),
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment-detail"),
     path("runs/upload/", views.upload_run, name="upload-run"),
     path("runs/<int:pk>/progress/", views.run_progress, name="run-progress"),

@@ -10,7 +10,7 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
-from leaderboard import published, services, stats
+from leaderboard import paired, published, services, stats
 from leaderboard.charts import cost_frontier_figure, human_leaderboard_figure, pass_at_k_figure
 from leaderboard.forms import RunEditForm, SignupForm, UploadRunForm
 from leaderboard.models import Competition, Experiment, Run, Split
@@ -207,7 +207,45 @@ def experiment_detail(request, pk: int):
         "experiment": experiment, "summaries": summaries, "seeds": seeds, "rows": rows,
         "research": research, "metrics": stats.METRICS, "n_runs": len(runs), "ks": ks,
         "pass_at_k_figure": pass_at_k_figure(curves) if curves else None,
+        "others": Experiment.objects.filter(runs__in=Run.objects.visible_to(request.user))
+        .exclude(pk=experiment.pk).select_related("agent", "model").distinct(),
+        "split_choices": stats.split_choices(),
     })
+
+
+def compare_experiments(request):
+    """Two experiments on the same split, paired by competition (leaderboard.paired)."""
+    ids = [_positive_int(request.GET.get(key)) for key in ("a", "b")]
+    found = Experiment.objects.select_related("agent", "model").in_bulk([i for i in ids if i])
+    if None in ids or len(found) != 2:
+        raise Http404("give two experiments: ?a=<id>&b=<id>")
+    split_slug = request.GET.get("split", "lite")
+    try:
+        split = stats.resolve_split(split_slug)
+    except Split.DoesNotExist:
+        raise Http404("that split is not in the catalogue") from None
+    competitions = {c.pk: c for c in split.competitions.all()}
+    runs = list(Run.objects.visible_to(request.user)
+                .filter(status=Run.Status.GRADED, experiment_id__in=ids, competition_id__in=competitions)
+                .only("id", "experiment_id", "competition_id", "seed", "any_medal", "beats_human_pct")
+                .order_by("created_at", "id"))
+    comparison = paired.compare([r for r in runs if r.experiment_id == ids[0]],
+                                [r for r in runs if r.experiment_id == ids[1]], set(competitions))
+    return render(request, "leaderboard/compare_experiments.html", {
+        "a": found[ids[0]], "b": found[ids[1]], "split": split, "split_slug": split_slug,
+        "split_choices": stats.split_choices(), "comparison": comparison,
+        "rows": [(competitions[c], side_a, side_b) for c, side_a, side_b in comparison.rows],
+        "only_a": [competitions[c] for c in comparison.only_a],
+        "only_b": [competitions[c] for c in comparison.only_b],
+    })
+
+
+def _positive_int(value) -> int | None:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        return None
+    return number if number > 0 else None
 
 
 def _by_task(runs, task_name: str, seed: int):
