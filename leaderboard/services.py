@@ -408,12 +408,19 @@ def _import_from(run: Run, path: Path) -> bool:
     if detect(path) is None:
         return False
     try:
-        parsed = next(iter(read_trajectories(path)), None)
+        trajectories = iter(read_trajectories(path))
+        parsed = next(trajectories, None)
     except TrajectoryError as exc:
         raise UploadError(f"could not read the trajectory {path.name}: {exc}") from exc
     if parsed is None:
         return False
     _save_steps(run, parsed, path.name)
+    others = sum(1 for _ in trajectories)  # e.g. the other samples of an Inspect log
+    if others:
+        run.import_warnings = [*run.import_warnings, (
+            f"{path.name} holds {others + 1} trajectories (samples); this run has the first. "
+            "`manage.py import_run` imports one run per sample.")]
+        run.save(update_fields=["import_warnings"])
     return True
 
 

@@ -93,3 +93,16 @@ def test_runs_outside_the_catalogue_show_their_task_name(api, alice, catalogue):
     run = submit(alice, competition="cifar10", submission=None)
     body = api.get(f"/api/runs/{run.pk}/").json()
     assert body["competition"] is None and body["task_name"] == "cifar10" and body["medal"] == "none"
+
+
+def test_a_multi_sample_inspect_log_says_only_the_first_sample_was_imported(alice, catalogue):
+    from tests.test_services import TRAJECTORIES
+
+    source = next((TRAJECTORIES / "inspect").glob("*.eval"))
+    response = token_client(alice).post("/api/runs/", {
+        "competition": "popularity", "agent": "inspect-agent", "model": "gpt-4o",
+        "trajectory_files": [SimpleUploadedFile(source.name, source.read_bytes())]}, format="multipart")
+    assert response.status_code == 201, response.content
+    run = Run.objects.get(pk=response.json()["id"])
+    assert run.trajectory_format == "inspect" and run.n_steps > 0
+    assert any("holds 10 trajectories" in w for w in run.import_warnings)

@@ -97,3 +97,12 @@ def test_tool_arguments_are_shown_escaped(client, db):
     assert "tool <code>Edit Script (AI)</code>" in html
     assert "&quot;script_name&quot;: &quot;train.py&quot;" in html
     assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html and "<script>window.__pwned" not in html
+
+
+def test_import_warnings_are_listed_escaped(client, db):
+    run = make_run()
+    run.import_warnings = ["line 7: not JSON: <script>window.__pwned=1</script>", "line 9: unknown kind 'x'"]
+    run.save()
+    html = client.get(reverse("run-detail", args=[run.pk])).content.decode()
+    assert "2 import warnings" in html and "line 9: unknown kind" in html
+    assert "&lt;script&gt;window.__pwned=1&lt;/script&gt;" in html and "<script>window.__pwned" not in html
