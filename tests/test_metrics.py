@@ -135,4 +135,35 @@ def test_levenshtein_hand_worked(a, b, d):
 def test_registry_directions():
     lower = {name for name, metric in METRICS.items() if metric.lower_is_better}
     assert lower == {"log-loss", "multi-class-log-loss", "rmse", "rmsle", "mean-column-wise-rmsle", "mae",
-                     "levenshtein"}
+                     "levenshtein", "top-1-error", "mean-angular-error"}
+
+
+def test_mean_angular_error_hand_worked():
+    # (azimuth, zenith): the z axis against the x axis is a right angle; a direction against itself is 0
+    y_true = np.array([[0.0, 0.0], [1.0, np.pi / 2]])
+    y_pred = np.array([[0.0, np.pi / 2], [1.0, np.pi / 2]])
+    assert get_metric("mean-angular-error").fn(y_true, y_pred) == pytest.approx(np.pi / 4)
+
+
+def test_weighted_auc_perfect_and_reversed():
+    y = np.array([0, 0, 1, 1])
+    assert get_metric("weighted-auc").fn(y, np.array([0.1, 0.2, 0.8, 0.9])) == pytest.approx(1.0)
+    assert get_metric("weighted-auc").fn(y, np.array([0.9, 0.8, 0.2, 0.1])) == pytest.approx(0.0)
+
+
+def test_weighted_auc_hand_worked():
+    # ROC vertices (0,0) (0,.5) (.5,.5) (.5,1) (1,1): band [0,.4] is full (area .4, weight 2); band [.4,1]
+    # covers .1 over FPR [0,1] and .5 over FPR [.5,1] -> .1 + .25 = .35 (weight 1); (0.8 + 0.35) / 1.4
+    y, p = np.array([1, 0, 1, 0]), np.array([0.9, 0.7, 0.5, 0.1])
+    assert get_metric("weighted-auc").fn(y, p) == pytest.approx(1.15 / 1.4)
+
+
+def test_mean_columnwise_spearman_matches_scipy():
+    y, p = RNG.random((N, 3)), RNG.random((N, 3))
+    expected = np.mean([stats.spearmanr(y[:, k], p[:, k]).statistic for k in range(3)])
+    assert get_metric("mean-column-wise-spearman").fn(y, p) == pytest.approx(expected, abs=1e-12)
+
+
+def test_top1_error_reads_the_first_class_id():
+    truth = np.array(["3", "4", "5"], dtype=object)
+    assert get_metric("top-1-error").fn(truth, np.array(["3 9 9", "9 4", "5"], dtype=object)) == pytest.approx(1 / 3)

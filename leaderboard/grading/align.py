@@ -89,13 +89,20 @@ def _positional_note(spec, sub_ids, ans_ids, aligned: Aligned, y_pred: np.ndarra
     return f"{note}; matched by id the score would be {round(matched, 5)}"
 
 
+def _sort_order(ids: np.ndarray) -> np.ndarray:
+    """The order pandas' sort_values gives the column as read_csv types it: numeric ids sort as numbers."""
+    numbers = pd.to_numeric(pd.Series(ids, dtype=object), errors="coerce")
+    if not numbers.isna().any():
+        return np.argsort(numbers.to_numpy(dtype=np.float64), kind="stable")
+    return np.argsort(ids, kind="stable")
+
+
 def sort_unchecked(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable) -> Aligned:
     validation.check_row_count(len(sub), len(ans))  # unequal lengths make MLE-bench's metric fail
     try:
         return by_id(spec, sub, ans, take)
     except validation.SubmissionError as exc:
-        sub_order = np.argsort(_ids(sub, spec), kind="stable")
-        ans_order = np.argsort(_ids(ans, spec), kind="stable")
+        sub_order, ans_order = _sort_order(_ids(sub, spec)), _sort_order(_ids(ans, spec))
         note = (f"the ids do not match the answers ({exc}); MLE-bench sorts both files by "
                 f"{spec.id_column!r} and compares by position without checking them, and so does this score; "
                 "a grader that checks ids would reject this submission")

@@ -168,7 +168,7 @@ def _check_values(spec: GraderSpec, sub: pd.DataFrame, targets: list[str]) -> No
         return  # any string is a valid prediction; an empty cell is an empty string
     validation.check_numbers(sub, targets, spec.values.value)
     if spec.rows_sum_to_one:
-        validation.check_rows_sum_to_one(sub[targets].to_numpy(dtype=np.float64))
+        validation.check_rows_sum_to_one(sub[targets].to_numpy(dtype=np.float64), decimals=spec.row_sum_decimals)
 
 
 def _taker(spec: GraderSpec, targets: list[str], sub_targets: list[str]) -> Callable:

@@ -3,8 +3,9 @@
 The 22 Lite specs follow ../shared/data/mle-bench/lite-grading.md, i.e. MLE-bench's grade.py, quirks
 included; where MLE-bench differs from a careful grader the spec's notes say so and every report for
 that competition carries them. The others follow Kaggle's published submission format for metrics
-that leave no room for interpretation (source="kaggle-format"). A competition without a spec is not
-graded here: no number beats a wrong number.
+that leave no room for interpretation (source="kaggle-format"). The MLE_BENCH specs were read from
+MLE-bench's own grade.py and prepare.py for each competition (source="mle-bench grade.py"). A
+competition without a spec is not graded here: no number beats a wrong number.
 """
 
 from __future__ import annotations
@@ -40,6 +41,7 @@ class GraderSpec:
     alignment: Align = Align.ID
     exact_columns: bool = False  # the submission may hold only id + targets
     rows_sum_to_one: bool = False
+    row_sum_decimals: int | None = None  # MLE-bench's round(sum, d) == 1 instead of an absolute tolerance
     positional_columns: bool = False  # MLE-bench takes every non-id submission column by position
     unscored_answer_value: float | None = None  # answers rows holding this value are not scored
     unique_ids: bool = True
@@ -167,7 +169,54 @@ OTHERS: tuple[GraderSpec, ...] = (
     _kaggle("tweet-sentiment-extraction", "jaccard", "textID", "selected_text", Values.TEXT),
 )
 
-SPECS: dict[str, GraderSpec] = {spec.competition_id: spec for spec in (*LITE, *OTHERS)}
+GOOGLE_QUEST_CLASSES = (
+    "question_asker_intent_understanding", "question_body_critical", "question_conversational",
+    "question_expect_short_answer", "question_fact_seeking", "question_has_commonly_accepted_answer",
+    "question_interestingness_others", "question_interestingness_self", "question_multi_intent",
+    "question_not_really_a_question", "question_opinion_seeking", "question_type_choice", "question_type_compare",
+    "question_type_consequence", "question_type_definition", "question_type_entity", "question_type_instructions",
+    "question_type_procedure", "question_type_reason_explanation", "question_type_spelling", "question_well_written",
+    "answer_helpful", "answer_level_of_information", "answer_plausible", "answer_relevance", "answer_satisfaction",
+    "answer_type_instructions", "answer_type_procedure", "answer_type_reason_explanation", "answer_well_written",
+)
+LMSYS_CLASSES = ("winner_model_a", "winner_model_b", "winner_tie")
+
+
+def _mle(cid: str, metric: str, id_column: str, targets: tuple[str, ...], values: Values, **kw) -> GraderSpec:
+    """A spec read from MLE-bench's grade.py and prepare.py for this competition (not in lite-grading.md)."""
+    return GraderSpec(cid, metric, id_column, targets, values, source="mle-bench grade.py", **kw)
+
+
+MLE_BENCH: tuple[GraderSpec, ...] = (
+    _mle("cassava-leaf-disease-classification", "accuracy", "image_id", ("label",), Values.INTEGER),
+    _mle("cdiscount-image-classification-challenge", "accuracy", "_id", ("category_id",), Values.INTEGER),
+    _mle("iwildcam-2020-fgvc7", "accuracy", "Id", ("Category",), Values.INTEGER),
+    _mle("ml2021spring-hw2", "accuracy", "Id", ("ClassId",), Values.INTEGER),
+    _mle("herbarium-2021-fgvc8", "f1-macro", "Id", ("Predicted",), Values.INTEGER),
+    _mle("herbarium-2022-fgvc9", "f1-macro", "Id", ("Predicted",), Values.INTEGER),
+    _mle("iwildcam-2019-fgvc6", "f1-macro", "Id", ("Category",), Values.INTEGER),
+    _mle("plant-seedlings-classification", "f1-micro", "file", ("species",), Values.TEXT,
+         notes=("Micro-averaged F1 of one species per image equals accuracy.",)),
+    _mle("inaturalist-2019-fgvc6", "top-1-error", "id", ("predicted",), Values.TEXT,
+         notes=("Only the first class id of each 'predicted' cell counts (Kaggle allowed five, space-separated); "
+                "the score is 1 - accuracy, lower is better.",)),
+    _mle("lmsys-chatbot-arena", "multi-class-log-loss", "id", LMSYS_CLASSES, Values.PROBABILITY,
+         rows_sum_to_one=True, row_sum_decimals=6),
+    _mle("google-quest-challenge", "mean-column-wise-spearman", "qa_id", GOOGLE_QUEST_CLASSES, Values.NUMBER,
+         exact_columns=True, alignment=Align.SORT_UNCHECKED,
+         notes=("MLE-bench does not check qa_id here: it sorts both files by qa_id and compares by position. "
+                "A constant prediction column makes Spearman's rho, and so the score, undefined.",)),
+    _mle("playground-series-s3e18", "mean-column-wise-roc-auc", "id", ("EC1", "EC2"), Values.NUMBER,
+         notes=("Like MLE-bench, EC1 and EC2 may be any numbers (scores), not only probabilities.",)),
+    _mle("nfl-player-contact-detection", "mcc", "contact_id", ("contact",), Values.INTEGER),
+    _mle("icecube-neutrinos-in-deep-ice", "mean-angular-error", "event_id", ("azimuth", "zenith"), Values.NUMBER,
+         exact_columns=True),
+    _mle("alaska2-image-steganalysis", "weighted-auc", "Id", ("Label",), Values.NUMBER,
+         notes=("Weighted AUC as MLE-bench computes it: ROC area in the TPR bands [0, 0.4] and [0.4, 1], weighted "
+                "2 and 1, with a vertex interpolated at TPR 0.4. Label may be any number (a score).",)),
+)
+
+SPECS: dict[str, GraderSpec] = {spec.competition_id: spec for spec in (*LITE, *OTHERS, *MLE_BENCH)}
 
 
 def grader_for(competition_slug: str) -> GraderSpec | None:

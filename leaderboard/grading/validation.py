@@ -124,9 +124,10 @@ def _reject(values: np.ndarray, bad: np.ndarray, column: str, what: str) -> None
         raise SubmissionError(f"column {column!r} has {int(bad.sum())} {what} ({shown}{more})")
 
 
-def check_rows_sum_to_one(values: np.ndarray, atol: float = 1e-6) -> None:
+def check_rows_sum_to_one(values: np.ndarray, atol: float = 1e-6, decimals: int | None = None) -> None:
+    """np.isclose within `atol`; or, with `decimals`, the sum rounded to that many decimals must be 1."""
     sums = values.sum(axis=1)
-    bad = ~np.isclose(sums, 1.0, atol=atol)
+    bad = np.round(sums, decimals) != 1.0 if decimals is not None else ~np.isclose(sums, 1.0, atol=atol)
     if bad.any():
         where = np.flatnonzero(bad)[:SHOW]
         shown = ", ".join(f"row {i + 1} sums to {sums[i]:.6g}" for i in where)

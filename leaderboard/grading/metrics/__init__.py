@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import auc, classification, correlation, kappa, logloss, ranking, regression, text
+from . import angular, auc, classification, correlation, kappa, logloss, ranking, regression, text
 
 MetricFn = Callable[[np.ndarray, np.ndarray], float]
 
@@ -36,13 +36,18 @@ METRICS: dict[str, Metric] = {
         Metric("mean-column-wise-rmsle", regression.mean_columnwise_rmsle, lower_is_better=True, multi_column=True),
         Metric("mae", regression.mae, lower_is_better=True),
         Metric("quadratic-weighted-kappa", kappa.quadratic_weighted_kappa, lower_is_better=False),
+        Metric("weighted-auc", auc.weighted_auc, lower_is_better=False),
         Metric("accuracy", classification.accuracy, lower_is_better=False),
+        Metric("top-1-error", classification.top1_error, lower_is_better=True),
         Metric("f1-micro", classification.f1_micro, lower_is_better=False),
         Metric("f1-macro", classification.f1_macro, lower_is_better=False),
         Metric("mcc", classification.matthews, lower_is_better=False),
         Metric("map@5", ranking.map_at_5, lower_is_better=False),
         Metric("pearson", correlation.pearson, lower_is_better=False),
         Metric("spearman", correlation.spearman, lower_is_better=False),
+        Metric("mean-column-wise-spearman", correlation.mean_columnwise_spearman, lower_is_better=False,
+               multi_column=True),
+        Metric("mean-angular-error", angular.mean_angular_error, lower_is_better=True, multi_column=True),
         Metric("jaccard", text.mean_jaccard, lower_is_better=False),
         Metric("levenshtein", text.mean_levenshtein, lower_is_better=True),
     )

@@ -1,9 +1,11 @@
-"""ROC AUC through ranks: O(n log n), no per-call label validation, same value as sklearn."""
+"""ROC AUC through ranks (O(n log n), same value as sklearn), its column-wise mean, and ALASKA2's
+weighted AUC."""
 
 from __future__ import annotations
 
 import numpy as np
 from scipy.stats import rankdata
+from sklearn import metrics as sk
 
 
 def roc_auc(y_true: np.ndarray, y_score: np.ndarray) -> float:
@@ -21,3 +23,35 @@ def mean_columnwise_roc_auc(y_true: np.ndarray, y_score: np.ndarray) -> float:
     """Macro average of per-column AUCs (sklearn's average='macro' for multilabel indicators)."""
     y_true, y_score = np.atleast_2d(y_true.T).T, np.atleast_2d(y_score.T).T
     return float(np.mean([roc_auc(y_true[:, k], y_score[:, k]) for k in range(y_true.shape[1])]))
+
+
+ALASKA_TPR_BOUNDS = (0.0, 0.4, 1.0)
+ALASKA_WEIGHTS = (2.0, 1.0)
+
+
+def _roc_with_tpr_points(y_true: np.ndarray, y_score: np.ndarray, points: tuple[float, ...]):
+    """sklearn's ROC curve with a vertex added at each TPR in `points` (FPR linearly interpolated)."""
+    fpr, tpr, _ = sk.roc_curve(y_true, y_score, pos_label=1)
+    for point in points:
+        if point in tpr:
+            continue
+        i = int(np.searchsorted(tpr, point, side="right"))  # first vertex above the point
+        if i == len(tpr):
+            continue
+        x = fpr[i - 1] + (fpr[i] - fpr[i - 1]) * (point - tpr[i - 1]) / (tpr[i] - tpr[i - 1])
+        fpr, tpr = np.insert(fpr, i, x), np.insert(tpr, i, point)
+    return fpr, tpr
+
+
+def weighted_auc(y_true: np.ndarray, y_score: np.ndarray) -> float:
+    """ALASKA2's weighted AUC: the ROC area in TPR bands [0, 0.4] and [0.4, 1], weighted 2 and 1, normalised."""
+    fpr, tpr = _roc_with_tpr_points(np.asarray(y_true, np.float64), np.asarray(y_score, np.float64),
+                                    ALASKA_TPR_BOUNDS)
+    total = 0.0
+    for low, high, weight in zip(ALASKA_TPR_BOUNDS[:-1], ALASKA_TPR_BOUNDS[1:], ALASKA_WEIGHTS, strict=True):
+        band = (tpr >= low) & (tpr <= high)
+        if band.any():  # the band's curve, closed by a horizontal line to FPR 1 at its top
+            xs, ys = np.append(fpr[band], 1.0), np.append(tpr[band], high) - low
+            total += weight * float(np.trapezoid(ys, xs))
+    bands = np.diff(ALASKA_TPR_BOUNDS)
+    return total / float(np.dot(bands, ALASKA_WEIGHTS))

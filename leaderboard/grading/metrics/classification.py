@@ -1,9 +1,11 @@
-"""Label metrics: exact-match accuracy, F1 (micro, macro), Matthews correlation."""
+"""Label metrics: exact-match accuracy, top-1 error, F1 (micro, macro), Matthews correlation."""
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn import metrics as sk
+
+from ..validation import SubmissionError
 
 
 def accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
@@ -20,3 +22,19 @@ def f1_macro(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 
 def matthews(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(sk.matthews_corrcoef(y_true, y_pred))
+
+
+def _first_label(prediction: object) -> int:
+    """The first whitespace-separated token as a class id: '12 7 3' -> 12 (Kaggle's top-k format)."""
+    tokens = str(prediction).split()
+    try:
+        return int(tokens[0])
+    except (IndexError, ValueError):
+        raise SubmissionError(f"prediction {str(prediction)[:40]!r} does not start with an integer class id") from None
+
+
+def top1_error(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """1 - accuracy of the first predicted class id per row (iNaturalist's top-1 classification error)."""
+    truth = np.array([int(str(t)) for t in y_true])
+    guess = np.array([_first_label(p) for p in y_pred])
+    return float(1.0 - np.mean(truth == guess))
