@@ -191,6 +191,30 @@ def _alaska():
     return build, expect
 
 
+def _stanford():
+    scored = ["reactivity", "deg_Mg_pH10", "deg_Mg_50C"]
+    targets = ["reactivity", "deg_Mg_pH10", "deg_pH10", "deg_Mg_50C", "deg_50C"]
+
+    def build(rng):
+        seqs = _hex(rng, 5, 9)
+        ids = [f"id_{seq}_{pos}" for seq in seqs for pos in range(N // 5)]
+        y = rng.random((N, 5)) * 2
+        ans = pd.DataFrame(y, columns=targets)
+        ans.insert(0, "id_seqpos", ids)
+        ans["keep"] = np.tile(np.arange(N // 5) < 40, 5)  # positions past seq_scored are not scored
+        sub = pd.DataFrame(y + rng.normal(0, 0.3, y.shape), columns=targets)
+        sub.insert(0, "id_seqpos", ids)
+        sub.loc[~ans["keep"], scored] += 50  # far off where not scored: must not count
+        return ans, sub
+
+    def expect(ans, sub):
+        a, s = _sorted("id_seqpos")(ans, sub)
+        keep = a["keep"].to_numpy()
+        return np.mean([sk.root_mean_squared_error(a[c][keep], s[c][keep]) for c in scored])
+
+    return build, expect
+
+
 CASES = {
     "cassava-leaf-disease-classification": _labels("image_id", "label", lambda rng: [f"{x}.jpg" for x in _ints(rng)],
                                                    np.arange(5), sk.accuracy_score),
@@ -210,6 +234,7 @@ CASES = {
     "nfl-player-contact-detection": _labels("contact_id", "contact", _nfl_ids, [0, 0, 0, 1], sk.matthews_corrcoef),
     "icecube-neutrinos-in-deep-ice": _icecube(),
     "alaska2-image-steganalysis": _alaska(),
+    "stanford-covid-vaccine": _stanford(),
 }
 SLUGS = sorted(CASES)
 
@@ -306,6 +331,7 @@ def _set(column, row, value):
      "column 'contact' has 1 non-integer value(s); expected whole numbers (row 3: 0.7)"),
     ("alaska2-image-steganalysis", _set("Label", 0, "stego"), "column 'Label' has 1 non-numeric value(s) (row 1"),
     ("herbarium-2021-fgvc8", lambda s: pd.concat([s, s.iloc[:1]]), "duplicate 'Id' value(s)"),
+    ("stanford-covid-vaccine", lambda s: s.drop(columns="deg_pH10"), "missing column(s) 'deg_pH10'"),
 ])
 def test_competition_specific_malformed_submissions(catalogue, slug, change, fragment, tmp_path):
     report = _variant(slug, tmp_path, change)

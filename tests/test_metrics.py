@@ -135,7 +135,7 @@ def test_levenshtein_hand_worked(a, b, d):
 def test_registry_directions():
     lower = {name for name, metric in METRICS.items() if metric.lower_is_better}
     assert lower == {"log-loss", "multi-class-log-loss", "rmse", "rmsle", "mean-column-wise-rmsle", "mae",
-                     "levenshtein", "top-1-error", "mean-angular-error"}
+                     "levenshtein", "top-1-error", "mean-angular-error", "mean-column-wise-rmse"}
 
 
 def test_mean_angular_error_hand_worked():
@@ -167,3 +167,10 @@ def test_mean_columnwise_spearman_matches_scipy():
 def test_top1_error_reads_the_first_class_id():
     truth = np.array(["3", "4", "5"], dtype=object)
     assert get_metric("top-1-error").fn(truth, np.array(["3 9 9", "9 4", "5"], dtype=object)) == pytest.approx(1 / 3)
+
+
+def test_mean_columnwise_rmse_hand_worked():
+    # column errors (3, 4) and (0, 0): RMSEs sqrt(12.5) and 0
+    y = np.zeros((2, 2))
+    assert get_metric("mean-column-wise-rmse").fn(y, np.array([[3.0, 0.0], [4.0, 0.0]])) == pytest.approx(
+        np.sqrt(12.5) / 2)

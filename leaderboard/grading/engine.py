@@ -105,7 +105,7 @@ def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[floa
     validation.check_id_values(sub[spec.id_column].to_numpy(dtype=object), spec.id_column)
     _check_values(spec, sub, sub_targets)
     aligned = align(spec, sub, ans, _taker(spec, targets, sub_targets))
-    y_true, y_pred = _drop_unscored(spec, aligned.y_true, aligned.y_pred)
+    y_true, y_pred = _drop_unscored(spec, aligned.y_true, aligned.y_pred, ans)
     if sub_targets != targets:
         aligned.notes.append(f"the prediction columns {sub_targets} were scored by position as {targets}; "
                              "a grader that matches columns by name would score them differently")
@@ -136,7 +136,7 @@ def _targets(spec: GraderSpec, answers_header: list[str]) -> list[str]:
 def _submission_targets(spec: GraderSpec, header: list[str], targets: list[str]) -> list[str]:
     """The submission columns to score; by position for MLE-bench's positional-column graders."""
     if not spec.positional_columns:
-        validation.check_header(header, targets, spec.exact_columns, spec.id_column)
+        validation.check_header(header, [*targets, *spec.required_columns], spec.exact_columns, spec.id_column)
         return targets
     validation.check_header(header, [], False, spec.id_column)
     columns = [c for c in header if c != spec.id_column]
@@ -146,21 +146,25 @@ def _submission_targets(spec: GraderSpec, header: list[str], targets: list[str])
     return columns
 
 
-def _read(spec: GraderSpec, path: Path, targets: list[str], every_column: bool) -> pd.DataFrame:
+def _read(spec: GraderSpec, path: Path, targets: list[str], every_column: bool,
+          extra_text: tuple[str, ...] = ()) -> pd.DataFrame:
     text = spec.values == Values.TEXT
-    return reading.read_frame(path, spec.id_column, [] if text else targets, targets if text else [], every_column)
+    return reading.read_frame(path, spec.id_column, [] if text else targets,
+                              [*(targets if text else []), *extra_text], every_column)
 
 
 def _read_answers(spec: GraderSpec, path: Path, targets: list[str]) -> pd.DataFrame:
     """Answers indexed by id (the index's hash table is what id alignment uses), cached per worker."""
 
     def read() -> pd.DataFrame:
-        frame = _read(spec, path, targets, every_column=False)
+        scored_flag = (spec.scored_rows_column,) if spec.scored_rows_column else ()
+        frame = _read(spec, path, targets, every_column=False, extra_text=scored_flag)
         if spec.unique_ids:
             frame.index = pd.Index(frame[spec.id_column].to_numpy(dtype=object), dtype=object)
         return frame
 
-    return answers_cache.load(path, (spec.id_column, tuple(targets), spec.values, spec.unique_ids), read)
+    key = (spec.id_column, tuple(targets), spec.values, spec.unique_ids, spec.scored_rows_column)
+    return answers_cache.load(path, key, read)
 
 
 def _check_values(spec: GraderSpec, sub: pd.DataFrame, targets: list[str]) -> None:
@@ -190,7 +194,11 @@ def _missing_as_nan(values: np.ndarray) -> np.ndarray:
     return np.where(missing, "nan", values).astype(object)
 
 
-def _drop_unscored(spec: GraderSpec, y_true: np.ndarray, y_pred: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _drop_unscored(spec: GraderSpec, y_true: np.ndarray, y_pred: np.ndarray,
+                   ans: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    if spec.scored_rows_column:  # id alignment keeps y_true in the answers' row order
+        scored = ans[spec.scored_rows_column].str.strip().str.lower().eq("true").to_numpy()
+        return y_true[scored], y_pred[scored]
     if spec.unscored_answer_value is None:
         return y_true, y_pred
     scored = ~np.any(np.atleast_2d(y_true.T).T == spec.unscored_answer_value, axis=1)

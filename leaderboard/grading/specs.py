@@ -44,6 +44,8 @@ class GraderSpec:
     row_sum_decimals: int | None = None  # MLE-bench's round(sum, d) == 1 instead of an absolute tolerance
     positional_columns: bool = False  # MLE-bench takes every non-id submission column by position
     unscored_answer_value: float | None = None  # answers rows holding this value are not scored
+    scored_rows_column: str | None = None  # answers column (True/False): only True rows are scored; id alignment
+    required_columns: tuple[str, ...] = ()  # the submission must have them, but they are not scored
     unique_ids: bool = True
     na_text_as_nan: bool = False  # MLE-bench reads text with pandas' NA parsing, then compares str()
     expected_targets: int | None = None  # sanity check on target_columns=None answers files
@@ -211,6 +213,11 @@ MLE_BENCH: tuple[GraderSpec, ...] = (
     _mle("nfl-player-contact-detection", "mcc", "contact_id", ("contact",), Values.INTEGER),
     _mle("icecube-neutrinos-in-deep-ice", "mean-angular-error", "event_id", ("azimuth", "zenith"), Values.NUMBER,
          exact_columns=True),
+    _mle("stanford-covid-vaccine", "mean-column-wise-rmse", "id_seqpos", ("reactivity", "deg_Mg_pH10", "deg_Mg_50C"),
+         Values.NUMBER, scored_rows_column="keep", required_columns=("deg_pH10", "deg_50C"),
+         notes=("The config's grader.name says multi-class-log-loss, but MLE-bench's grade.py computes MCRMSE: the "
+                "mean over reactivity, deg_Mg_pH10 and deg_Mg_50C of the RMSE on the answers' rows marked keep. "
+                "deg_pH10 and deg_50C must be present but are not scored.",)),
     _mle("alaska2-image-steganalysis", "weighted-auc", "Id", ("Label",), Values.NUMBER,
          notes=("Weighted AUC as MLE-bench computes it: ROC area in the TPR bands [0, 0.4] and [0.4, 1], weighted "
                 "2 and 1, with a vertex interpolated at TPR 0.4. Label may be any number (a score).",)),

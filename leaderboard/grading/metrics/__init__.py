@@ -32,6 +32,7 @@ METRICS: dict[str, Metric] = {
         Metric("log-loss", logloss.binary_log_loss, lower_is_better=True),
         Metric("multi-class-log-loss", logloss.multiclass_log_loss, lower_is_better=True, multi_column=True),
         Metric("rmse", regression.rmse, lower_is_better=True),
+        Metric("mean-column-wise-rmse", regression.mean_columnwise_rmse, lower_is_better=True, multi_column=True),
         Metric("rmsle", regression.rmsle, lower_is_better=True),
         Metric("mean-column-wise-rmsle", regression.mean_columnwise_rmsle, lower_is_better=True, multi_column=True),
         Metric("mae", regression.mae, lower_is_better=True),

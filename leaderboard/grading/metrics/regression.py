@@ -1,4 +1,4 @@
-"""Regression errors: RMSE, RMSLE (and its column-wise mean), MAE."""
+"""Regression errors: RMSE, RMSLE (and their column-wise means), MAE."""
 
 from __future__ import annotations
 
@@ -11,6 +11,12 @@ def _floats(values: np.ndarray) -> np.ndarray:
 
 def rmse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(np.sqrt(np.mean((_floats(y_true) - _floats(y_pred)) ** 2)))
+
+
+def mean_columnwise_rmse(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """MCRMSE: the mean over columns of each column's RMSE."""
+    y_true, y_pred = np.atleast_2d(y_true.T).T, np.atleast_2d(y_pred.T).T
+    return float(np.mean([rmse(y_true[:, k], y_pred[:, k]) for k in range(y_true.shape[1])]))
 
 
 def rmsle(y_true: np.ndarray, y_pred: np.ndarray) -> float:
