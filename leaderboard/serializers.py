@@ -1,5 +1,6 @@
 from rest_framework import serializers
 
+from leaderboard.grading import grading_available
 from leaderboard.models import Competition
 
 
@@ -11,14 +12,20 @@ class CompetitionSerializer(serializers.ModelSerializer):
     is_lower_better = serializers.BooleanField(allow_null=True)
     splits = serializers.SlugRelatedField(many=True, read_only=True, slug_field="slug")
     has_human_baseline = serializers.BooleanField(read_only=True)
+    grading_available = serializers.SerializerMethodField(help_text="Whether submissions can be graded here")
 
     class Meta:
         model = Competition
         fields = [
             "id", "name", "metric", "is_lower_better", "n_teams", "splits", "awards_medals",
-            "has_human_baseline", "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold",
+            "has_human_baseline", "grading_available",
+            "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold",
         ]
         read_only_fields = fields
+
+
+    def get_grading_available(self, competition: Competition) -> bool:
+        return grading_available(competition.slug)
 
 
 class CompetitionDetailSerializer(CompetitionSerializer):

@@ -13,6 +13,7 @@ from rest_framework.authtoken.models import Token
 from leaderboard import paired, published, services, stats
 from leaderboard.charts import cost_frontier_figure, human_leaderboard_figure, pass_at_k_figure
 from leaderboard.forms import RunEditForm, SignupForm, UploadRunForm
+from leaderboard.grading import grader_for, grading_available
 from leaderboard.models import Competition, Experiment, Run, Split
 from leaderboard.runs_api import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv
 
@@ -25,6 +26,9 @@ def competition_list(request):
         competitions = competitions.filter(splits__slug=split_slug)
     if query:
         competitions = competitions.filter(Q(slug__icontains=query) | Q(name__icontains=query))
+    competitions = list(competitions)
+    for competition in competitions:
+        competition.grading_available = grading_available(competition.slug)
     return render(request, "leaderboard/competition_list.html", {
         "competitions": competitions,
         "splits": Split.objects.all(),
@@ -42,6 +46,7 @@ def competition_detail(request, slug: str):
         figure = human_leaderboard_figure(scores, thresholds)
     return render(request, "leaderboard/competition_detail.html", {
         "competition": competition,
+        "grader": grader_for(competition.slug),
         "thresholds": thresholds,
         "figure": figure,
     })

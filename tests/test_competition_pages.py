@@ -74,3 +74,19 @@ def test_unknown_competition_is_404(client, catalogue):
                                  "/api/schema/", "/api/docs/", "/accounts/login/"])
 def test_pages_render_for_anonymous(client, catalogue, url):
     assert client.get(url).status_code == 200
+
+
+def test_pages_and_api_say_where_grading_is_available(client, catalogue):
+    from leaderboard.grading import grading_available
+
+    assert grading_available("aerial-cactus-identification")
+    assert not grading_available("3d-object-detection-for-autonomous-vehicles")
+    api = {c["id"]: c for c in client.get("/api/competitions/?limit=500").json()["results"]}
+    assert api["aerial-cactus-identification"]["grading_available"] is True
+    assert api["3d-object-detection-for-autonomous-vehicles"]["grading_available"] is False
+    listing = client.get("/competitions/").content.decode()
+    assert listing.count("grading not available") == sum(not c["grading_available"] for c in api.values())
+    page = client.get("/competitions/aerial-cactus-identification/").content.decode()
+    assert "metric <code>roc-auc</code>" in page and "id column <code>id</code>" in page
+    page = client.get("/competitions/3d-object-detection-for-autonomous-vehicles/").content.decode()
+    assert "Grading not available" in page
