@@ -174,3 +174,22 @@ def test_mean_columnwise_rmse_hand_worked():
     y = np.zeros((2, 2))
     assert get_metric("mean-column-wise-rmse").fn(y, np.array([[3.0, 0.0], [4.0, 0.0]])) == pytest.approx(
         np.sqrt(12.5) / 2)
+
+
+def test_mle_bench_map_hand_worked():
+    # a set of three truths: hits at ranks 1 and 3 -> (1/1 + 2/3) / min(3, 12)
+    y = np.array(["a b c", "x"], dtype=object)
+    p = np.array(["a z b", "q x x"], dtype=object)
+    assert get_metric("mle-bench-map@12").fn(y, p) == pytest.approx(((1 + 2 / 3) / 3 + 1 / 2) / 2)
+
+
+def test_mle_bench_map_spends_ranks_on_repeats_and_empty_tokens():
+    y = np.array(["x", "x"], dtype=object)
+    p = np.array(["a a a a a x", "a  x"], dtype=object)  # x is sixth (past k=5); third after a double space
+    assert get_metric("mle-bench-map@5").fn(y, p) == pytest.approx((0 + 1 / 3) / 2)
+
+
+def test_f1_micro_label_sets_matches_sklearn_on_known_labels():
+    y = np.array(["a b", "c", "a"], dtype=object)
+    p = np.array(["a zz", "c b", ""], dtype=object)  # zz is no class: ignored; tp 2, fp 1 (b), fn 2
+    assert get_metric("f1-micro-label-sets").fn(y, p) == pytest.approx(4 / 7)

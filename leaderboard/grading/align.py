@@ -58,12 +58,21 @@ def _sorted_multiset(sub_ids: np.ndarray, ans_ids: np.ndarray, id_column: str) -
     return sub_order, ans_order
 
 
+def _known_ids_only(sub: pd.DataFrame, sub_ids: np.ndarray, index: pd.Index) -> pd.DataFrame:
+    """MLE-bench's superset rule: rows for ids outside the answers are dropped before matching."""
+    known = index.get_indexer(sub_ids) >= 0
+    return sub if known.all() else sub[known]
+
+
 def by_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable) -> Aligned:
     sub_ids, ans_ids = _ids(sub, spec), _ids(ans, spec)
     if not spec.unique_ids:
         sub_order, ans_order = _sorted_multiset(sub_ids, ans_ids, spec.id_column)
         return Aligned(take(ans)[ans_order], take(sub, True)[sub_order])
     index = ans.index if ans.index.dtype == object else None  # the answers reader indexes by id
+    if spec.extra_ids_ignored:
+        sub = _known_ids_only(sub, sub_ids, index if index is not None else pd.Index(ans_ids, dtype=object))
+        sub_ids = _ids(sub, spec)
     order = order_by_id(sub_ids, ans_ids, spec.id_column, index)
     y_pred = take(sub, True)
     return Aligned(take(ans), y_pred if order is None else y_pred[order])

@@ -47,6 +47,7 @@ class GraderSpec:
     scored_rows_column: str | None = None  # answers column (True/False): only True rows are scored; id alignment
     required_columns: tuple[str, ...] = ()  # the submission must have them, but they are not scored
     unique_ids: bool = True
+    extra_ids_ignored: bool = False  # submission rows whose id is not in the answers are dropped, not rejected
     na_text_as_nan: bool = False  # MLE-bench reads text with pandas' NA parsing, then compares str()
     expected_targets: int | None = None  # sanity check on target_columns=None answers files
     source: str = "lite-grading.md"
@@ -182,6 +183,17 @@ GOOGLE_QUEST_CLASSES = (
     "answer_type_instructions", "answer_type_procedure", "answer_type_reason_explanation", "answer_well_written",
 )
 LMSYS_CLASSES = ("winner_model_a", "winner_model_b", "winner_tie")
+MAP_SPLIT_NOTE = (
+    "Like MLE-bench, predictions are split on single spaces and only the first k tokens count: a repeated guess "
+    "or the empty token of a double space uses up a rank without scoring. MLE-bench reads the column with "
+    "pandas' type guessing (a column of single ids with one empty cell becomes floats such as '123.0', which "
+    "then match nothing); this grader reads it as text."
+)
+LABEL_SET_NOTE = (
+    "Micro-averaged F1 over space-separated label sets, as MLE-bench computes it: only labels that occur in "
+    "the answers are classes, so a predicted label that occurs nowhere in the answers is ignored, not counted "
+    "as a false positive; a label repeated within a row counts once; an empty cell predicts no labels."
+)
 
 
 def _mle(cid: str, metric: str, id_column: str, targets: tuple[str, ...], values: Values, **kw) -> GraderSpec:
@@ -223,7 +235,23 @@ MLE_BENCH: tuple[GraderSpec, ...] = (
                 "2 and 1, with a vertex interpolated at TPR 0.4. Label may be any number (a score).",)),
 )
 
-SPECS: dict[str, GraderSpec] = {spec.competition_id: spec for spec in (*LITE, *OTHERS, *MLE_BENCH)}
+MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
+    _mle("hotel-id-2021-fgvc8", "mle-bench-map@5", "image", ("hotel_id",), Values.TEXT,
+         notes=(MAP_SPLIT_NOTE,)),
+    _mle("h-and-m-personalized-fashion-recommendations", "mle-bench-map@12", "customer_id", ("prediction",),
+         Values.TEXT, exact_columns=True, extra_ids_ignored=True,
+         notes=(MAP_SPLIT_NOTE,
+                "Like MLE-bench, rows for customers that are not in the answers are ignored; every answers customer "
+                "must be present. Unlike MLE-bench, which would then pair sorted rows by position, a repeated "
+                "customer_id is rejected.",
+                "The answers' purchases are a set: AP@12 divides by min(number of purchased articles, 12).")),
+    _mle("imet-2020-fgvc7", "f1-micro-label-sets", "id", ("attribute_ids",), Values.TEXT,
+         notes=(LABEL_SET_NOTE,)),
+    _mle("plant-pathology-2021-fgvc8", "f1-micro-label-sets", "image", ("labels",), Values.TEXT,
+         notes=(LABEL_SET_NOTE,)),
+)
+
+SPECS: dict[str, GraderSpec] = {spec.competition_id: spec for spec in (*LITE, *OTHERS, *MLE_BENCH, *MLE_BENCH_MORE)}
 
 
 def grader_for(competition_slug: str) -> GraderSpec | None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import angular, auc, classification, correlation, kappa, logloss, ranking, regression, text
+from . import angular, auc, classification, correlation, kappa, label_sets, logloss, ranking, regression, text
 
 MetricFn = Callable[[np.ndarray, np.ndarray], float]
 
@@ -44,6 +44,9 @@ METRICS: dict[str, Metric] = {
         Metric("f1-macro", classification.f1_macro, lower_is_better=False),
         Metric("mcc", classification.matthews, lower_is_better=False),
         Metric("map@5", ranking.map_at_5, lower_is_better=False),
+        Metric("mle-bench-map@5", ranking.mle_bench_map_at_5, lower_is_better=False),
+        Metric("mle-bench-map@12", ranking.mle_bench_map_at_12, lower_is_better=False),
+        Metric("f1-micro-label-sets", label_sets.f1_micro_label_sets, lower_is_better=False),
         Metric("pearson", correlation.pearson, lower_is_better=False),
         Metric("spearman", correlation.spearman, lower_is_better=False),
         Metric("mean-column-wise-spearman", correlation.mean_columnwise_spearman, lower_is_better=False,

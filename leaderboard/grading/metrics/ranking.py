@@ -1,4 +1,5 @@
-"""MAP@k for space-separated ranked predictions against one true label per row (Kaggle's MAP@5)."""
+"""MAP@k for space-separated ranked predictions: Kaggle's MAP@5 against one true label per row, and
+MLE-bench's MAP@k against a set of true labels per row."""
 
 from __future__ import annotations
 
@@ -25,3 +26,26 @@ def map_at_k(y_true: np.ndarray, y_pred: np.ndarray, k: int = 5) -> float:
 
 def map_at_5(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return map_at_k(y_true, y_pred, 5)
+
+
+def _average_precision_sets(actual: str, predicted: str, k: int) -> float:
+    """MLE-bench's AP@k: the answer is a set of labels, the prediction its first k single-space tokens.
+
+    A repeated guess uses up its rank without scoring again, and tokens are split on single spaces,
+    so a double space makes an empty guess that takes a rank too.
+    """
+    truth, guesses = set(str(actual).split(" ")), str(predicted).split(" ")[:k]
+    hits, total = 0, 0.0
+    for rank, guess in enumerate(guesses, 1):
+        if guess in truth and guess not in guesses[:rank - 1]:
+            hits += 1
+            total += hits / rank
+    return total / min(len(truth), k)
+
+
+def mle_bench_map_at_5(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return float(np.mean([_average_precision_sets(a, p, 5) for a, p in zip(y_true, y_pred, strict=True)]))
+
+
+def mle_bench_map_at_12(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return float(np.mean([_average_precision_sets(a, p, 12) for a, p in zip(y_true, y_pred, strict=True)]))

@@ -1,0 +1,214 @@
+"""More competitions graded from MLE-bench's own grade.py: MAP@k over space-separated rankings and
+micro F1 over label sets, end to end on synthetic files in each competition's real column format,
+against an independent computation that follows grade.py (pandas sort by id, then the metric by hand
+or with scikit-learn's MultiLabelBinarizer)."""
+
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+from sklearn import metrics as sk
+from sklearn.preprocessing import MultiLabelBinarizer
+
+from leaderboard import medals
+from leaderboard.grading import grade_submission, grader_for
+from leaderboard.grading.specs import MLE_BENCH_MORE
+from leaderboard.models import Competition
+
+N = 300
+PLANT = ["healthy", "scab", "frog_eye_leaf_spot", "complex", "rust", "powdery_mildew"]
+
+
+def _hex(rng, n, width):
+    return [f"{x:016x}"[:width] for x in rng.integers(0, 2**62, n)]
+
+
+def _reference_map(actual: list[str], predicted: list[str], k: int) -> float:
+    """grade.py's mean_average_precision_at_k on str.split(' ') lists, written out independently."""
+    scores = []
+    for truth_text, guess_text in zip(actual, predicted, strict=True):
+        truth, guesses = set(str(truth_text).split(" ")), str(guess_text).split(" ")[:k]
+        hit_ranks = [i + 1 for i, g in enumerate(guesses) if g in truth and g not in guesses[:i]]
+        precision = [(n + 1) / rank for n, rank in enumerate(hit_ranks)]
+        scores.append(sum(precision) / min(len(truth), k))
+    return float(np.mean(scores))
+
+
+def _ranking(id_col, target, ids, vocabulary, k, truths_per_row, extra_rows=0):
+    def build(rng):
+        truth = [" ".join(map(str, rng.choice(vocabulary, truths_per_row(rng), replace=False))) for _ in range(N)]
+        ans = pd.DataFrame({id_col: ids(rng, N + extra_rows)[:N], target: truth})
+        guesses = []
+        for t in truth:
+            pool = list(rng.choice(vocabulary, k, replace=False))
+            if rng.random() < 0.7:
+                pool.insert(int(rng.integers(0, k)), t.split(" ")[0])
+            if rng.random() < 0.1:
+                pool.insert(1, pool[0])  # a repeated guess uses up a rank
+            guesses.append(" ".join(map(str, pool[:k + 1])))
+        sub = pd.DataFrame({id_col: ans[id_col], target: guesses})
+        if extra_rows:  # customers outside the answers: MLE-bench ignores them
+            extra = ids(rng, N + extra_rows)[N:]
+            sub = pd.concat([sub, pd.DataFrame({id_col: extra, target: "0"})], ignore_index=True)
+        return ans, sub
+
+    def expect(ans, sub):
+        sub = sub[sub[id_col].isin(ans[id_col])]
+        a, s = ans.sort_values(id_col), sub.sort_values(id_col)
+        return _reference_map(a[target].astype(str).tolist(), s[target].astype(str).tolist(), k)
+
+    return build, expect
+
+
+def _label_sets(id_col, target, ids, vocabulary, max_labels):
+    def build(rng):
+        truth = [" ".join(rng.choice(vocabulary, rng.integers(1, max_labels + 1), replace=False)) for _ in range(N)]
+        ans = pd.DataFrame({id_col: ids(rng), target: truth})
+        guesses = []
+        for t in truth:
+            labels = [lab for lab in t.split() if rng.random() < 0.7]
+            labels += list(rng.choice(vocabulary, rng.integers(0, 2)))
+            if rng.random() < 0.1:
+                labels.append("not_a_class")  # in no answers row: MultiLabelBinarizer drops it
+            guesses.append(" ".join(labels))
+        return ans, pd.DataFrame({id_col: ans[id_col], target: guesses})
+
+    def expect(ans, sub):
+        a, s = ans.sort_values(id_col), sub.sort_values(id_col)
+        a_labels, s_labels = a[target].fillna(""), s[target].fillna("")
+        classes = sorted(set(a_labels.str.split().explode().unique()))
+        mlb = MultiLabelBinarizer(classes=classes)
+        y_true = mlb.fit_transform(a_labels.str.split())
+        with pytest.warns(UserWarning, match="unknown class"):
+            y_pred = mlb.transform(s_labels.str.split())
+        return sk.f1_score(y_true, y_pred, average="micro")
+
+    return build, expect
+
+
+def _images(rng, n=N):
+    return [f"{h}.jpg" for h in _hex(rng, n, 16)]
+
+
+def _customer_ids(rng, n=N):
+    return [a + b for a, b in zip(_hex(rng, n, 16), _hex(rng, n, 16), strict=True)]
+
+
+CASES = {
+    "hotel-id-2021-fgvc8": _ranking("image", "hotel_id", _images, np.arange(200), 5, lambda rng: 1),
+    "h-and-m-personalized-fashion-recommendations": _ranking(
+        "customer_id", "prediction", _customer_ids, [f"0{x}" for x in 706016001 + np.arange(60)], 12,
+        lambda rng: int(rng.integers(1, 20)), extra_rows=25),
+    "imet-2020-fgvc7": _label_sets("id", "attribute_ids", lambda rng: _hex(rng, N, 16),
+                                   [str(x) for x in range(0, 3471, 37)], 5),
+    "plant-pathology-2021-fgvc8": _label_sets("image", "labels", _images, PLANT, 2),
+}
+SLUGS = sorted(CASES)
+
+
+def test_every_spec_here_has_a_case():
+    assert sorted(spec.competition_id for spec in MLE_BENCH_MORE) == SLUGS
+
+
+def _write(tmp_path: Path, ans: pd.DataFrame, sub: pd.DataFrame, rng=None) -> tuple[Path, Path]:
+    answers, submission = tmp_path / "answers.csv", tmp_path / "submission.csv"
+    ans.to_csv(answers, index=False)
+    (sub if rng is None else sub.iloc[rng.permutation(len(sub))]).to_csv(submission, index=False)
+    return answers, submission
+
+
+def _build(slug):
+    rng = np.random.default_rng(zlib.crc32(slug.encode()))
+    build, expect = CASES[slug]
+    ans, sub = build(rng)
+    return ans, sub, expect, rng
+
+
+def _grade(slug, submission, answers):
+    return grade_submission(Competition.objects.get(slug=slug), submission, answers_path=answers)
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_scores_like_an_independent_computation(catalogue, slug, tmp_path):
+    ans, sub, expect, rng = _build(slug)
+    answers, submission = _write(tmp_path, ans, sub, rng)
+    expected = expect(pd.read_csv(answers), pd.read_csv(submission))  # read as MLE-bench reads them
+
+    report = _grade(slug, submission, answers)
+
+    assert report.error is None, report.error
+    assert report.valid_submission
+    assert report.score == medals.round_score(expected)
+    assert 0 < report.score < 1
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_a_missing_row_is_rejected(catalogue, slug, tmp_path):
+    ans, sub, _, _ = _build(slug)
+    answers, submission = _write(tmp_path, ans, sub.iloc[1:])
+    report = _grade(slug, submission, answers)
+    assert not report.valid_submission and report.score is None
+    assert f"1 {grader_for(slug).id_column!r} value(s) of the test set are missing: " in report.error
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_a_misnamed_prediction_column_is_rejected(catalogue, slug, tmp_path):
+    ans, sub, _, _ = _build(slug)
+    target = grader_for(slug).target_columns[0]
+    answers, submission = _write(tmp_path, ans, sub.rename(columns={target: target.upper() + "_"}))
+    report = _grade(slug, submission, answers)
+    assert report.score is None and f"missing column(s) {target!r}" in report.error
+
+
+@pytest.mark.parametrize("slug", SLUGS)
+def test_direction_agrees_with_the_human_leaderboard(catalogue, slug):
+    competition = catalogue.get(slug=slug)
+    assert competition.is_lower_better is not None
+    assert grader_for(slug).lower_is_better == competition.is_lower_better
+
+
+def _tiny(slug, tmp_path, ans_rows, sub_rows):
+    spec = grader_for(slug)
+    columns = [spec.id_column, spec.target_columns[0]]
+    answers, submission = _write(tmp_path, pd.DataFrame(ans_rows, columns=columns),
+                                 pd.DataFrame(sub_rows, columns=columns))
+    return _grade(slug, submission, answers)
+
+
+def test_hotel_map_counts_a_repeated_guess_and_a_double_space_as_used_ranks(catalogue, tmp_path):
+    report = _tiny("hotel-id-2021-fgvc8", tmp_path, [["a.jpg", "7"], ["b.jpg", "8"], ["c.jpg", "9"]],
+                   [["a.jpg", "3 3 7 1 2"], ["b.jpg", "1  8 2 3"], ["c.jpg", "1 2 3 4 5 9"]])
+    assert report.score == medals.round_score((1 / 3 + 1 / 3 + 0) / 3)  # 9 is sixth: past k=5
+
+
+def test_h_and_m_divides_by_the_number_of_purchases_up_to_twelve(catalogue, tmp_path):
+    report = _tiny("h-and-m-personalized-fashion-recommendations", tmp_path,
+                   [["c1", "01 02"], ["c2", "05"]],
+                   [["c1", "02 09 01"], ["c2", "09 05"], ["c3", "05"]])  # c3 is not in the answers: ignored
+    assert report.score == medals.round_score(((1 + 2 / 3) / 2 + 1 / 2) / 2)
+
+
+def test_h_and_m_rejects_extra_columns(catalogue, tmp_path):
+    ans, sub, _, _ = _build("h-and-m-personalized-fashion-recommendations")
+    answers, submission = _write(tmp_path, ans, sub.assign(score=1))
+    report = _grade("h-and-m-personalized-fashion-recommendations", submission, answers)
+    assert report.score is None and "unexpected column(s) 'score'" in report.error
+
+
+def test_micro_f1_ignores_labels_absent_from_the_answers(catalogue, tmp_path):
+    report = _tiny("plant-pathology-2021-fgvc8", tmp_path,
+                   [["1.jpg", "scab"], ["2.jpg", "rust complex"], ["3.jpg", "healthy"]],
+                   [["1.jpg", "scab scab powdery_mildew"], ["2.jpg", "rust"], ["3.jpg", ""]])
+    # powdery_mildew is in no answers row: ignored. TP 2 (scab, rust), FP 0, FN 2 (complex, healthy)
+    assert report.score == medals.round_score(4 / 6)
+
+
+def test_imet_rejects_a_duplicated_id(catalogue, tmp_path):
+    ans, sub, _, _ = _build("imet-2020-fgvc7")
+    answers, submission = _write(tmp_path, ans, pd.concat([sub, sub.iloc[:1]]))
+    report = _grade("imet-2020-fgvc7", submission, answers)
+    assert report.score is None and "duplicate 'id' value(s)" in report.error
