@@ -80,12 +80,33 @@ def _label_sets(id_col, target, ids, vocabulary, max_labels):
     def expect(ans, sub):
         a, s = ans.sort_values(id_col), sub.sort_values(id_col)
         a_labels, s_labels = a[target].fillna(""), s[target].fillna("")
-        classes = sorted(set(a_labels.str.split().explode().unique()))
+        classes = sorted({label for labels in a_labels.str.split() for label in labels})
         mlb = MultiLabelBinarizer(classes=classes)
         y_true = mlb.fit_transform(a_labels.str.split())
         with pytest.warns(UserWarning, match="unknown class"):
             y_pred = mlb.transform(s_labels.str.split())
         return sk.f1_score(y_true, y_pred, average="micro")
+
+    return build, expect
+
+
+def _chaii():
+    words = ["नमस्ते", "भारत", "दिल्ली", "சென்னை", "தமிழ்", "1947", "Gandhi", "गांधी", "नदी", "ஆறு"]
+
+    def build(rng):
+        truth = [" ".join(rng.choice(words, rng.integers(1, 4))) for _ in range(N)]
+        ans = pd.DataFrame({"id": _hex(rng, N, 9), "PredictionString": truth})
+        guesses = [" ".join([w.upper() for w in t.split() if rng.random() < 0.7] + list(rng.choice(words, 1)))
+                   for t in truth]
+        guesses[:10] = [""] * 10  # empty predictions
+        return ans, pd.DataFrame({"id": ans["id"], "PredictionString": guesses})
+
+    def expect(ans, sub):  # grade.py: word sets, MultiLabelBinarizer, jaccard_score(average="samples")
+        a, s = ans.sort_values("id"), sub.sort_values("id")
+        y_true = [set(x.lower().split()) for x in a["PredictionString"].fillna("")]
+        y_pred = [set(x.lower().split()) for x in s["PredictionString"].fillna("")]
+        mlb = MultiLabelBinarizer(classes=list(set.union(*y_true, *y_pred)))
+        return sk.jaccard_score(mlb.fit_transform(y_true), mlb.transform(y_pred), average="samples")
 
     return build, expect
 
@@ -106,6 +127,10 @@ CASES = {
     "imet-2020-fgvc7": _label_sets("id", "attribute_ids", lambda rng: _hex(rng, N, 16),
                                    [str(x) for x in range(0, 3471, 37)], 5),
     "plant-pathology-2021-fgvc8": _label_sets("image", "labels", _images, PLANT, 2),
+    "facebook-recruiting-iii-keyword-extraction": _label_sets(
+        "Id", "Tags", lambda rng: 6034196 + rng.permutation(10**5)[:N],
+        ["c#", "java", "php", "javascript", "asp.net", "c++", "jquery", "python", "null", "ios", "sql-server"], 4),
+    "chaii-hindi-and-tamil-question-answering": _chaii(),
 }
 SLUGS = sorted(CASES)
 
@@ -205,6 +230,19 @@ def test_micro_f1_ignores_labels_absent_from_the_answers(catalogue, tmp_path):
                    [["1.jpg", "scab scab powdery_mildew"], ["2.jpg", "rust"], ["3.jpg", ""]])
     # powdery_mildew is in no answers row: ignored. TP 2 (scab, rust), FP 0, FN 2 (complex, healthy)
     assert report.score == medals.round_score(4 / 6)
+
+
+def test_facebook_reads_a_lone_na_spelling_as_no_tags(catalogue, tmp_path):
+    report = _tiny("facebook-recruiting-iii-keyword-extraction", tmp_path,
+                   [[1, "java null"], [2, "null"], [3, "php"]], [[1, "java null"], [2, "null"], [3, "NA"]])
+    # row 2's answer and prediction are both missing for pandas: no tags. TP 2, FN 1 (php) -> 4/5
+    assert report.score == medals.round_score(4 / 5)
+
+
+def test_chaii_scores_an_empty_answer_and_prediction_zero(catalogue, tmp_path):
+    report = _tiny("chaii-hindi-and-tamil-question-answering", tmp_path,
+                   [["a1", "भारत"], ["a2", ""]], [["a1", "भारत देश"], ["a2", ""]])
+    assert report.score == medals.round_score((1 / 2 + 0) / 2)
 
 
 def test_imet_rejects_a_duplicated_id(catalogue, tmp_path):

@@ -193,3 +193,9 @@ def test_f1_micro_label_sets_matches_sklearn_on_known_labels():
     y = np.array(["a b", "c", "a"], dtype=object)
     p = np.array(["a zz", "c b", ""], dtype=object)  # zz is no class: ignored; tp 2, fp 1 (b), fn 2
     assert get_metric("f1-micro-label-sets").fn(y, p) == pytest.approx(4 / 7)
+
+
+def test_jaccard_samples_scores_two_empty_rows_zero_unlike_kaggle_jaccard():
+    y, p = np.array(["A b", ""], dtype=object), np.array(["a c", ""], dtype=object)
+    assert get_metric("jaccard-samples").fn(y, p) == pytest.approx((1 / 3 + 0) / 2)
+    assert get_metric("jaccard").fn(y, p) == pytest.approx((1 / 3 + 1) / 2)

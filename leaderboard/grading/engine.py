@@ -183,15 +183,18 @@ def _taker(spec: GraderSpec, targets: list[str], sub_targets: list[str]) -> Call
         columns = sub_targets if is_submission else targets
         values = frame[columns].to_numpy(dtype=dtype)
         values = values[:, 0] if len(columns) == 1 else values
-        return _missing_as_nan(values) if spec.na_text_as_nan else values
+        if spec.na_text_as_empty:
+            return _missing_as(values, "")
+        return _missing_as(values, "nan") if spec.na_text_as_nan else values
 
     return take
 
 
-def _missing_as_nan(values: np.ndarray) -> np.ndarray:
-    """MLE-bench's view of text: every NA spelling pandas recognises becomes NaN, i.e. str 'nan'."""
+def _missing_as(values: np.ndarray, text: str) -> np.ndarray:
+    """MLE-bench's view of text: every NA spelling pandas recognises becomes NaN, which its graders then
+    turn into str 'nan' (astype(str)) or '' (fillna(''))."""
     missing = pd.Series(values, dtype=object).isin(validation.NA_STRINGS).to_numpy()
-    return np.where(missing, "nan", values).astype(object)
+    return np.where(missing, text, values).astype(object)
 
 
 def _drop_unscored(spec: GraderSpec, y_true: np.ndarray, y_pred: np.ndarray,

@@ -49,6 +49,7 @@ class GraderSpec:
     unique_ids: bool = True
     extra_ids_ignored: bool = False  # submission rows whose id is not in the answers are dropped, not rejected
     na_text_as_nan: bool = False  # MLE-bench reads text with pandas' NA parsing, then compares str()
+    na_text_as_empty: bool = False  # MLE-bench reads text with pandas' NA parsing, then fillna("")
     expected_targets: int | None = None  # sanity check on target_columns=None answers files
     source: str = "lite-grading.md"
     notes: tuple[str, ...] = ()
@@ -245,10 +246,23 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
                 "must be present. Unlike MLE-bench, which would then pair sorted rows by position, a repeated "
                 "customer_id is rejected.",
                 "The answers' purchases are a set: AP@12 divides by min(number of purchased articles, 12).")),
-    _mle("imet-2020-fgvc7", "f1-micro-label-sets", "id", ("attribute_ids",), Values.TEXT,
+    _mle("imet-2020-fgvc7", "f1-micro-label-sets", "id", ("attribute_ids",), Values.TEXT, na_text_as_empty=True,
          notes=(LABEL_SET_NOTE,)),
     _mle("plant-pathology-2021-fgvc8", "f1-micro-label-sets", "image", ("labels",), Values.TEXT,
-         notes=(LABEL_SET_NOTE,)),
+         na_text_as_empty=True, notes=(LABEL_SET_NOTE,)),
+    _mle("facebook-recruiting-iii-keyword-extraction", "f1-micro-label-sets", "Id", ("Tags",), Values.TEXT,
+         na_text_as_empty=True,
+         notes=(LABEL_SET_NOTE,
+                "Kaggle scored the mean F1 per question; MLE-bench's grade.py (and its config, micro-f1-score) use "
+                "micro-averaged F1 over all tags, and so does this grader. A cell holding only an NA spelling "
+                "('null', 'NA', 'nan', ...) predicts no tags, as pandas reads it as missing, even though 'null' "
+                "is a real tag.")),
+    _mle("chaii-hindi-and-tamil-question-answering", "jaccard-samples", "id", ("PredictionString",), Values.TEXT,
+         na_text_as_empty=True,
+         notes=("Word-level Jaccard per row on lower-cased whitespace-split word sets, averaged, as MLE-bench "
+                "computes it with scikit-learn's jaccard_score(average='samples'): a row where both the answer "
+                "and the prediction are empty scores 0, not 1 (Kaggle's Jaccard would give 1). A cell holding "
+                "only an NA spelling ('NA', 'null', ...) is read as empty, as pandas reads it.",)),
 )
 
 SPECS: dict[str, GraderSpec] = {spec.competition_id: spec for spec in (*LITE, *OTHERS, *MLE_BENCH, *MLE_BENCH_MORE)}

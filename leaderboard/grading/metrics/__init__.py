@@ -53,6 +53,7 @@ METRICS: dict[str, Metric] = {
                multi_column=True),
         Metric("mean-angular-error", angular.mean_angular_error, lower_is_better=True, multi_column=True),
         Metric("jaccard", text.mean_jaccard, lower_is_better=False),
+        Metric("jaccard-samples", text.mean_jaccard_samples, lower_is_better=False),
         Metric("levenshtein", text.mean_levenshtein, lower_is_better=True),
     )
 }

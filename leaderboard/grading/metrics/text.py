@@ -1,4 +1,4 @@
-"""Text metrics: word-level Jaccard (tweet-sentiment-extraction) and Levenshtein distance."""
+"""Text metrics: word-level Jaccard (Kaggle's, and scikit-learn's per-sample one) and Levenshtein distance."""
 
 from __future__ import annotations
 
@@ -15,6 +15,17 @@ def jaccard_words(a: str, b: str) -> float:
 
 def mean_jaccard(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(np.mean([jaccard_words(a, b) for a, b in zip(y_true, y_pred, strict=True)]))
+
+
+def _jaccard_or_zero(a: str, b: str) -> float:
+    """scikit-learn's per-sample Jaccard of word sets: an empty union scores 0 (its zero_division)."""
+    left, right = set(str(a).lower().split()), set(str(b).lower().split())
+    union = left | right
+    return len(left & right) / len(union) if union else 0.0
+
+
+def mean_jaccard_samples(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    return float(np.mean([_jaccard_or_zero(a, b) for a, b in zip(y_true, y_pred, strict=True)]))
 
 
 def levenshtein(a: str, b: str) -> int:
