@@ -16,7 +16,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 
 from leaderboard import medals
 from leaderboard.grading import grade_submission, grader_for
-from leaderboard.grading.specs import MLE_BENCH_MORE
+from leaderboard.grading.specs import FREESOUND_CLASSES, MLE_BENCH_MORE
 from leaderboard.models import Competition
 
 N = 300
@@ -111,6 +111,30 @@ def _chaii():
     return build, expect
 
 
+def _freesound():
+    classes = list(FREESOUND_CLASSES)
+
+    def build(rng):
+        y = np.zeros((N, len(classes)), dtype=int)
+        for row in range(5, N):  # the first five rows have no label: left out of the score
+            y[row, rng.choice(len(classes), rng.integers(1, 4), replace=False)] = 1
+        ans = pd.DataFrame(y, columns=classes)
+        ans.insert(0, "fname", _hex(rng, N, 8))
+        ans["fname"] += ".wav"
+        sub = pd.DataFrame(np.round(y * 0.3 + rng.random(y.shape), 4), columns=classes)
+        sub.insert(0, "fname", ans["fname"])
+        return ans, sub
+
+    def expect(ans, sub):  # grade.py's calculate_overall_lwlrap_sklearn
+        a, s = ans.sort_values("fname"), sub.sort_values("fname")
+        truth, scores = a[classes].to_numpy(), s[classes].to_numpy()
+        weight = truth.sum(axis=1)
+        keep = weight > 0
+        return sk.label_ranking_average_precision_score(truth[keep] > 0, scores[keep], sample_weight=weight[keep])
+
+    return build, expect
+
+
 def _images(rng, n=N):
     return [f"{h}.jpg" for h in _hex(rng, n, 16)]
 
@@ -131,6 +155,7 @@ CASES = {
         "Id", "Tags", lambda rng: 6034196 + rng.permutation(10**5)[:N],
         ["c#", "java", "php", "javascript", "asp.net", "c++", "jquery", "python", "null", "ios", "sql-server"], 4),
     "chaii-hindi-and-tamil-question-answering": _chaii(),
+    "freesound-audio-tagging-2019": _freesound(),
 }
 SLUGS = sorted(CASES)
 
@@ -250,3 +275,13 @@ def test_imet_rejects_a_duplicated_id(catalogue, tmp_path):
     answers, submission = _write(tmp_path, ans, pd.concat([sub, sub.iloc[:1]]))
     report = _grade("imet-2020-fgvc7", submission, answers)
     assert report.score is None and "duplicate 'id' value(s)" in report.error
+
+
+def test_freesound_rejects_classes_out_of_order(catalogue, tmp_path):
+    ans, sub, _, _ = _build("freesound-audio-tagging-2019")
+    columns = list(sub.columns)
+    columns[1], columns[2] = columns[2], columns[1]
+    answers, submission = _write(tmp_path, ans, sub[columns])
+    report = _grade("freesound-audio-tagging-2019", submission, answers)
+    assert report.score is None
+    assert "column 2 is 'Accordion', expected 'Accelerating_and_revving_and_vroom'" in report.error

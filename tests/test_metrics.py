@@ -199,3 +199,10 @@ def test_jaccard_samples_scores_two_empty_rows_zero_unlike_kaggle_jaccard():
     y, p = np.array(["A b", ""], dtype=object), np.array(["a c", ""], dtype=object)
     assert get_metric("jaccard-samples").fn(y, p) == pytest.approx((1 / 3 + 0) / 2)
     assert get_metric("jaccard").fn(y, p) == pytest.approx((1 / 3 + 1) / 2)
+
+
+def test_lwlrap_weights_rows_by_their_labels_and_skips_unlabelled_ones():
+    y = np.array([[1, 1, 0], [0, 0, 1], [0, 0, 0]])
+    p = np.array([[0.9, 0.1, 0.5], [0.9, 0.1, 0.5], [0.1, 0.2, 0.3]])
+    # row 1: labels ranked 1st (1/1) and 3rd (2/3); row 2: its label ranked 2nd (1/2); label-weighted mean
+    assert get_metric("lwlrap").fn(y, p) == pytest.approx((1 + 2 / 3 + 1 / 2) / 3)

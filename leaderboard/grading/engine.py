@@ -137,6 +137,8 @@ def _submission_targets(spec: GraderSpec, header: list[str], targets: list[str])
     """The submission columns to score; by position for MLE-bench's positional-column graders."""
     if not spec.positional_columns:
         validation.check_header(header, [*targets, *spec.required_columns], spec.exact_columns, spec.id_column)
+        if spec.ordered_columns:
+            validation.check_column_order(header, [spec.id_column, *targets])
         return targets
     validation.check_header(header, [], False, spec.id_column)
     columns = [c for c in header if c != spec.id_column]

@@ -40,6 +40,7 @@ class GraderSpec:
     values: Values
     alignment: Align = Align.ID
     exact_columns: bool = False  # the submission may hold only id + targets
+    ordered_columns: bool = False  # ... and exactly in the order id, *targets (MLE-bench compares the header)
     rows_sum_to_one: bool = False
     row_sum_decimals: int | None = None  # MLE-bench's round(sum, d) == 1 instead of an absolute tolerance
     positional_columns: bool = False  # MLE-bench takes every non-id submission column by position
@@ -184,6 +185,21 @@ GOOGLE_QUEST_CLASSES = (
     "answer_type_instructions", "answer_type_procedure", "answer_type_reason_explanation", "answer_well_written",
 )
 LMSYS_CLASSES = ("winner_model_a", "winner_model_b", "winner_tie")
+FREESOUND_CLASSES = (
+    "Accelerating_and_revving_and_vroom", "Accordion", "Acoustic_guitar", "Applause", "Bark", "Bass_drum",
+    "Bass_guitar", "Bathtub_(filling_or_washing)", "Bicycle_bell", "Burping_and_eructation", "Bus", "Buzz",
+    "Car_passing_by", "Cheering", "Chewing_and_mastication", "Child_speech_and_kid_speaking", "Chink_and_clink",
+    "Chirp_and_tweet", "Church_bell", "Clapping", "Computer_keyboard", "Crackle", "Cricket", "Crowd",
+    "Cupboard_open_or_close", "Cutlery_and_silverware", "Dishes_and_pots_and_pans", "Drawer_open_or_close", "Drip",
+    "Electric_guitar", "Fart", "Female_singing", "Female_speech_and_woman_speaking", "Fill_(with_liquid)",
+    "Finger_snapping", "Frying_(food)", "Gasp", "Glockenspiel", "Gong", "Gurgling", "Harmonica", "Hi-hat", "Hiss",
+    "Keys_jangling", "Knock", "Male_singing", "Male_speech_and_man_speaking", "Marimba_and_xylophone",
+    "Mechanical_fan", "Meow", "Microwave_oven", "Motorcycle", "Printer", "Purr", "Race_car_and_auto_racing",
+    "Raindrop", "Run", "Scissors", "Screaming", "Shatter", "Sigh", "Sink_(filling_or_washing)", "Skateboard", "Slam",
+    "Sneeze", "Squeak", "Stream", "Strum", "Tap", "Tick-tock", "Toilet_flush", "Traffic_noise_and_roadway_noise",
+    "Trickle_and_dribble", "Walk_and_footsteps", "Water_tap_and_faucet", "Waves_and_surf", "Whispering", "Writing",
+    "Yell", "Zipper_(clothing)",
+)
 MAP_SPLIT_NOTE = (
     "Like MLE-bench, predictions are split on single spaces and only the first k tokens count: a repeated guess "
     "or the empty token of a double space uses up a rank without scoring. MLE-bench reads the column with "
@@ -257,6 +273,11 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
                 "micro-averaged F1 over all tags, and so does this grader. A cell holding only an NA spelling "
                 "('null', 'NA', 'nan', ...) predicts no tags, as pandas reads it as missing, even though 'null' "
                 "is a real tag.")),
+    _mle("freesound-audio-tagging-2019", "lwlrap", "fname", FREESOUND_CLASSES, Values.NUMBER, exact_columns=True,
+         ordered_columns=True,
+         notes=("Label-weighted label-ranking average precision (lwlrap), as MLE-bench computes it with "
+                "scikit-learn: rows weighted by their number of labels, unlabelled rows left out. Like MLE-bench, "
+                "the header must be fname and then the 80 classes in vocabulary order; scores may be any numbers.",)),
     _mle("chaii-hindi-and-tamil-question-answering", "jaccard-samples", "id", ("PredictionString",), Values.TEXT,
          na_text_as_empty=True,
          notes=("Word-level Jaccard per row on lower-cased whitespace-split word sets, averaged, as MLE-bench "

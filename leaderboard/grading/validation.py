@@ -44,6 +44,15 @@ def check_header(header: list[str], required: Iterable[str], exact: bool, id_col
                               f"{id_column!r} and its {len(required)} prediction column(s)")
 
 
+def check_column_order(header: list[str], expected: list[str]) -> None:
+    """The right columns in the wrong order: name the first position that differs."""
+    for position, (found, wanted) in enumerate(zip(header, expected, strict=True), 1):
+        if found != wanted:
+            raise SubmissionError(f"columns are out of order: column {position} is {found!r}, expected {wanted!r}; "
+                                  f"this competition needs {expected[0]!r} first, then the classes in the sample "
+                                  "submission's order")
+
+
 def _near_misses(missing: list[str], header: list[str]) -> str:
     """Point at columns that differ only in case or surrounding spaces, the usual slip."""
     folded = {name.strip().lower(): name for name in header}

@@ -46,6 +46,7 @@ METRICS: dict[str, Metric] = {
         Metric("map@5", ranking.map_at_5, lower_is_better=False),
         Metric("mle-bench-map@5", ranking.mle_bench_map_at_5, lower_is_better=False),
         Metric("mle-bench-map@12", ranking.mle_bench_map_at_12, lower_is_better=False),
+        Metric("lwlrap", ranking.lwlrap, lower_is_better=False, multi_column=True),
         Metric("f1-micro-label-sets", label_sets.f1_micro_label_sets, lower_is_better=False),
         Metric("pearson", correlation.pearson, lower_is_better=False),
         Metric("spearman", correlation.spearman, lower_is_better=False),

@@ -1,9 +1,10 @@
 """MAP@k for space-separated ranked predictions: Kaggle's MAP@5 against one true label per row, and
-MLE-bench's MAP@k against a set of true labels per row."""
+MLE-bench's MAP@k against a set of true labels per row; label-weighted label-ranking average precision."""
 
 from __future__ import annotations
 
 import numpy as np
+from sklearn import metrics as sk
 
 
 def average_precision_at_k(actual: str, predicted: str, k: int) -> float:
@@ -49,3 +50,12 @@ def mle_bench_map_at_5(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 
 def mle_bench_map_at_12(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(np.mean([_average_precision_sets(a, p, 12) for a, p in zip(y_true, y_pred, strict=True)]))
+
+
+def lwlrap(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """Label-weighted LRAP (Freesound 2019): scikit-learn's LRAP with each row weighted by its number of
+    true labels; rows without labels are left out (scikit-learn would score them 1)."""
+    weights = np.sum(y_true > 0, axis=1)
+    labelled = weights > 0
+    return float(sk.label_ranking_average_precision_score(y_true[labelled] > 0, y_pred[labelled],
+                                                          sample_weight=weights[labelled]))
