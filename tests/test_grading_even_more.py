@@ -16,7 +16,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 
 from leaderboard import medals
 from leaderboard.grading import grade_submission, grader_for
-from leaderboard.grading.specs import FREESOUND_CLASSES, MLE_BENCH_MORE
+from leaderboard.grading.specs import FREESOUND_CLASSES, HMS_VOTES, MLE_BENCH_MORE
 from leaderboard.models import Competition
 
 N = 300
@@ -135,6 +135,53 @@ def _freesound():
     return build, expect
 
 
+def _champs():
+    types = ["1JHC", "1JHN", "2JHC", "2JHH", "2JHN", "3JHC", "3JHH", "3JHN"]
+
+    def build(rng):
+        y = rng.normal(0, 30, N)
+        ans = pd.DataFrame({"id": 4_000_000 + rng.permutation(10**5)[:N], "molecule_name": "dsgdb9nsd_000001",
+                            "atom_index_0": rng.integers(0, 20, N), "atom_index_1": rng.integers(0, 20, N),
+                            "type": rng.choice(types, N), "scalar_coupling_constant": y})
+        scale = ans["type"].map({t: 0.2 * (k + 1) for k, t in enumerate(types)})  # errors differ by type
+        return ans, pd.DataFrame({"id": ans["id"], "scalar_coupling_constant": y + rng.normal(0, 1, N) * scale})
+
+    def expect(ans, sub):  # grade.py: merge on id, log(MAE) per type, mean over types
+        merged = ans.merge(sub[["id", "scalar_coupling_constant"]], on="id", suffixes=("_true", "_pred"))
+        return np.mean([np.log(sk.mean_absolute_error(g["scalar_coupling_constant_true"],
+                                                      g["scalar_coupling_constant_pred"]))
+                        for _, g in merged.groupby("type")])
+
+    return build, expect
+
+
+def _hms():
+    votes = list(HMS_VOTES)
+
+    def build(rng):
+        eeg = np.repeat(rng.permutation(10**6)[:N // 3], 3)  # several label rows per eeg_id, as in train.csv
+        y = rng.integers(0, 4, (N, len(votes)))
+        y[np.arange(N), rng.integers(0, len(votes), N)] += 1  # at least one vote per row
+        ans = pd.DataFrame(y, columns=votes)
+        ans.insert(0, "eeg_id", eeg)
+        ans.insert(1, "spectrogram_id", eeg + 7)
+        group = pd.DataFrame(y, columns=votes).groupby(eeg).transform("mean").to_numpy()  # equal within eeg_id
+        p = group + rng.random(group.shape)[::3].repeat(3, axis=0)
+        p[p < 0.6] = 0  # exact zeros: clipped to 1e-15
+        sub = pd.DataFrame(p / p.sum(axis=1, keepdims=True), columns=votes)
+        sub.insert(0, "eeg_id", eeg)
+        return ans, sub
+
+    def expect(ans, sub):  # grade.py: both sorted by eeg_id, votes / row total, Kaggle's kl_divergence
+        a, s = ans.sort_values("eeg_id"), sub.sort_values("eeg_id")
+        target = a[votes].div(a[votes].sum(axis=1), axis=0).to_numpy()
+        predicted = np.clip(s[votes].to_numpy(), 1e-15, 1 - 1e-15)
+        return np.mean(np.where(target != 0, target * np.log(np.where(target != 0, target, 1) / predicted), 0)
+                       .sum(axis=1))
+
+    return build, expect
+
+
 def _images(rng, n=N):
     return [f"{h}.jpg" for h in _hex(rng, n, 16)]
 
@@ -156,6 +203,8 @@ CASES = {
         ["c#", "java", "php", "javascript", "asp.net", "c++", "jquery", "python", "null", "ios", "sql-server"], 4),
     "chaii-hindi-and-tamil-question-answering": _chaii(),
     "freesound-audio-tagging-2019": _freesound(),
+    "champs-scalar-coupling": _champs(),
+    "hms-harmful-brain-activity-classification": _hms(),
 }
 SLUGS = sorted(CASES)
 
@@ -193,7 +242,7 @@ def test_scores_like_an_independent_computation(catalogue, slug, tmp_path):
     assert report.error is None, report.error
     assert report.valid_submission
     assert report.score == medals.round_score(expected)
-    assert 0 < report.score < 1
+    assert 0 < abs(report.score) < 2  # a real, partial score
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -202,7 +251,10 @@ def test_a_missing_row_is_rejected(catalogue, slug, tmp_path):
     answers, submission = _write(tmp_path, ans, sub.iloc[1:])
     report = _grade(slug, submission, answers)
     assert not report.valid_submission and report.score is None
-    assert f"1 {grader_for(slug).id_column!r} value(s) of the test set are missing: " in report.error
+    if grader_for(slug).unique_ids:
+        assert f"1 {grader_for(slug).id_column!r} value(s) of the test set are missing: " in report.error
+    else:  # the first eeg_id still has two of its three rows
+        assert f"wrong number of rows: the submission has {N - 1}, expected {N}" in report.error
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -285,3 +337,17 @@ def test_freesound_rejects_classes_out_of_order(catalogue, tmp_path):
     report = _grade("freesound-audio-tagging-2019", submission, answers)
     assert report.score is None
     assert "column 2 is 'Accordion', expected 'Accelerating_and_revving_and_vroom'" in report.error
+
+
+def test_hms_requires_rows_that_round_to_one_at_five_decimals(catalogue, tmp_path):
+    ans, sub, _, _ = _build("hms-harmful-brain-activity-classification")
+    answers, submission = _write(tmp_path, ans, sub.assign(other_vote=sub["other_vote"] + 2e-5))
+    report = _grade("hms-harmful-brain-activity-classification", submission, answers)
+    assert report.score is None and f"{N} row(s) of probabilities do not sum to 1" in report.error
+
+
+def test_champs_rejects_a_repeated_id(catalogue, tmp_path):
+    ans, sub, _, _ = _build("champs-scalar-coupling")
+    answers, submission = _write(tmp_path, ans, pd.concat([sub, sub.iloc[:1]]))
+    report = _grade("champs-scalar-coupling", submission, answers)
+    assert report.score is None and "duplicate 'id' value(s)" in report.error

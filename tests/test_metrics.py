@@ -135,7 +135,8 @@ def test_levenshtein_hand_worked(a, b, d):
 def test_registry_directions():
     lower = {name for name, metric in METRICS.items() if metric.lower_is_better}
     assert lower == {"log-loss", "multi-class-log-loss", "rmse", "rmsle", "mean-column-wise-rmsle", "mae",
-                     "levenshtein", "top-1-error", "mean-angular-error", "mean-column-wise-rmse"}
+                     "levenshtein", "top-1-error", "mean-angular-error", "mean-column-wise-rmse",
+                     "mean-group-log-mae", "kl-divergence-of-votes"}
 
 
 def test_mean_angular_error_hand_worked():
@@ -206,3 +207,16 @@ def test_lwlrap_weights_rows_by_their_labels_and_skips_unlabelled_ones():
     p = np.array([[0.9, 0.1, 0.5], [0.9, 0.1, 0.5], [0.1, 0.2, 0.3]])
     # row 1: labels ranked 1st (1/1) and 3rd (2/3); row 2: its label ranked 2nd (1/2); label-weighted mean
     assert get_metric("lwlrap").fn(y, p) == pytest.approx((1 + 2 / 3 + 1 / 2) / 3)
+
+
+def test_mean_group_log_mae_hand_worked():
+    y, p = np.array([1.0, 2.0, 10.0, 10.0]), np.array([2.0, 4.0, 10.5, 9.5])
+    groups = np.array(["1JHC", "1JHC", "3JHH", "3JHH"], dtype=object)
+    assert get_metric("mean-group-log-mae").fn(y, p, groups) == pytest.approx((np.log(1.5) + np.log(0.5)) / 2)
+
+
+def test_kl_divergence_of_votes_hand_worked():
+    votes = np.array([[3, 1, 0], [0, 0, 2]])
+    p = np.array([[0.5, 0.5, 0.0], [0.2, 0.0, 0.8]])
+    expected = (0.75 * np.log(0.75 / 0.5) + 0.25 * np.log(0.25 / 0.5) + np.log(1 / 0.8)) / 2
+    assert get_metric("kl-divergence-of-votes").fn(votes, p) == pytest.approx(expected)

@@ -109,6 +109,8 @@ def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[floa
     if sub_targets != targets:
         aligned.notes.append(f"the prediction columns {sub_targets} were scored by position as {targets}; "
                              "a grader that matches columns by name would score them differently")
+    if spec.group_column:  # id alignment keeps y_true in the answers' row order
+        return spec.metric_info.fn(y_true, y_pred, ans[spec.group_column].to_numpy(dtype=object)), aligned.notes
     return spec.metric_info.fn(y_true, y_pred), aligned.notes
 
 
@@ -159,13 +161,13 @@ def _read_answers(spec: GraderSpec, path: Path, targets: list[str]) -> pd.DataFr
     """Answers indexed by id (the index's hash table is what id alignment uses), cached per worker."""
 
     def read() -> pd.DataFrame:
-        scored_flag = (spec.scored_rows_column,) if spec.scored_rows_column else ()
-        frame = _read(spec, path, targets, every_column=False, extra_text=scored_flag)
+        extra = tuple(c for c in (spec.scored_rows_column, spec.group_column) if c)
+        frame = _read(spec, path, targets, every_column=False, extra_text=extra)
         if spec.unique_ids:
             frame.index = pd.Index(frame[spec.id_column].to_numpy(dtype=object), dtype=object)
         return frame
 
-    key = (spec.id_column, tuple(targets), spec.values, spec.unique_ids, spec.scored_rows_column)
+    key = (spec.id_column, tuple(targets), spec.values, spec.unique_ids, spec.scored_rows_column, spec.group_column)
     return answers_cache.load(path, key, read)
 
 

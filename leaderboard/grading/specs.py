@@ -46,6 +46,7 @@ class GraderSpec:
     positional_columns: bool = False  # MLE-bench takes every non-id submission column by position
     unscored_answer_value: float | None = None  # answers rows holding this value are not scored
     scored_rows_column: str | None = None  # answers column (True/False): only True rows are scored; id alignment
+    group_column: str | None = None  # answers column the metric groups rows by (e.g. coupling type); id alignment
     required_columns: tuple[str, ...] = ()  # the submission must have them, but they are not scored
     unique_ids: bool = True
     extra_ids_ignored: bool = False  # submission rows whose id is not in the answers are dropped, not rejected
@@ -200,6 +201,7 @@ FREESOUND_CLASSES = (
     "Trickle_and_dribble", "Walk_and_footsteps", "Water_tap_and_faucet", "Waves_and_surf", "Whispering", "Writing",
     "Yell", "Zipper_(clothing)",
 )
+HMS_VOTES = ("seizure_vote", "lpd_vote", "gpd_vote", "lrda_vote", "grda_vote", "other_vote")
 MAP_SPLIT_NOTE = (
     "Like MLE-bench, predictions are split on single spaces and only the first k tokens count: a repeated guess "
     "or the empty token of a double space uses up a rank without scoring. MLE-bench reads the column with "
@@ -278,6 +280,20 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
          notes=("Label-weighted label-ranking average precision (lwlrap), as MLE-bench computes it with "
                 "scikit-learn: rows weighted by their number of labels, unlabelled rows left out. Like MLE-bench, "
                 "the header must be fname and then the 80 classes in vocabulary order; scores may be any numbers.",)),
+    _mle("champs-scalar-coupling", "mean-group-log-mae", "id", ("scalar_coupling_constant",), Values.NUMBER,
+         group_column="type",
+         notes=("The mean over the answers' coupling types of log(MAE), as MLE-bench computes it (lower is better). "
+                "MLE-bench merges the submission into the answers on id, so a repeated id would be scored twice; "
+                "this grader rejects it. A type predicted exactly has log(0): the score is then undefined.",)),
+    _mle("hms-harmful-brain-activity-classification", "kl-divergence-of-votes", "eeg_id", HMS_VOTES,
+         Values.PROBABILITY, rows_sum_to_one=True, row_sum_decimals=5, unique_ids=False,
+         notes=("Kaggle's KL divergence, as MLE-bench computes it: the answers' expert votes are divided by "
+                "their row total, predictions are clipped to [1e-15, 1 - 1e-15], and the row sums are averaged.",
+                "The answers hold several rows per eeg_id. MLE-bench sorts both files by eeg_id (an unstable sort) "
+                "and pairs rows by position; this grader pairs the rows of one eeg_id in file order, and requires "
+                "each eeg_id to appear as often as in the answers (MLE-bench only compares the id sets and the "
+                "total row count). Rows of one eeg_id have identical inputs, so the pairing only matters when "
+                "their predictions differ.")),
     _mle("chaii-hindi-and-tamil-question-answering", "jaccard-samples", "id", ("PredictionString",), Values.TEXT,
          na_text_as_empty=True,
          notes=("Word-level Jaccard per row on lower-cased whitespace-split word sets, averaged, as MLE-bench "

@@ -1,7 +1,8 @@
 """The one metric registry: name -> function and direction.
 
 Each metric takes aligned numpy arrays (answers first, submission second; 2-D for multi-column
-metrics) and returns a float. Specs (leaderboard.grading.specs) refer to metrics by these names.
+metrics) and returns a float; a spec with a group_column passes the answers' groups as a third array.
+Specs (leaderboard.grading.specs) refer to metrics by these names.
 """
 
 from __future__ import annotations
@@ -36,6 +37,8 @@ METRICS: dict[str, Metric] = {
         Metric("rmsle", regression.rmsle, lower_is_better=True),
         Metric("mean-column-wise-rmsle", regression.mean_columnwise_rmsle, lower_is_better=True, multi_column=True),
         Metric("mae", regression.mae, lower_is_better=True),
+        Metric("mean-group-log-mae", regression.mean_group_log_mae, lower_is_better=True),
+        Metric("kl-divergence-of-votes", logloss.kl_divergence_of_votes, lower_is_better=True, multi_column=True),
         Metric("quadratic-weighted-kappa", kappa.quadratic_weighted_kappa, lower_is_better=False),
         Metric("weighted-auc", auc.weighted_auc, lower_is_better=False),
         Metric("accuracy", classification.accuracy, lower_is_better=False),
