@@ -182,6 +182,36 @@ def _hms():
     return build, expect
 
 
+def _edit_distance(a, b):  # textbook dynamic programme over whole tables, independent of ours
+    table = np.zeros((len(a) + 1, len(b) + 1), dtype=int)
+    table[:, 0], table[0, :] = np.arange(len(a) + 1), np.arange(len(b) + 1)
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            table[i, j] = min(table[i - 1, j] + 1, table[i, j - 1] + 1, table[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
+    return table[-1, -1]
+
+
+def _gestures():
+    def build(rng):
+        truth = [list(rng.integers(1, 21, rng.integers(8, 13))) for _ in range(N)]
+        guesses = []
+        for t in truth:
+            g = [x if rng.random() < 0.85 else int(rng.integers(1, 21)) for x in t]
+            if rng.random() < 0.3:
+                del g[int(rng.integers(0, len(g)))]
+            guesses.append(" ".join(map(str, g)))
+        ans = pd.DataFrame({"Id": 300 + rng.permutation(N), "Sequence": [" ".join(map(str, t)) for t in truth]})
+        return ans, pd.DataFrame({"Id": ans["Id"], "Sequence": guesses})
+
+    def expect(ans, sub):  # grade.py: int lists, summed edit distance / number of true gestures
+        a, s = ans.sort_values("Id"), sub.sort_values("Id")
+        truth = [list(map(int, x.split())) for x in a["Sequence"].astype(str)]
+        guess = [list(map(int, x.split())) for x in s["Sequence"].astype(str)]
+        return sum(_edit_distance(t, g) for t, g in zip(truth, guess, strict=True)) / sum(map(len, truth))
+
+    return build, expect
+
+
 def _images(rng, n=N):
     return [f"{h}.jpg" for h in _hex(rng, n, 16)]
 
@@ -204,6 +234,7 @@ CASES = {
     "chaii-hindi-and-tamil-question-answering": _chaii(),
     "freesound-audio-tagging-2019": _freesound(),
     "champs-scalar-coupling": _champs(),
+    "multi-modal-gesture-recognition": _gestures(),
     "hms-harmful-brain-activity-classification": _hms(),
 }
 SLUGS = sorted(CASES)
@@ -351,3 +382,9 @@ def test_champs_rejects_a_repeated_id(catalogue, tmp_path):
     answers, submission = _write(tmp_path, ans, pd.concat([sub, sub.iloc[:1]]))
     report = _grade("champs-scalar-coupling", submission, answers)
     assert report.score is None and "duplicate 'id' value(s)" in report.error
+
+
+@pytest.mark.parametrize("cell", ["", "NA", "3 x 4", "2.5"])
+def test_gestures_must_be_integers_like_mle_bench(catalogue, tmp_path, cell):
+    report = _tiny("multi-modal-gesture-recognition", tmp_path, [[1, "3 4"], [2, "5"]], [[1, "3 4"], [2, cell]])
+    assert report.score is None and "is not whole numbers separated by spaces" in report.error, report.error

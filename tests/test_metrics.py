@@ -136,7 +136,7 @@ def test_registry_directions():
     lower = {name for name, metric in METRICS.items() if metric.lower_is_better}
     assert lower == {"log-loss", "multi-class-log-loss", "rmse", "rmsle", "mean-column-wise-rmsle", "mae",
                      "levenshtein", "top-1-error", "mean-angular-error", "mean-column-wise-rmse",
-                     "mean-group-log-mae", "kl-divergence-of-votes"}
+                     "mean-group-log-mae", "kl-divergence-of-votes", "gesture-edit-distance"}
 
 
 def test_mean_angular_error_hand_worked():
@@ -220,3 +220,9 @@ def test_kl_divergence_of_votes_hand_worked():
     p = np.array([[0.5, 0.5, 0.0], [0.2, 0.0, 0.8]])
     expected = (0.75 * np.log(0.75 / 0.5) + 0.25 * np.log(0.25 / 0.5) + np.log(1 / 0.8)) / 2
     assert get_metric("kl-divergence-of-votes").fn(votes, p) == pytest.approx(expected)
+
+
+def test_gesture_edit_distance_counts_gestures_not_characters():
+    y = np.array(["1 12 3", "5"], dtype=object)
+    p = np.array(["1 2 3 4", "5"], dtype=object)  # 12 -> 2 and one insertion: 2 edits over 4 gestures
+    assert get_metric("gesture-edit-distance").fn(y, p) == pytest.approx(2 / 4)

@@ -294,6 +294,12 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
                 "each eeg_id to appear as often as in the answers (MLE-bench only compares the id sets and the "
                 "total row count). Rows of one eeg_id have identical inputs, so the pairing only matters when "
                 "their predictions differ.")),
+    _mle("multi-modal-gesture-recognition", "gesture-edit-distance", "Id", ("Sequence",), Values.TEXT,
+         na_text_as_nan=True,
+         notes=("The sum over rows of the edit distance between the predicted and true sequences of gesture ids, "
+                "divided by the number of true gestures, as MLE-bench computes it (the config's grader.name says "
+                "levenhstein-distance). Like MLE-bench, every token must be an integer: an empty cell, which "
+                "pandas reads as missing, is rejected rather than scored as no gestures.",)),
     _mle("chaii-hindi-and-tamil-question-answering", "jaccard-samples", "id", ("PredictionString",), Values.TEXT,
          na_text_as_empty=True,
          notes=("Word-level Jaccard per row on lower-cased whitespace-split word sets, averaged, as MLE-bench "

@@ -59,6 +59,7 @@ METRICS: dict[str, Metric] = {
         Metric("jaccard", text.mean_jaccard, lower_is_better=False),
         Metric("jaccard-samples", text.mean_jaccard_samples, lower_is_better=False),
         Metric("levenshtein", text.mean_levenshtein, lower_is_better=True),
+        Metric("gesture-edit-distance", text.gesture_edit_distance, lower_is_better=True),
     )
 }
 
