@@ -16,7 +16,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 
 from leaderboard import medals
 from leaderboard.grading import grade_submission, grader_for
-from leaderboard.grading.specs import FREESOUND_CLASSES, HMS_VOTES, MLE_BENCH_MORE
+from leaderboard.grading.specs import FREESOUND_CLASSES, HMS_VOTES, JIGSAW_IDENTITIES, MLE_BENCH_MORE
 from leaderboard.models import Competition
 
 N = 300
@@ -212,6 +212,40 @@ def _gestures():
     return build, expect
 
 
+def _jigsaw_reference(ans, sub):
+    """grade.py step by step: sort by id, binarise everything at 0.5, filter frames per identity."""
+    a, s = ans.sort_values("id").copy(), sub.sort_values("id").rename(columns={"prediction": "toxicity"})
+    s["toxicity"] = s["toxicity"].apply(lambda x: 1 if x >= 0.5 else 0)
+    for column in ["toxicity", *JIGSAW_IDENTITIES]:
+        a[column] = a[column].apply(lambda x: 1 if x >= 0.5 else 0)
+
+    def auc(rows):
+        kept = a[rows]
+        return sk.roc_auc_score(kept["toxicity"], s[s["id"].isin(kept["id"])]["toxicity"])
+
+    bias = []
+    for identity in JIGSAW_IDENTITIES:
+        member, toxic = a[identity] == 1, a["toxicity"] == 1
+        bias.append([auc(member), auc((~toxic & member) | (toxic & ~member)),
+                     auc((toxic & member) | (~toxic & ~member))])
+    means = [(sum(b[i] ** -5 for b in bias) / len(JIGSAW_IDENTITIES)) ** (1 / -5) for i in range(3)]
+    return 0.25 * sk.roc_auc_score(a["toxicity"], s["toxicity"]) + sum(0.25 * m for m in means)
+
+
+def _jigsaw():
+    def build(rng):
+        toxicity = np.round(rng.beta(0.6, 1.2, N), 4)
+        ans = pd.DataFrame({"id": 7_000_000 + rng.permutation(10**5)[:N], "comment_text": "a comment, \"quoted\"",
+                            "toxicity": toxicity})
+        for identity in JIGSAW_IDENTITIES:
+            values = np.round(rng.random(N) * rng.choice([0.4, 1.6], N), 2)
+            ans[identity] = np.where(rng.random(N) < 0.2, np.nan, values)  # often missing in the real file
+        prediction = np.clip(toxicity + rng.normal(0, 0.3, N), 0, 1)
+        return ans, pd.DataFrame({"id": ans["id"], "prediction": prediction})
+
+    return build, _jigsaw_reference
+
+
 def _images(rng, n=N):
     return [f"{h}.jpg" for h in _hex(rng, n, 16)]
 
@@ -235,6 +269,7 @@ CASES = {
     "freesound-audio-tagging-2019": _freesound(),
     "champs-scalar-coupling": _champs(),
     "multi-modal-gesture-recognition": _gestures(),
+    "jigsaw-unintended-bias-in-toxicity-classification": _jigsaw(),
     "hms-harmful-brain-activity-classification": _hms(),
 }
 SLUGS = sorted(CASES)
@@ -291,7 +326,8 @@ def test_a_missing_row_is_rejected(catalogue, slug, tmp_path):
 @pytest.mark.parametrize("slug", SLUGS)
 def test_a_misnamed_prediction_column_is_rejected(catalogue, slug, tmp_path):
     ans, sub, _, _ = _build(slug)
-    target = grader_for(slug).target_columns[0]
+    spec = grader_for(slug)
+    target = (spec.submission_targets or spec.target_columns)[0]
     answers, submission = _write(tmp_path, ans, sub.rename(columns={target: target.upper() + "_"}))
     report = _grade(slug, submission, answers)
     assert report.score is None and f"missing column(s) {target!r}" in report.error
@@ -388,3 +424,11 @@ def test_champs_rejects_a_repeated_id(catalogue, tmp_path):
 def test_gestures_must_be_integers_like_mle_bench(catalogue, tmp_path, cell):
     report = _tiny("multi-modal-gesture-recognition", tmp_path, [[1, "3 4"], [2, "5"]], [[1, "3 4"], [2, cell]])
     assert report.score is None and "is not whole numbers separated by spaces" in report.error, report.error
+
+
+def test_jigsaw_scores_only_the_side_of_one_half(catalogue, tmp_path):
+    ans, sub, expect, _ = _build("jigsaw-unintended-bias-in-toxicity-classification")
+    squashed = sub.assign(prediction=np.where(sub["prediction"] >= 0.5, 0.51, 0.49))
+    answers, submission = _write(tmp_path, ans, squashed)
+    report = _grade("jigsaw-unintended-bias-in-toxicity-classification", submission, answers)
+    assert report.score == medals.round_score(expect(ans, sub))  # the same score as the raw predictions

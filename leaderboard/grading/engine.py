@@ -106,11 +106,13 @@ def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[floa
     _check_values(spec, sub, sub_targets)
     aligned = align(spec, sub, ans, _taker(spec, targets, sub_targets))
     y_true, y_pred = _drop_unscored(spec, aligned.y_true, aligned.y_pred, ans)
-    if sub_targets != targets:
+    if spec.positional_columns and sub_targets != targets:
         aligned.notes.append(f"the prediction columns {sub_targets} were scored by position as {targets}; "
                              "a grader that matches columns by name would score them differently")
-    if spec.group_column:  # id alignment keeps y_true in the answers' row order
-        return spec.metric_info.fn(y_true, y_pred, ans[spec.group_column].to_numpy(dtype=object)), aligned.notes
+    if spec.context_columns:  # id alignment keeps y_true in the answers' row order
+        context = ans[list(spec.context_columns)].to_numpy(dtype=object)
+        context = context[:, 0] if len(spec.context_columns) == 1 else context
+        return spec.metric_info.fn(y_true, y_pred, context), aligned.notes
     return spec.metric_info.fn(y_true, y_pred), aligned.notes
 
 
@@ -137,6 +139,9 @@ def _targets(spec: GraderSpec, answers_header: list[str]) -> list[str]:
 
 def _submission_targets(spec: GraderSpec, header: list[str], targets: list[str]) -> list[str]:
     """The submission columns to score; by position for MLE-bench's positional-column graders."""
+    if spec.submission_targets:
+        validation.check_header(header, list(spec.submission_targets), spec.exact_columns, spec.id_column)
+        return list(spec.submission_targets)
     if not spec.positional_columns:
         validation.check_header(header, [*targets, *spec.required_columns], spec.exact_columns, spec.id_column)
         if spec.ordered_columns:
@@ -161,13 +166,13 @@ def _read_answers(spec: GraderSpec, path: Path, targets: list[str]) -> pd.DataFr
     """Answers indexed by id (the index's hash table is what id alignment uses), cached per worker."""
 
     def read() -> pd.DataFrame:
-        extra = tuple(c for c in (spec.scored_rows_column, spec.group_column) if c)
+        extra = (*((spec.scored_rows_column,) if spec.scored_rows_column else ()), *spec.context_columns)
         frame = _read(spec, path, targets, every_column=False, extra_text=extra)
         if spec.unique_ids:
             frame.index = pd.Index(frame[spec.id_column].to_numpy(dtype=object), dtype=object)
         return frame
 
-    key = (spec.id_column, tuple(targets), spec.values, spec.unique_ids, spec.scored_rows_column, spec.group_column)
+    key = (spec.id_column, tuple(targets), spec.values, spec.unique_ids, spec.scored_rows_column, spec.context_columns)
     return answers_cache.load(path, key, read)
 
 

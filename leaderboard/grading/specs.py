@@ -46,7 +46,10 @@ class GraderSpec:
     positional_columns: bool = False  # MLE-bench takes every non-id submission column by position
     unscored_answer_value: float | None = None  # answers rows holding this value are not scored
     scored_rows_column: str | None = None  # answers column (True/False): only True rows are scored; id alignment
-    group_column: str | None = None  # answers column the metric groups rows by (e.g. coupling type); id alignment
+    # Answers columns the metric also needs (coupling type, identity flags), read as text and passed as a
+    # third array (1-D for one column); id alignment with unique ids only.
+    context_columns: tuple[str, ...] = ()
+    submission_targets: tuple[str, ...] | None = None  # the submission's names for target_columns, when they differ
     required_columns: tuple[str, ...] = ()  # the submission must have them, but they are not scored
     unique_ids: bool = True
     extra_ids_ignored: bool = False  # submission rows whose id is not in the answers are dropped, not rejected
@@ -202,6 +205,8 @@ FREESOUND_CLASSES = (
     "Yell", "Zipper_(clothing)",
 )
 HMS_VOTES = ("seizure_vote", "lpd_vote", "gpd_vote", "lrda_vote", "grda_vote", "other_vote")
+JIGSAW_IDENTITIES = ("male", "female", "homosexual_gay_or_lesbian", "christian", "jewish", "muslim", "black", "white",
+                     "psychiatric_or_mental_illness")
 MAP_SPLIT_NOTE = (
     "Like MLE-bench, predictions are split on single spaces and only the first k tokens count: a repeated guess "
     "or the empty token of a double space uses up a rank without scoring. MLE-bench reads the column with "
@@ -281,7 +286,7 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
                 "scikit-learn: rows weighted by their number of labels, unlabelled rows left out. Like MLE-bench, "
                 "the header must be fname and then the 80 classes in vocabulary order; scores may be any numbers.",)),
     _mle("champs-scalar-coupling", "mean-group-log-mae", "id", ("scalar_coupling_constant",), Values.NUMBER,
-         group_column="type",
+         context_columns=("type",),
          notes=("The mean over the answers' coupling types of log(MAE), as MLE-bench computes it (lower is better). "
                 "MLE-bench merges the submission into the answers on id, so a repeated id would be scored twice; "
                 "this grader rejects it. A type predicted exactly has log(0): the score is then undefined.",)),
@@ -300,6 +305,15 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
                 "divided by the number of true gestures, as MLE-bench computes it (the config's grader.name says "
                 "levenhstein-distance). Like MLE-bench, every token must be an integer: an empty cell, which "
                 "pandas reads as missing, is rejected rather than scored as no gestures.",)),
+    _mle("jigsaw-unintended-bias-in-toxicity-classification", "jigsaw-bias-auc", "id", ("toxicity",), Values.NUMBER,
+         submission_targets=("prediction",), context_columns=JIGSAW_IDENTITIES,
+         notes=("Kaggle's bias-weighted AUC as MLE-bench computes it: 0.25 x overall AUC + 0.25 x each of the "
+                "power mean (p = -5) over the nine identities of the subgroup, BPSN and BNSP AUCs. Unlike Kaggle, "
+                "MLE-bench first turns every prediction into 0 or 1 (>= 0.5), so only which side of 0.5 a "
+                "prediction falls matters; this grader does the same. Answers' toxicity and identity values are "
+                "binarised at 0.5, a missing identity counting as 0.",
+                "MLE-bench also accepts the column named toxicity instead of prediction, and scores a missing "
+                "prediction as 0; this grader requires a prediction column of finite numbers.")),
     _mle("chaii-hindi-and-tamil-question-answering", "jaccard-samples", "id", ("PredictionString",), Values.TEXT,
          na_text_as_empty=True,
          notes=("Word-level Jaccard per row on lower-cased whitespace-split word sets, averaged, as MLE-bench "

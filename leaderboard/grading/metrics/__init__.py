@@ -1,7 +1,8 @@
 """The one metric registry: name -> function and direction.
 
 Each metric takes aligned numpy arrays (answers first, submission second; 2-D for multi-column
-metrics) and returns a float; a spec with a group_column passes the answers' groups as a third array.
+metrics) and returns a float; a spec with context_columns passes those answers
+columns as a third array.
 Specs (leaderboard.grading.specs) refer to metrics by these names.
 """
 
@@ -41,6 +42,7 @@ METRICS: dict[str, Metric] = {
         Metric("kl-divergence-of-votes", logloss.kl_divergence_of_votes, lower_is_better=True, multi_column=True),
         Metric("quadratic-weighted-kappa", kappa.quadratic_weighted_kappa, lower_is_better=False),
         Metric("weighted-auc", auc.weighted_auc, lower_is_better=False),
+        Metric("jigsaw-bias-auc", auc.jigsaw_bias_auc, lower_is_better=False),
         Metric("accuracy", classification.accuracy, lower_is_better=False),
         Metric("top-1-error", classification.top1_error, lower_is_better=True),
         Metric("f1-micro", classification.f1_micro, lower_is_better=False),

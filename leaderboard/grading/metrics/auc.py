@@ -1,9 +1,10 @@
 """ROC AUC through ranks (O(n log n), same value as sklearn), its column-wise mean, and ALASKA2's
-weighted AUC."""
+weighted AUC, and Jigsaw's bias-weighted AUC as MLE-bench computes it."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 from scipy.stats import rankdata
 from sklearn import metrics as sk
 
@@ -55,3 +56,25 @@ def weighted_auc(y_true: np.ndarray, y_score: np.ndarray) -> float:
             total += weight * float(np.trapezoid(ys, xs))
     bands = np.diff(ALASKA_TPR_BOUNDS)
     return total / float(np.dot(bands, ALASKA_WEIGHTS))
+
+
+def _at_least_half(values: np.ndarray) -> np.ndarray:
+    """MLE-bench's `1 if x >= 0.5 else 0`; a missing (empty) value counts 0."""
+    numbers = pd.to_numeric(pd.Series(np.ravel(values), dtype=object), errors="coerce").to_numpy(dtype=np.float64)
+    return (numbers >= 0.5).astype(int).reshape(np.shape(values))
+
+
+def _power_mean(scores: list[float], p: int = -5) -> float:
+    return float(np.mean(np.power(scores, p)) ** (1 / p))
+
+
+def jigsaw_bias_auc(toxicity: np.ndarray, prediction: np.ndarray, identities: np.ndarray) -> float:
+    """0.25 x overall AUC + 0.25 x the power means of the subgroup, BPSN and BNSP AUCs over identities,
+    all on predictions binarised at 0.5 (MLE-bench's departure from Kaggle, which used the raw scores)."""
+    y, guess, member = _at_least_half(toxicity), _at_least_half(prediction), _at_least_half(identities) == 1
+    bias = [[sk.roc_auc_score(y[rows], guess[rows]) for rows in (
+        member[:, k],
+        (member[:, k] & (y == 0)) | (~member[:, k] & (y == 1)),  # background positive, subgroup negative
+        (member[:, k] & (y == 1)) | (~member[:, k] & (y == 0)),  # background negative, subgroup positive
+    )] for k in range(member.shape[1])]
+    return 0.25 * float(sk.roc_auc_score(y, guess)) + 0.25 * sum(_power_mean(list(c)) for c in zip(*bias, strict=True))
