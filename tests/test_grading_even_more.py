@@ -246,6 +246,31 @@ def _jigsaw():
     return build, _jigsaw_reference
 
 
+def _smartphone():
+    def build(rng):
+        names = [f"2022-04-{d:02d}-US-SJC-{k}/GooglePixel{k}" for d, k in zip(range(1, 7), range(4, 10), strict=True)]
+        trips = np.repeat(names[::-1], [20, 30, 40, 50, 70, 90])  # unsorted, unequal trips: grouping must follow
+        lat, lng = 37.4 + rng.random(N) * 0.1, -122.1 + rng.random(N) * 0.1
+        ans = pd.DataFrame({"tripId": trips, "UnixTimeMillis": 1_650_000_000_000 + np.arange(N) * 1000,
+                            "LatitudeDegrees": lat, "LongitudeDegrees": lng})
+        noise = rng.normal(0, 2e-6, (N, 2)) * np.repeat(np.arange(1, 7), N // 6)[:, None]  # worse rows later
+        sub = ans.assign(LatitudeDegrees=lat + noise[:, 0], LongitudeDegrees=lng + noise[:, 1])
+        return ans, sub
+
+    def expect(ans, sub):  # grade.py: per trip, rows in file order, the notebook's calc_score; mean over trips
+        scores = []
+        for trip in ans["tripId"].unique():
+            a, s = ans[ans["tripId"] == trip], sub[sub["tripId"] == trip]
+            la1, lo1, la2, lo2 = (np.deg2rad(f[c].to_numpy()) for f in (s, a)
+                                  for c in ("LatitudeDegrees", "LongitudeDegrees"))
+            h = np.sin((la2 - la1) / 2) ** 2 + np.cos(la1) * np.cos(la2) * np.sin((lo2 - lo1) / 2) ** 2
+            d = 2 * 6_371_000 * np.arcsin(np.sqrt(h))
+            scores.append(np.mean([np.quantile(d, 0.5), np.quantile(d, 0.95)]))
+        return np.mean(scores)
+
+    return build, expect
+
+
 def _images(rng, n=N):
     return [f"{h}.jpg" for h in _hex(rng, n, 16)]
 
@@ -270,6 +295,7 @@ CASES = {
     "champs-scalar-coupling": _champs(),
     "multi-modal-gesture-recognition": _gestures(),
     "jigsaw-unintended-bias-in-toxicity-classification": _jigsaw(),
+    "smartphone-decimeter-2022": _smartphone(),
     "hms-harmful-brain-activity-classification": _hms(),
 }
 SLUGS = sorted(CASES)
@@ -286,6 +312,13 @@ def _write(tmp_path: Path, ans: pd.DataFrame, sub: pd.DataFrame, rng=None) -> tu
     return answers, submission
 
 
+def _shuffle_groups(sub: pd.DataFrame, id_col: str, rng) -> pd.DataFrame:
+    """Repeated ids (a trip's rows, an EEG's label windows): shuffle the groups, keep each group's row order."""
+    ids = sub[id_col].unique()
+    rank = dict(zip(rng.permutation(ids), range(len(ids)), strict=True))
+    return sub.iloc[np.argsort(sub[id_col].map(rank).to_numpy(), kind="stable")]
+
+
 def _build(slug):
     rng = np.random.default_rng(zlib.crc32(slug.encode()))
     build, expect = CASES[slug]
@@ -300,7 +333,11 @@ def _grade(slug, submission, answers):
 @pytest.mark.parametrize("slug", SLUGS)
 def test_scores_like_an_independent_computation(catalogue, slug, tmp_path):
     ans, sub, expect, rng = _build(slug)
-    answers, submission = _write(tmp_path, ans, sub, rng)
+    spec = grader_for(slug)
+    if spec.unique_ids:
+        answers, submission = _write(tmp_path, ans, sub, rng)
+    else:
+        answers, submission = _write(tmp_path, ans, _shuffle_groups(sub, spec.id_column, rng))
     expected = expect(pd.read_csv(answers), pd.read_csv(submission))  # read as MLE-bench reads them
 
     report = _grade(slug, submission, answers)
@@ -432,3 +469,14 @@ def test_jigsaw_scores_only_the_side_of_one_half(catalogue, tmp_path):
     answers, submission = _write(tmp_path, ans, squashed)
     report = _grade("jigsaw-unintended-bias-in-toxicity-classification", submission, answers)
     assert report.score == medals.round_score(expect(ans, sub))  # the same score as the raw predictions
+
+
+def test_smartphone_pairs_a_trips_rows_in_file_order_like_mle_bench(catalogue, tmp_path):
+    """UnixTimeMillis is never compared: a trip's rows out of time order are scored against the wrong
+    positions, far worse, exactly as MLE-bench scores them."""
+    ans, sub, expect, rng = _build("smartphone-decimeter-2022")
+    in_order = _grade("smartphone-decimeter-2022", *reversed(_write(tmp_path, ans, sub)))
+    answers, submission = _write(tmp_path, ans, sub, rng)  # rows shuffled within trips too
+    shuffled = _grade("smartphone-decimeter-2022", submission, answers)
+    assert in_order.score < 10 < shuffled.score
+    assert shuffled.score == medals.round_score(expect(pd.read_csv(answers), pd.read_csv(submission)))

@@ -136,7 +136,8 @@ def test_registry_directions():
     lower = {name for name, metric in METRICS.items() if metric.lower_is_better}
     assert lower == {"log-loss", "multi-class-log-loss", "rmse", "rmsle", "mean-column-wise-rmsle", "mae",
                      "levenshtein", "top-1-error", "mean-angular-error", "mean-column-wise-rmse",
-                     "mean-group-log-mae", "kl-divergence-of-votes", "gesture-edit-distance"}
+                     "mean-group-log-mae", "kl-divergence-of-votes", "gesture-edit-distance",
+                     "trip-haversine-p50-p95"}
 
 
 def test_mean_angular_error_hand_worked():
@@ -226,3 +227,13 @@ def test_gesture_edit_distance_counts_gestures_not_characters():
     y = np.array(["1 12 3", "5"], dtype=object)
     p = np.array(["1 2 3 4", "5"], dtype=object)  # 12 -> 2 and one insertion: 2 edits over 4 gestures
     assert get_metric("gesture-edit-distance").fn(y, p) == pytest.approx(2 / 4)
+
+
+def test_trip_haversine_hand_worked():
+    # one degree of latitude is 6,371,000 * pi / 180 metres; trip a: distances 0 and 1 degree, trip b: 0
+    degree = 6_371_000 * np.pi / 180
+    y = np.array([[10.0, 20.0], [10.0, 20.0], [-5.0, 100.0]])
+    p = np.array([[10.0, 20.0], [11.0, 20.0], [-5.0, 100.0]])
+    trips = np.array(["a", "a", "b"], dtype=object)
+    trip_a = (0.5 * degree + 0.95 * degree) / 2  # linear quantiles of [0, degree]
+    assert get_metric("trip-haversine-p50-p95").fn(y, p, trips) == pytest.approx(trip_a / 2)

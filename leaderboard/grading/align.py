@@ -22,6 +22,7 @@ class Aligned:
     y_true: np.ndarray
     y_pred: np.ndarray
     notes: list[str] = field(default_factory=list)
+    answers_order: np.ndarray | None = None  # the answers row behind each y_true row; None: the answers' order
 
 
 def _ids(frame: pd.DataFrame, spec: GraderSpec) -> np.ndarray:
@@ -68,7 +69,7 @@ def by_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable
     sub_ids, ans_ids = _ids(sub, spec), _ids(ans, spec)
     if not spec.unique_ids:
         sub_order, ans_order = _sorted_multiset(sub_ids, ans_ids, spec.id_column)
-        return Aligned(take(ans)[ans_order], take(sub, True)[sub_order])
+        return Aligned(take(ans)[ans_order], take(sub, True)[sub_order], answers_order=ans_order)
     index = ans.index if ans.index.dtype == object else None  # the answers reader indexes by id
     if spec.extra_ids_ignored:
         sub = _known_ids_only(sub, sub_ids, index if index is not None else pd.Index(ans_ids, dtype=object))

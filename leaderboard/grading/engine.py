@@ -109,8 +109,9 @@ def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[floa
     if spec.positional_columns and sub_targets != targets:
         aligned.notes.append(f"the prediction columns {sub_targets} were scored by position as {targets}; "
                              "a grader that matches columns by name would score them differently")
-    if spec.context_columns:  # id alignment keeps y_true in the answers' row order
+    if spec.context_columns:
         context = ans[list(spec.context_columns)].to_numpy(dtype=object)
+        context = context if aligned.answers_order is None else context[aligned.answers_order]
         context = context[:, 0] if len(spec.context_columns) == 1 else context
         return spec.metric_info.fn(y_true, y_pred, context), aligned.notes
     return spec.metric_info.fn(y_true, y_pred), aligned.notes

@@ -47,7 +47,7 @@ class GraderSpec:
     unscored_answer_value: float | None = None  # answers rows holding this value are not scored
     scored_rows_column: str | None = None  # answers column (True/False): only True rows are scored; id alignment
     # Answers columns the metric also needs (coupling type, identity flags), read as text and passed as a
-    # third array (1-D for one column); id alignment with unique ids only.
+    # third array (1-D for one column), row for row with y_true.
     context_columns: tuple[str, ...] = ()
     submission_targets: tuple[str, ...] | None = None  # the submission's names for target_columns, when they differ
     required_columns: tuple[str, ...] = ()  # the submission must have them, but they are not scored
@@ -314,6 +314,14 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
                 "binarised at 0.5, a missing identity counting as 0.",
                 "MLE-bench also accepts the column named toxicity instead of prediction, and scores a missing "
                 "prediction as 0; this grader requires a prediction column of finite numbers.")),
+    _mle("smartphone-decimeter-2022", "trip-haversine-p50-p95", "tripId", ("LatitudeDegrees", "LongitudeDegrees"),
+         Values.NUMBER, unique_ids=False, required_columns=("UnixTimeMillis",), context_columns=("tripId",),
+         notes=("Per trip, the mean of the 50th and 95th percentiles of the haversine distance (metres, radius "
+                "6,371 km) between predicted and true positions; the score is the mean over trips, as MLE-bench "
+                "computes it with the host's notebook.",
+                "Like MLE-bench, the rows of a trip are paired in file order: UnixTimeMillis must be present but "
+                "is never compared, so a trip's rows must be in the answers' (time) order. Each trip must have as "
+                "many rows as in the answers.")),
     _mle("chaii-hindi-and-tamil-question-answering", "jaccard-samples", "id", ("PredictionString",), Values.TEXT,
          na_text_as_empty=True,
          notes=("Word-level Jaccard per row on lower-cased whitespace-split word sets, averaged, as MLE-bench "

@@ -13,7 +13,19 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import angular, auc, classification, correlation, kappa, label_sets, logloss, ranking, regression, text
+from . import (
+    angular,
+    auc,
+    classification,
+    correlation,
+    geodesic,
+    kappa,
+    label_sets,
+    logloss,
+    ranking,
+    regression,
+    text,
+)
 
 MetricFn = Callable[[np.ndarray, np.ndarray], float]
 
@@ -57,6 +69,7 @@ METRICS: dict[str, Metric] = {
         Metric("spearman", correlation.spearman, lower_is_better=False),
         Metric("mean-column-wise-spearman", correlation.mean_columnwise_spearman, lower_is_better=False,
                multi_column=True),
+        Metric("trip-haversine-p50-p95", geodesic.trip_haversine_p50_p95, lower_is_better=True, multi_column=True),
         Metric("mean-angular-error", angular.mean_angular_error, lower_is_better=True, multi_column=True),
         Metric("jaccard", text.mean_jaccard, lower_is_better=False),
         Metric("jaccard-samples", text.mean_jaccard_samples, lower_is_better=False),
