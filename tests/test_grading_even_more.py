@@ -271,6 +271,28 @@ def _smartphone():
     return build, expect
 
 
+def _billion_words():
+    words = ["the", "court", "said", "on", "Tuesday", "that", "it", "would", "not", "\"", ",", "rule", "."]
+
+    def build(rng):
+        truth = [" ".join(rng.choice(words, rng.integers(5, 15))) for _ in range(N)]
+        guesses = []
+        for t in truth:
+            tokens = t.split(" ")
+            del tokens[int(rng.integers(1, len(tokens) - 1))]  # the word the test set removed
+            if rng.random() < 0.5:
+                tokens.insert(int(rng.integers(1, len(tokens))), str(rng.choice(words)))
+            guesses.append(" ".join(tokens))
+        ans = pd.DataFrame({"id": rng.permutation(N), "sentence": truth})
+        return ans, pd.DataFrame({"id": ans["id"], "sentence": guesses})
+
+    def expect(ans, sub):  # grade.py: sorted by id, mean Levenshtein distance of the strings
+        a, s = ans.sort_values("id"), sub.sort_values("id")
+        return np.mean([_edit_distance(t, g) for t, g in zip(a["sentence"], s["sentence"], strict=True)])
+
+    return build, expect
+
+
 def _images(rng, n=N):
     return [f"{h}.jpg" for h in _hex(rng, n, 16)]
 
@@ -296,6 +318,7 @@ CASES = {
     "multi-modal-gesture-recognition": _gestures(),
     "jigsaw-unintended-bias-in-toxicity-classification": _jigsaw(),
     "smartphone-decimeter-2022": _smartphone(),
+    "billion-word-imputation": _billion_words(),
     "hms-harmful-brain-activity-classification": _hms(),
 }
 SLUGS = sorted(CASES)
@@ -345,7 +368,7 @@ def test_scores_like_an_independent_computation(catalogue, slug, tmp_path):
     assert report.error is None, report.error
     assert report.valid_submission
     assert report.score == medals.round_score(expected)
-    assert 0 < abs(report.score) < 2  # a real, partial score
+    assert 0 < abs(report.score) < 10  # a real, partial score (edit distances run to several characters)
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -480,3 +503,10 @@ def test_smartphone_pairs_a_trips_rows_in_file_order_like_mle_bench(catalogue, t
     shuffled = _grade("smartphone-decimeter-2022", submission, answers)
     assert in_order.score < 10 < shuffled.score
     assert shuffled.score == medals.round_score(expect(pd.read_csv(answers), pd.read_csv(submission)))
+
+
+@pytest.mark.parametrize("cell", ["", "NA", "null"])
+def test_billion_word_rejects_a_sentence_pandas_reads_as_missing(catalogue, tmp_path, cell):
+    report = _tiny("billion-word-imputation", tmp_path, [[0, "a b c"], [1, "d e f"]], [[0, "a c"], [1, cell]])
+    assert report.score is None
+    assert "column 'sentence' has 1 empty or missing (NA, null, ...) value(s): rows 2" in report.error, report.error

@@ -237,3 +237,21 @@ def test_trip_haversine_hand_worked():
     trips = np.array(["a", "a", "b"], dtype=object)
     trip_a = (0.5 * degree + 0.95 * degree) / 2  # linear quantiles of [0, degree]
     assert get_metric("trip-haversine-p50-p95").fn(y, p, trips) == pytest.approx(trip_a / 2)
+
+
+def _edit_distance_table(a, b):
+    previous = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        current = [i]
+        for j, y in enumerate(b, 1):
+            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (x != y)))
+        previous = current
+    return previous[-1]
+
+
+def test_bit_parallel_levenshtein_matches_the_dynamic_programme():
+    rng = np.random.default_rng(3)
+    for _ in range(3000):
+        a, b = ("".join(rng.choice(list("ab c"), rng.integers(0, n))) for n in rng.choice([6, 14, 90], 2))
+        assert text.levenshtein(a, b) == _edit_distance_table(a, b), (a, b)
+    assert text.levenshtein([1, 12, 3], [1, 2, 3, 4]) == 2

@@ -179,6 +179,8 @@ def _read_answers(spec: GraderSpec, path: Path, targets: list[str]) -> pd.DataFr
 
 def _check_values(spec: GraderSpec, sub: pd.DataFrame, targets: list[str]) -> None:
     if spec.values == Values.TEXT:
+        if spec.na_text_rejected:
+            validation.check_no_missing_text(sub, targets)
         return  # any string is a valid prediction; an empty cell is an empty string
     validation.check_numbers(sub, targets, spec.values.value)
     if spec.rows_sum_to_one:

@@ -55,6 +55,7 @@ class GraderSpec:
     extra_ids_ignored: bool = False  # submission rows whose id is not in the answers are dropped, not rejected
     na_text_as_nan: bool = False  # MLE-bench reads text with pandas' NA parsing, then compares str()
     na_text_as_empty: bool = False  # MLE-bench reads text with pandas' NA parsing, then fillna("")
+    na_text_rejected: bool = False  # ... and cannot score a missing cell at all
     expected_targets: int | None = None  # sanity check on target_columns=None answers files
     source: str = "lite-grading.md"
     notes: tuple[str, ...] = ()
@@ -322,6 +323,10 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
                 "Like MLE-bench, the rows of a trip are paired in file order: UnixTimeMillis must be present but "
                 "is never compared, so a trip's rows must be in the answers' (time) order. Each trip must have as "
                 "many rows as in the answers.")),
+    _mle("billion-word-imputation", "levenshtein", "id", ("sentence",), Values.TEXT, na_text_rejected=True,
+         notes=("The mean character-level Levenshtein distance between predicted and true sentences, as MLE-bench "
+                "computes it. MLE-bench cannot grade a sentence cell that pandas reads as missing (empty, 'NA', "
+                "'null', ...): this grader rejects such a submission with the rows at fault.",)),
     _mle("chaii-hindi-and-tamil-question-answering", "jaccard-samples", "id", ("PredictionString",), Values.TEXT,
          na_text_as_empty=True,
          notes=("Word-level Jaccard per row on lower-cased whitespace-split word sets, averaged, as MLE-bench "

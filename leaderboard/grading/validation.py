@@ -111,6 +111,16 @@ def check_no_missing_values(frame: pd.DataFrame, columns: Sequence[str]) -> None
             raise SubmissionError(f"column {column!r} has {count} empty or NaN value(s): rows {rows}")
 
 
+def check_no_missing_text(frame: pd.DataFrame, columns: Sequence[str]) -> None:
+    """Text cells that pandas would read as missing ('', 'NA', 'null', ...), for graders that cannot score them."""
+    for column in columns:
+        empty = frame[column].isin(NA_STRINGS).to_numpy()
+        if empty.any():
+            rows, count = _rows(empty)
+            raise SubmissionError(f"column {column!r} has {count} empty or missing (NA, null, ...) value(s): "
+                                  f"rows {rows}")
+
+
 def check_numbers(frame: pd.DataFrame, columns: Sequence[str], kind: str) -> None:
     """Finite numbers, then the range the kind demands (probability, non-negative, integer)."""
     check_no_missing_values(frame, columns)

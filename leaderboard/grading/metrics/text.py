@@ -32,16 +32,26 @@ def mean_jaccard_samples(y_true: np.ndarray, y_pred: np.ndarray) -> float:
 
 
 def levenshtein(a: str | list, b: str | list) -> int:
-    """Edit distance (insert, delete, substitute all cost 1), two-row dynamic programme; between the
-    characters of two strings, or the items of two lists."""
+    """Edit distance (insert, delete, substitute all cost 1) between the characters of two strings or the
+    items of two lists: Myers' bit-parallel algorithm (Hyyro's formulation), one column of the dynamic
+    programme per item of b as a few operations on Python integers, so ~300,000 sentences take seconds."""
     a, b = (x if isinstance(x, list) else str(x) for x in (a, b))
-    previous = list(range(len(b) + 1))
-    for i, char_a in enumerate(a, 1):
-        current = [i]
-        for j, char_b in enumerate(b, 1):
-            current.append(min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (char_a != char_b)))
-        previous = current
-    return previous[-1]
+    if not a or not b:
+        return len(a) + len(b)
+    full, top = (1 << len(a)) - 1, 1 << (len(a) - 1)
+    match: dict = {}
+    for i, item in enumerate(a):
+        match[item] = match.get(item, 0) | (1 << i)
+    plus, minus, distance = full, 0, len(a)  # vertical +1 / -1 deltas of the current column
+    for item in b:
+        eq = match.get(item, 0)
+        xv = eq | minus
+        xh = ((((eq & plus) + plus) & full) ^ plus) | eq
+        h_plus, h_minus = (minus | ~(xh | plus)) & full, plus & xh
+        distance += 1 if h_plus & top else -1 if h_minus & top else 0
+        h_plus, h_minus = ((h_plus << 1) | 1) & full, (h_minus << 1) & full
+        plus, minus = (h_minus | ~(xv | h_plus)) & full, h_plus & xv
+    return distance
 
 
 def mean_levenshtein(y_true: np.ndarray, y_pred: np.ndarray) -> float:
