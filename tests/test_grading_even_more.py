@@ -1,7 +1,7 @@
-"""More competitions graded from MLE-bench's own grade.py: MAP@k over space-separated rankings and
-micro F1 over label sets, end to end on synthetic files in each competition's real column format,
-against an independent computation that follows grade.py (pandas sort by id, then the metric by hand
-or with scikit-learn's MultiLabelBinarizer)."""
+"""More competitions graded from MLE-bench's own grade.py (MLE_BENCH_MORE): ranked lists, label sets,
+text, sequences, grouped and multi-row answers. End to end on synthetic files in each competition's
+real column format, against an independent computation that follows grade.py step by step (pandas
+sort by id, then numpy / scikit-learn), plus the quirks each spec's notes describe."""
 
 from __future__ import annotations
 

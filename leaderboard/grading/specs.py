@@ -319,7 +319,8 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
          Values.NUMBER, unique_ids=False, required_columns=("UnixTimeMillis",), context_columns=("tripId",),
          notes=("Per trip, the mean of the 50th and 95th percentiles of the haversine distance (metres, radius "
                 "6,371 km) between predicted and true positions; the score is the mean over trips, as MLE-bench "
-                "computes it with the host's notebook.",
+                "computes it with the host's notebook (the config's grader.name, average-haversine-distance, "
+                "undersells it: it is not a plain mean distance).",
                 "Like MLE-bench, the rows of a trip are paired in file order: UnixTimeMillis must be present but "
                 "is never compared, so a trip's rows must be in the answers' (time) order. Each trip must have as "
                 "many rows as in the answers.")),
