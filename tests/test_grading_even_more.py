@@ -5,9 +5,6 @@ sort by id, then numpy / scikit-learn), plus the quirks each spec's notes descri
 
 from __future__ import annotations
 
-import zlib
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -15,9 +12,9 @@ from sklearn import metrics as sk
 from sklearn.preprocessing import MultiLabelBinarizer
 
 from leaderboard import medals
-from leaderboard.grading import grade_submission, grader_for
+from leaderboard.grading import grader_for
 from leaderboard.grading.specs import FREESOUND_CLASSES, HMS_VOTES, JIGSAW_IDENTITIES, MLE_BENCH_MORE
-from leaderboard.models import Competition
+from tests.grading_support import build_case, grade, write_files
 
 N = 300
 PLANT = ["healthy", "scab", "frog_eye_leaf_spot", "complex", "rust", "powdery_mildew"]
@@ -328,12 +325,6 @@ def test_every_spec_here_has_a_case():
     assert sorted(spec.competition_id for spec in MLE_BENCH_MORE) == SLUGS
 
 
-def _write(tmp_path: Path, ans: pd.DataFrame, sub: pd.DataFrame, rng=None) -> tuple[Path, Path]:
-    answers, submission = tmp_path / "answers.csv", tmp_path / "submission.csv"
-    ans.to_csv(answers, index=False)
-    (sub if rng is None else sub.iloc[rng.permutation(len(sub))]).to_csv(submission, index=False)
-    return answers, submission
-
 
 def _shuffle_groups(sub: pd.DataFrame, id_col: str, rng) -> pd.DataFrame:
     """Repeated ids (a trip's rows, an EEG's label windows): shuffle the groups, keep each group's row order."""
@@ -343,14 +334,7 @@ def _shuffle_groups(sub: pd.DataFrame, id_col: str, rng) -> pd.DataFrame:
 
 
 def _build(slug):
-    rng = np.random.default_rng(zlib.crc32(slug.encode()))
-    build, expect = CASES[slug]
-    ans, sub = build(rng)
-    return ans, sub, expect, rng
-
-
-def _grade(slug, submission, answers):
-    return grade_submission(Competition.objects.get(slug=slug), submission, answers_path=answers)
+    return build_case(CASES, slug)
 
 
 @pytest.mark.parametrize("slug", SLUGS)
@@ -358,12 +342,12 @@ def test_scores_like_an_independent_computation(catalogue, slug, tmp_path):
     ans, sub, expect, rng = _build(slug)
     spec = grader_for(slug)
     if spec.unique_ids:
-        answers, submission = _write(tmp_path, ans, sub, rng)
+        answers, submission = write_files(tmp_path, ans, sub, rng)
     else:
-        answers, submission = _write(tmp_path, ans, _shuffle_groups(sub, spec.id_column, rng))
+        answers, submission = write_files(tmp_path, ans, _shuffle_groups(sub, spec.id_column, rng))
     expected = expect(pd.read_csv(answers), pd.read_csv(submission))  # read as MLE-bench reads them
 
-    report = _grade(slug, submission, answers)
+    report = grade(slug, submission, answers)
 
     assert report.error is None, report.error
     assert report.valid_submission
@@ -374,8 +358,8 @@ def test_scores_like_an_independent_computation(catalogue, slug, tmp_path):
 @pytest.mark.parametrize("slug", SLUGS)
 def test_a_missing_row_is_rejected(catalogue, slug, tmp_path):
     ans, sub, _, _ = _build(slug)
-    answers, submission = _write(tmp_path, ans, sub.iloc[1:])
-    report = _grade(slug, submission, answers)
+    answers, submission = write_files(tmp_path, ans, sub.iloc[1:])
+    report = grade(slug, submission, answers)
     assert not report.valid_submission and report.score is None
     if grader_for(slug).unique_ids:
         assert f"1 {grader_for(slug).id_column!r} value(s) of the test set are missing: " in report.error
@@ -388,8 +372,8 @@ def test_a_misnamed_prediction_column_is_rejected(catalogue, slug, tmp_path):
     ans, sub, _, _ = _build(slug)
     spec = grader_for(slug)
     target = (spec.submission_targets or spec.target_columns)[0]
-    answers, submission = _write(tmp_path, ans, sub.rename(columns={target: target.upper() + "_"}))
-    report = _grade(slug, submission, answers)
+    answers, submission = write_files(tmp_path, ans, sub.rename(columns={target: target.upper() + "_"}))
+    report = grade(slug, submission, answers)
     assert report.score is None and f"missing column(s) {target!r}" in report.error
 
 
@@ -403,9 +387,9 @@ def test_direction_agrees_with_the_human_leaderboard(catalogue, slug):
 def _tiny(slug, tmp_path, ans_rows, sub_rows):
     spec = grader_for(slug)
     columns = [spec.id_column, spec.target_columns[0]]
-    answers, submission = _write(tmp_path, pd.DataFrame(ans_rows, columns=columns),
+    answers, submission = write_files(tmp_path, pd.DataFrame(ans_rows, columns=columns),
                                  pd.DataFrame(sub_rows, columns=columns))
-    return _grade(slug, submission, answers)
+    return grade(slug, submission, answers)
 
 
 def test_hotel_map_counts_a_repeated_guess_and_a_double_space_as_used_ranks(catalogue, tmp_path):
@@ -423,8 +407,8 @@ def test_h_and_m_divides_by_the_number_of_purchases_up_to_twelve(catalogue, tmp_
 
 def test_h_and_m_rejects_extra_columns(catalogue, tmp_path):
     ans, sub, _, _ = _build("h-and-m-personalized-fashion-recommendations")
-    answers, submission = _write(tmp_path, ans, sub.assign(score=1))
-    report = _grade("h-and-m-personalized-fashion-recommendations", submission, answers)
+    answers, submission = write_files(tmp_path, ans, sub.assign(score=1))
+    report = grade("h-and-m-personalized-fashion-recommendations", submission, answers)
     assert report.score is None and "unexpected column(s) 'score'" in report.error
 
 
@@ -451,8 +435,8 @@ def test_chaii_scores_an_empty_answer_and_prediction_zero(catalogue, tmp_path):
 
 def test_imet_rejects_a_duplicated_id(catalogue, tmp_path):
     ans, sub, _, _ = _build("imet-2020-fgvc7")
-    answers, submission = _write(tmp_path, ans, pd.concat([sub, sub.iloc[:1]]))
-    report = _grade("imet-2020-fgvc7", submission, answers)
+    answers, submission = write_files(tmp_path, ans, pd.concat([sub, sub.iloc[:1]]))
+    report = grade("imet-2020-fgvc7", submission, answers)
     assert report.score is None and "duplicate 'id' value(s)" in report.error
 
 
@@ -460,23 +444,23 @@ def test_freesound_rejects_classes_out_of_order(catalogue, tmp_path):
     ans, sub, _, _ = _build("freesound-audio-tagging-2019")
     columns = list(sub.columns)
     columns[1], columns[2] = columns[2], columns[1]
-    answers, submission = _write(tmp_path, ans, sub[columns])
-    report = _grade("freesound-audio-tagging-2019", submission, answers)
+    answers, submission = write_files(tmp_path, ans, sub[columns])
+    report = grade("freesound-audio-tagging-2019", submission, answers)
     assert report.score is None
     assert "column 2 is 'Accordion', expected 'Accelerating_and_revving_and_vroom'" in report.error
 
 
 def test_hms_requires_rows_that_round_to_one_at_five_decimals(catalogue, tmp_path):
     ans, sub, _, _ = _build("hms-harmful-brain-activity-classification")
-    answers, submission = _write(tmp_path, ans, sub.assign(other_vote=sub["other_vote"] + 2e-5))
-    report = _grade("hms-harmful-brain-activity-classification", submission, answers)
+    answers, submission = write_files(tmp_path, ans, sub.assign(other_vote=sub["other_vote"] + 2e-5))
+    report = grade("hms-harmful-brain-activity-classification", submission, answers)
     assert report.score is None and f"{N} row(s) of probabilities do not sum to 1" in report.error
 
 
 def test_champs_rejects_a_repeated_id(catalogue, tmp_path):
     ans, sub, _, _ = _build("champs-scalar-coupling")
-    answers, submission = _write(tmp_path, ans, pd.concat([sub, sub.iloc[:1]]))
-    report = _grade("champs-scalar-coupling", submission, answers)
+    answers, submission = write_files(tmp_path, ans, pd.concat([sub, sub.iloc[:1]]))
+    report = grade("champs-scalar-coupling", submission, answers)
     assert report.score is None and "duplicate 'id' value(s)" in report.error
 
 
@@ -489,8 +473,8 @@ def test_gestures_must_be_integers_like_mle_bench(catalogue, tmp_path, cell):
 def test_jigsaw_scores_only_the_side_of_one_half(catalogue, tmp_path):
     ans, sub, expect, _ = _build("jigsaw-unintended-bias-in-toxicity-classification")
     squashed = sub.assign(prediction=np.where(sub["prediction"] >= 0.5, 0.51, 0.49))
-    answers, submission = _write(tmp_path, ans, squashed)
-    report = _grade("jigsaw-unintended-bias-in-toxicity-classification", submission, answers)
+    answers, submission = write_files(tmp_path, ans, squashed)
+    report = grade("jigsaw-unintended-bias-in-toxicity-classification", submission, answers)
     assert report.score == medals.round_score(expect(ans, sub))  # the same score as the raw predictions
 
 
@@ -498,9 +482,9 @@ def test_smartphone_pairs_a_trips_rows_in_file_order_like_mle_bench(catalogue, t
     """UnixTimeMillis is never compared: a trip's rows out of time order are scored against the wrong
     positions, far worse, exactly as MLE-bench scores them."""
     ans, sub, expect, rng = _build("smartphone-decimeter-2022")
-    in_order = _grade("smartphone-decimeter-2022", *reversed(_write(tmp_path, ans, sub)))
-    answers, submission = _write(tmp_path, ans, sub, rng)  # rows shuffled within trips too
-    shuffled = _grade("smartphone-decimeter-2022", submission, answers)
+    in_order = grade("smartphone-decimeter-2022", *reversed(write_files(tmp_path, ans, sub)))
+    answers, submission = write_files(tmp_path, ans, sub, rng)  # rows shuffled within trips too
+    shuffled = grade("smartphone-decimeter-2022", submission, answers)
     assert in_order.score < 10 < shuffled.score
     assert shuffled.score == medals.round_score(expect(pd.read_csv(answers), pd.read_csv(submission)))
 

@@ -15,6 +15,7 @@ from leaderboard import medals
 from leaderboard.grading import grade_submission, grading_available
 from leaderboard.models import Competition, CompetitionAnswers
 from tests.conftest import CATALOGUE_DIR
+from tests.grading_support import write_files
 
 LITE = (CATALOGUE_DIR / "splits" / "low.txt").read_text().split()
 N = 300
@@ -273,15 +274,6 @@ def _register(competition: Competition, path: Path) -> None:
     CompetitionAnswers.objects.update_or_create(competition=competition, defaults={"answers_path": str(path)})
 
 
-def _write(ans: pd.DataFrame, sub: pd.DataFrame, tmp_path: Path, shuffle: bool, rng) -> tuple[Path, Path]:
-    answers, submission = tmp_path / "answers.csv", tmp_path / "submission.csv"
-    ans.to_csv(answers, index=False)
-    if shuffle:
-        sub = sub.iloc[rng.permutation(len(sub))]
-    sub.to_csv(submission, index=False)
-    return answers, submission
-
-
 @pytest.mark.django_db
 @pytest.mark.parametrize("slug", LITE)
 def test_lite_competition_scores_like_an_independent_computation(slug, tmp_path):
@@ -289,7 +281,7 @@ def test_lite_competition_scores_like_an_independent_computation(slug, tmp_path)
     build, expect = CASES[slug]
     ans, sub = build(rng)
     shuffle = slug != "nomad2018-predict-transparent-conductors"  # compared by position there
-    answers, submission = _write(ans, sub, tmp_path, shuffle, rng)
+    answers, submission = write_files(tmp_path, ans, sub, rng if shuffle else None)
     competition = Competition.objects.get(slug=slug)
     _register(competition, answers)
     expected = expect(pd.read_csv(answers), pd.read_csv(submission))  # read as MLE-bench reads them
@@ -327,7 +319,7 @@ def test_perfect_submission_scores_the_best_value(slug, tmp_path):
     if slug.startswith("jigsaw"):
         perfect = perfect.replace(-1, 0)
     shuffle = slug != "nomad2018-predict-transparent-conductors"
-    answers, submission = _write(ans, perfect, tmp_path, shuffle, np.random.default_rng(2))
+    answers, submission = write_files(tmp_path, ans, perfect, np.random.default_rng(2) if shuffle else None)
     competition = Competition.objects.get(slug=slug)
     report = grade_submission(competition, submission, answers)
     assert report.valid_submission, report.error

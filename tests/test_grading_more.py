@@ -4,9 +4,6 @@ pandas sort by id, then scikit-learn / scipy / numpy."""
 
 from __future__ import annotations
 
-import zlib
-from pathlib import Path
-
 import numpy as np
 import pandas as pd
 import pytest
@@ -14,9 +11,9 @@ from scipy import stats
 from sklearn import metrics as sk
 
 from leaderboard import medals
-from leaderboard.grading import grade_submission, grader_for
+from leaderboard.grading import grader_for
 from leaderboard.grading.specs import GOOGLE_QUEST_CLASSES, MLE_BENCH
-from leaderboard.models import Competition
+from tests.grading_support import build_case, grade, sorted_by, write_files
 
 N = 300
 SPECIES = ["Black-grass", "Charlock", "Cleavers", "Common Chickweed", "Common wheat", "Fat Hen",
@@ -38,8 +35,7 @@ def _ints(rng):
     return rng.permutation(10**6)[:N]
 
 
-def _sorted(id_col):
-    return lambda ans, sub: (ans.sort_values(id_col), sub.sort_values(id_col))
+_sorted = sorted_by
 
 
 def _labels(id_col, target, ids, values, score):
@@ -243,31 +239,18 @@ def test_every_mle_bench_spec_has_a_case():
     assert sorted(spec.competition_id for spec in MLE_BENCH) == SLUGS
 
 
-def _write(tmp_path: Path, ans: pd.DataFrame, sub: pd.DataFrame, rng=None) -> tuple[Path, Path]:
-    answers, submission = tmp_path / "answers.csv", tmp_path / "submission.csv"
-    ans.to_csv(answers, index=False)
-    (sub if rng is None else sub.iloc[rng.permutation(len(sub))]).to_csv(submission, index=False)
-    return answers, submission
-
 
 def _build(slug):
-    rng = np.random.default_rng(zlib.crc32(slug.encode()))
-    build, expect = CASES[slug]
-    ans, sub = build(rng)
-    return ans, sub, expect, rng
-
-
-def _grade(slug, submission, answers):
-    return grade_submission(Competition.objects.get(slug=slug), submission, answers_path=answers)
+    return build_case(CASES, slug)
 
 
 @pytest.mark.parametrize("slug", SLUGS)
 def test_scores_like_an_independent_computation(catalogue, slug, tmp_path):
     ans, sub, expect, rng = _build(slug)
-    answers, submission = _write(tmp_path, ans, sub, rng)  # shuffled: every one of these sorts by id
+    answers, submission = write_files(tmp_path, ans, sub, rng)  # shuffled: every one of these sorts by id
     expected = expect(pd.read_csv(answers), pd.read_csv(submission))  # read as MLE-bench reads them
 
-    report = _grade(slug, submission, answers)
+    report = grade(slug, submission, answers)
 
     assert report.error is None, report.error
     assert report.valid_submission
@@ -278,8 +261,8 @@ def test_scores_like_an_independent_computation(catalogue, slug, tmp_path):
 @pytest.mark.parametrize("slug", SLUGS)
 def test_a_missing_row_is_rejected(catalogue, slug, tmp_path):
     ans, sub, _, _ = _build(slug)
-    answers, submission = _write(tmp_path, ans, sub.iloc[1:])
-    report = _grade(slug, submission, answers)
+    answers, submission = write_files(tmp_path, ans, sub.iloc[1:])
+    report = grade(slug, submission, answers)
     assert not report.valid_submission and report.score is None
     if grader_for(slug).alignment == "sort-by-id-unchecked":
         assert f"wrong number of rows: the submission has {N - 1}, expected {N}" in report.error
@@ -292,8 +275,8 @@ def test_a_missing_row_is_rejected(catalogue, slug, tmp_path):
 def test_a_misnamed_prediction_column_is_rejected(catalogue, slug, tmp_path):
     ans, sub, _, _ = _build(slug)
     target = grader_for(slug).target_columns[0]
-    answers, submission = _write(tmp_path, ans, sub.rename(columns={target: target.upper() + "_"}))
-    report = _grade(slug, submission, answers)
+    answers, submission = write_files(tmp_path, ans, sub.rename(columns={target: target.upper() + "_"}))
+    report = grade(slug, submission, answers)
     assert report.score is None and f"missing column(s) {target!r}" in report.error
 
 
@@ -306,8 +289,8 @@ def test_direction_agrees_with_the_human_leaderboard(catalogue, slug):
 
 def _variant(slug, tmp_path, change):
     ans, sub, _, _ = _build(slug)
-    answers, submission = _write(tmp_path, ans, change(sub.copy()))
-    return _grade(slug, submission, answers)
+    answers, submission = write_files(tmp_path, ans, change(sub.copy()))
+    return grade(slug, submission, answers)
 
 
 def _set(column, row, value):
@@ -349,8 +332,8 @@ def test_google_quest_scores_unmatched_ids_by_sorted_position_like_mle_bench(cat
     (numerically, as pandas reads integer ids)."""
     ans, sub, expect, rng = _build("google-quest-challenge")
     sub["qa_id"] = sub["qa_id"] + 1
-    answers, submission = _write(tmp_path, ans, sub, rng)
-    report = _grade("google-quest-challenge", submission, answers)
+    answers, submission = write_files(tmp_path, ans, sub, rng)
+    report = grade("google-quest-challenge", submission, answers)
     assert report.valid_submission, report.error
     assert report.score == medals.round_score(expect(pd.read_csv(answers), pd.read_csv(submission)))
     assert any("MLE-bench sorts both files by 'qa_id'" in note for note in report.notes)
@@ -359,5 +342,5 @@ def test_google_quest_scores_unmatched_ids_by_sorted_position_like_mle_bench(cat
 def test_inaturalist_scores_only_the_first_of_five_guesses(catalogue, tmp_path):
     ans = pd.DataFrame({"id": [1, 2, 3, 4], "predicted": [7, 8, 9, 10]})
     sub = pd.DataFrame({"id": [4, 3, 2, 1], "predicted": ["10 1 2 3 4", "1 9 2 3 4", "8", "7"]})
-    answers, submission = _write(tmp_path, ans, sub)
-    assert _grade("inaturalist-2019-fgvc6", submission, answers).score == 0.25  # row 3 has 9 second: wrong
+    answers, submission = write_files(tmp_path, ans, sub)
+    assert grade("inaturalist-2019-fgvc6", submission, answers).score == 0.25  # row 3 has 9 second: wrong
