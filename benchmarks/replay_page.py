@@ -27,12 +27,14 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 
-from leaderboard.models import Agent, Experiment, LanguageModel, Run, Step  # noqa: E402
+from leaderboard.importers.base import StepData  # noqa: E402
+from leaderboard.models import Agent, Experiment, LanguageModel, Run  # noqa: E402
+from leaderboard.trajectory_store import write_steps  # noqa: E402
 
 KINDS = ["plan", "code", "command", "observation", "score", "llm"]
 
 
-def step(run: Run, i: int) -> Step:
+def step(i: int) -> StepData:
     kind = KINDS[i % len(KINDS)]
     data = {
         "code": {"file": "train.py", "content": "import pandas as pd\n" * 20, "diff": "+x = 1\n-x = 0"},
@@ -41,16 +43,15 @@ def step(run: Run, i: int) -> Step:
     }.get(kind, {})
     score = data["value"] if kind == "score" else None
     parent = (i - 1) // 2 if kind == "code" and i > 1 else None
-    return Step(run=run, index=i, kind=kind, t=i * 0.5, title=f"{kind} {i}", text=f"step {i} " * 30,
-                data=data, score=score, parent_index=parent)
+    return StepData(index=i, kind=kind, t=i * 0.5, title=f"{kind} {i}", text=f"step {i} " * 30,
+                    data=data, score=score, parent_index=parent)
 
 
 def make_run(n: int) -> Run:
     agent = Agent.objects.create(name="bench-agent")
     model = LanguageModel.objects.create(name="bench-model")
     run = Run.objects.create(experiment=Experiment.objects.create(agent=agent, model=model), n_steps=n)
-    for start in range(0, n, 5000):
-        Step.objects.bulk_create([step(run, i) for i in range(start, min(n, start + 5000))])
+    write_steps(run, (step(i) for i in range(n)))
     return run
 
 

@@ -74,8 +74,14 @@ class ArtifactAdmin(admin.ModelAdmin):
     raw_id_fields = ["run"]
 
 
-@admin.register(models.Step)
-class StepAdmin(admin.ModelAdmin):
-    list_display = ["run", "index", "kind", "t", "title", "score"]
-    list_filter = ["kind"]
+@admin.register(models.Trajectory)
+class TrajectoryAdmin(admin.ModelAdmin):
+    list_display = ["run", "n_steps", "file", "created_at"]
     raw_id_fields = ["run"]
+    readonly_fields = ["file", "n_steps", "kind_counts", "outline"]
+
+
+@admin.register(models.StepBlock)
+class StepBlockAdmin(admin.ModelAdmin):
+    list_display = ["trajectory", "first", "count", "offset", "length"]
+    raw_id_fields = ["trajectory"]

@@ -9,10 +9,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from leaderboard.importers.jsonl import header_line, step_line
+from leaderboard.importers.jsonl import header_line
 from leaderboard.models import Run
+from leaderboard.trajectory_store import StoredTrajectory
 
-BATCH = 2000
+CHUNK = 1 << 20
 
 
 def header_of(run: Run) -> dict:
@@ -33,14 +34,6 @@ def header_of(run: Run) -> dict:
 
 
 def trajectory_lines(run: Run) -> Iterator[bytes]:
-    """The header line, then every step in order, read in batches so memory stays flat."""
+    """The header line, then the stored step file as it is (one step per line), in 1 MB chunks."""
     yield header_line({k: v for k, v in header_of(run).items() if v not in (None, "")})
-    last = -1
-    while True:
-        batch = list(run.steps.filter(index__gt=last).order_by("index")
-                     .values("index", "parent_index", "kind", "t", "title", "text", "data", "score")[:BATCH])
-        for step in batch:
-            yield step_line(step)
-        if len(batch) < BATCH:
-            return
-        last = batch[-1]["index"]
+    yield from StoredTrajectory.of(run).raw_chunks(CHUNK)

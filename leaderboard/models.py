@@ -4,14 +4,16 @@ Catalogue: Benchmark -> Split <-> Competition -> HumanScore (the Kaggle private 
 the private answer locations kept apart in CompetitionAnswers so no serializer or page that shows a
 competition can reach them by accident.
 Results: Agent x LanguageModel x hardware x time limit x settings = Experiment; an Experiment has
-Runs (one competition, one seed); a Run has Artifacts (submission, logs, code) and Steps (its
-trajectory, in one typed event model for every agent).
+Runs (one competition, one seed); a Run has Artifacts (submission, logs, code) and a Trajectory (its steps,
+in one typed event model for every agent, stored as a file indexed by StepBlocks).
 """
 
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import models
+from django.db import models, transaction
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 
 from leaderboard import medals
 
@@ -326,35 +328,62 @@ class Artifact(models.Model):
         ordering = ["run", "kind", "name"]
 
 
-class Step(models.Model):
-    """One event of a trajectory; docs/trajectory-format.md defines the kinds and their data."""
+class StepKind(models.TextChoices):
+    """The step types of the event model; docs/trajectory-format.md defines what each one's data holds."""
 
-    class Kind(models.TextChoices):
-        PLAN = "plan", "Plan / thought"
-        ACTION = "action", "Action / tool call"
-        OBSERVATION = "observation", "Observation"
-        CODE = "code", "Code"
-        COMMAND = "command", "Command execution"
-        SCORE = "score", "Intermediate score"
-        LLM = "llm", "LLM generation"
-        SUBMISSION = "submission", "Submission"
-        ERROR = "error", "Error"
-        MESSAGE = "message", "Message"
+    PLAN = "plan", "Plan / thought"
+    ACTION = "action", "Action / tool call"
+    OBSERVATION = "observation", "Observation"
+    CODE = "code", "Code"
+    COMMAND = "command", "Command execution"
+    SCORE = "score", "Intermediate score"
+    LLM = "llm", "LLM generation"
+    SUBMISSION = "submission", "Submission"
+    ERROR = "error", "Error"
+    MESSAGE = "message", "Message"
 
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="steps")
-    index = models.PositiveIntegerField(help_text="0-based order in the run")
-    parent_index = models.PositiveIntegerField(null=True, blank=True, help_text="Tree-search parent step")
-    kind = models.CharField(max_length=20, choices=Kind.choices)
-    t = models.FloatField(null=True, blank=True, help_text="Seconds since the run started")
-    title = models.CharField(max_length=500, blank=True)
-    text = models.TextField(blank=True)
-    data = models.JSONField(default=dict, blank=True)
-    score = models.FloatField(null=True, blank=True)
 
-    class Meta:
-        ordering = ["run", "index"]
-        constraints = [models.UniqueConstraint(fields=["run", "index"], name="unique_step_index")]
-        indexes = [models.Index(fields=["run", "kind", "index"])]
+class Trajectory(models.Model):
+    """A run's steps: a JSONL file in artifact storage (leaderboard.trajectory_store writes and reads
+    it), its kind counts, and an outline (tree nodes, score points, best code step) built on import."""
+
+    run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="trajectory")
+    file = models.CharField(max_length=300, help_text="Storage name of the JSONL step file")
+    n_steps = models.PositiveIntegerField(default=0)
+    kind_counts = models.JSONField(default=dict, blank=True)
+    outline = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:
-        return f"step {self.index} ({self.kind}) of run {self.run_id}"
+        return f"trajectory of run {self.run_id} ({self.n_steps} steps)"
+
+
+class StepBlock(models.Model):
+    """Up to a few hundred consecutive steps of a trajectory file: where they are and which kinds."""
+
+    trajectory = models.ForeignKey(Trajectory, on_delete=models.CASCADE, related_name="blocks")
+    first = models.PositiveIntegerField(help_text="Index of the block's first step")
+    count = models.PositiveIntegerField()
+    offset = models.BigIntegerField(help_text="Byte offset in the file")
+    length = models.PositiveIntegerField(help_text="Bytes")
+    kinds = models.JSONField(default=dict, help_text="Steps of each kind in the block")
+    diff_bases = models.JSONField(
+        default=dict, blank=True, help_text="Code step index -> the previous version of its file, to diff against"
+    )
+
+    class Meta:
+        ordering = ["trajectory", "first"]
+        constraints = [models.UniqueConstraint(fields=["trajectory", "first"], name="unique_block_start")]
+
+    def __str__(self) -> str:
+        return f"steps {self.first}-{self.first + self.count - 1} of {self.trajectory}"
+
+
+@receiver(post_delete, sender=Trajectory)
+def _delete_trajectory_file(sender, instance: Trajectory, **kwargs) -> None:
+    """A trajectory's file goes with its row, once the deletion commits (a rollback keeps both)."""
+    from django.core.files.storage import default_storage
+
+    name = instance.file
+    if name:
+        transaction.on_commit(lambda: default_storage.delete(name))

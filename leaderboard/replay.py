@@ -8,23 +8,24 @@ from __future__ import annotations
 
 import difflib
 import json
+import re
 from dataclasses import dataclass, field
+from itertools import islice
 
-from django.db.models import Count, QuerySet
-from django.db.models.functions import Length, Substr
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from leaderboard.exports import trajectory_lines
-from leaderboard.models import Run, Step
+from leaderboard.models import Run, StepKind
+from leaderboard.trajectory_store import StoredStep, StoredTrajectory
 
 PAGE_SIZE = 100
 # Cards show this much of any one text; "show all" fetches the rest through the steps API.
 TEXT_LIMIT = 4000
 COMPARE_ROWS = 200
 _KIND_TEMPLATES = {
-    Step.Kind.CODE: "code", Step.Kind.COMMAND: "command", Step.Kind.SCORE: "score",
-    Step.Kind.PLAN: "plan", Step.Kind.LLM: "llm", Step.Kind.ACTION: "action", Step.Kind.SUBMISSION: "action",
+    StepKind.CODE: "code", StepKind.COMMAND: "command", StepKind.SCORE: "score",
+    StepKind.PLAN: "plan", StepKind.LLM: "llm", StepKind.ACTION: "action", StepKind.SUBMISSION: "action",
 }
 
 
@@ -44,22 +45,7 @@ def parse_kinds(raw: str | None) -> list[str] | None:
     """`type=code,command` -> those kinds; no parameter -> None (no filter); unknown kinds match nothing."""
     if not raw:
         return None
-    return [k for k in (part.strip() for part in raw.split(",")) if k in Step.Kind.values]
-
-
-def steps_of(run: Run, kinds: list[str] | None = None) -> QuerySet[Step]:
-    steps = Step.objects.filter(run=run).order_by("index")
-    return steps if kinds is None else steps.filter(kind__in=kinds)
-
-
-def card_steps(steps: QuerySet[Step]) -> QuerySet[Step]:
-    """Steps with only a head of their text loaded: a card never needs megabytes of stdout."""
-    return steps.defer("text").annotate(text_head=Substr("text", 1, TEXT_LIMIT), text_len=Length("text"))
-
-
-def page_containing(steps: QuerySet[Step], index: int, page_size: int) -> int:
-    """0-based page of the first step at or after `index` in this (possibly filtered) order."""
-    return steps.filter(index__lt=index).count() // page_size
+    return [k for k in (part.strip() for part in raw.split(",")) if k in StepKind.values]
 
 
 @dataclass
@@ -69,32 +55,25 @@ class Window:
     has_next: bool
 
 
-def _cards(rows: list[Step]) -> list[StepCard]:
+def _cards(rows: list[StoredStep]) -> list[StepCard]:
     return [StepCard.of(s) for s in rows]
 
 
-def window(steps: QuerySet[Step], *, after: int | None = None, before: int | None = None,
-           around: int | None = None, size: int = PAGE_SIZE) -> Window:
-    """Keyset windows on `index` (no OFFSET), so the last window of 100,000 steps costs the same
-    as the first. One extra row per side says whether more steps follow."""
+def window(stored: StoredTrajectory, kinds: list[str] | None = None, *, after: int | None = None,
+           before: int | None = None, around: int | None = None, size: int = PAGE_SIZE) -> Window:
+    """Windows keyed on the step index, so the last window of 100,000 steps costs the same as the
+    first: each reads the one or two blocks it needs. One extra step per side says whether more follow."""
     if around is not None:
-        return _window_around(steps, around, size)
+        lead = size // 10  # a few steps of context before, so a permalink lands near the top
+        earlier = list(islice(stored.steps_before(around, kinds), lead + 1))
+        later = list(islice(stored.steps(around, kinds), size - lead + 1))
+        return Window(_cards(stored.complete(earlier[:lead][::-1] + later[:size - lead])),
+                      has_prev=len(earlier) > lead, has_next=len(later) > size - lead)
     if before is not None:
-        rows = list(card_steps(steps.filter(index__lt=before).order_by("-index"))[:size + 1])
-        return Window(_cards(rows[:size][::-1]), has_prev=len(rows) > size, has_next=True)
-    if after is not None:
-        steps = steps.filter(index__gt=after)
-    rows = list(card_steps(steps)[:size + 1])
-    return Window(_cards(rows[:size]), has_prev=after is not None, has_next=len(rows) > size)
-
-
-def _window_around(steps: QuerySet[Step], index: int, size: int) -> Window:
-    """A few steps of context before `index`, the rest from it on (a permalink lands near the top)."""
-    lead = size // 10
-    earlier = list(card_steps(steps.filter(index__lt=index).order_by("-index"))[:lead + 1])
-    later = list(card_steps(steps.filter(index__gte=index))[:size - lead + 1])
-    return Window(_cards(earlier[:lead][::-1] + later[:size - lead]),
-                  has_prev=len(earlier) > lead, has_next=len(later) > size - lead)
+        rows = list(islice(stored.steps_before(before, kinds), size + 1))
+        return Window(_cards(stored.complete(rows[:size][::-1])), has_prev=len(rows) > size, has_next=True)
+    rows = list(islice(stored.steps(0 if after is None else after + 1, kinds), size + 1))
+    return Window(_cards(stored.complete(rows[:size])), has_prev=after is not None, has_next=len(rows) > size)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -114,7 +93,7 @@ def _diff_lines(diff: str) -> list[tuple[str, str]]:
 
 @dataclass
 class StepCard:
-    step: Step
+    step: StoredStep
     template: str
     text: str
     text_truncated: bool
@@ -122,10 +101,8 @@ class StepCard:
     fields: dict = field(default_factory=dict)
 
     @classmethod
-    def of(cls, step: Step) -> StepCard:
-        head = getattr(step, "text_head", None)
-        text = step.text if head is None else head
-        length = len(text) if head is None else step.text_len
+    def of(cls, step: StoredStep) -> StepCard:
+        text, length = step.text, len(step.text)
         data = step.data if isinstance(step.data, dict) else {}
         binary = bool(data.get("binary")) or _looks_binary(text)
         return cls(
@@ -138,30 +115,33 @@ class StepCard:
         )
 
 
+_CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f]")  # control characters that are not whitespace
+
+
 def _looks_binary(text: str) -> bool:
     """Control characters other than whitespace in more than 10% of the head: bytes, not text."""
     head = text[:2000]
-    junk = sum(1 for ch in head if ch < " " and ch not in "\t\n\r\f")
+    junk = len(_CONTROL.findall(head))
     return "\x00" in head or junk * 10 > len(head)
 
 
 def _card_fields(kind: str, data: dict) -> dict:
-    if kind == Step.Kind.CODE:
+    if kind == StepKind.CODE:
         content, content_cut = _clip(data.get("content"))
         diff, diff_cut = _clip(data.get("diff"))
         return {"file": data.get("file", ""), "content": content, "content_truncated": content_cut,
                 "diff": _diff_lines(diff), "diff_truncated": diff_cut, "language": _language(data)}
-    if kind == Step.Kind.COMMAND:
+    if kind == StepKind.COMMAND:
         stdout, stdout_cut = _clip(data.get("stdout"))
         stderr, stderr_cut = _clip(data.get("stderr"))
         return {"command": data.get("command", ""), "stdout": stdout, "stdout_truncated": stdout_cut,
                 "stderr": stderr, "stderr_truncated": stderr_cut,
                 "exit_code": data.get("exit_code"), "duration": data.get("duration")}
-    if kind == Step.Kind.SCORE:
+    if kind == StepKind.SCORE:
         return {"metric": data.get("metric", ""), "value": data.get("value"), "maximize": data.get("maximize")}
-    if kind == Step.Kind.LLM:
+    if kind == StepKind.LLM:
         return {k: data.get(k) for k in ("model", "tokens_in", "tokens_out", "cost")}
-    if kind in (Step.Kind.ACTION, Step.Kind.SUBMISSION):
+    if kind in (StepKind.ACTION, StepKind.SUBMISSION):
         arguments, cut = _clip(_pretty(data.get("arguments")))
         return {"tool": data.get("tool", ""), "arguments": arguments, "arguments_truncated": cut}
     return {"buggy": data.get("buggy"), "is_best": data.get("is_best"), "stage": data.get("stage")}
@@ -187,16 +167,15 @@ def _language(data: dict) -> str:
 
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = visible_run(request, pk)
-    steps = steps_of(run)
-    kind_counts = dict(steps.order_by().values_list("kind").annotate(n=Count("id")))
+    stored = StoredTrajectory.of(run)
     return render(request, "leaderboard/run_detail.html", {
         "run": run,
         "medal": run.medals().label,
         "can_edit": run.can_edit(request.user),
-        "window": window(steps),
+        "window": window(stored),
         "page_size": PAGE_SIZE,
-        "kinds": [(k, label, kind_counts.get(k, 0)) for k, label in Step.Kind.choices],
-        "n_steps": sum(kind_counts.values()),
+        "kinds": [(k, label, stored.kind_counts.get(k, 0)) for k, label in StepKind.choices],
+        "n_steps": stored.n_steps,
     })
 
 
@@ -211,9 +190,8 @@ def run_trajectory_download(request: HttpRequest, pk: int) -> StreamingHttpRespo
 def run_steps_window(request: HttpRequest, pk: int) -> HttpResponse:
     """One window of server-rendered cards: `after=`, `before=` or `around=` a step index."""
     run = visible_run(request, pk)
-    steps = steps_of(run, parse_kinds(request.GET.get("type")))
     keys = {name: _int_param(request, name) for name in ("after", "before", "around") if name in request.GET}
-    win = window(steps, **keys)
+    win = window(StoredTrajectory.of(run), parse_kinds(request.GET.get("type")), **keys)
     response = render(request, "leaderboard/_step_window.html", {"run": run, "window": win})
     response["X-Window-Has-Prev"] = "1" if win.has_prev else "0"
     response["X-Window-Has-Next"] = "1" if win.has_next else "0"
@@ -227,25 +205,23 @@ def _int_param(request: HttpRequest, name: str, default: int = 0) -> int:
         raise Http404(f"{name} must be a non-negative integer") from None
 
 
-
 # ---------------------------------------------------------------------------------------------
 # Compare
 
 
-def best_code_step(run: Run) -> Step | None:
+def best_code_step(run: Run, stored: StoredTrajectory | None = None) -> StoredStep | None:
     """The code of the best-scoring node, else the last code step (how "final solution" reads)."""
-    code = steps_of(run, [Step.Kind.CODE])
-    flagged = code.filter(data__is_best=True).last()
-    if flagged is not None:
-        return flagged
-    scored = code.exclude(score=None)
+    stored = stored or StoredTrajectory.of(run)
+    code = stored.outline.get("code") or {}
     lower_better = bool(run.competition and run.competition.is_lower_better)
-    best = scored.order_by("score" if lower_better else "-score", "-index").first()
-    return best or code.last()
+    for key in ("flagged", "min" if lower_better else "max", "last"):
+        if code.get(key) is not None:
+            return stored.step(code[key])
+    return None
 
 
-def solution_diff(a: Step | None, b: Step | None) -> list[tuple[str, str]]:
-    def lines(step: Step | None) -> list[str]:
+def solution_diff(a: StoredStep | None, b: StoredStep | None) -> list[tuple[str, str]]:
+    def lines(step: StoredStep | None) -> list[str]:
         return str((step.data or {}).get("content", "") if step else "").splitlines()
 
     diff = difflib.unified_diff(lines(a), lines(b), "run A", "run B", lineterm="", n=3)
@@ -259,19 +235,19 @@ class CompareRow:
     right: StepCard | None
 
 
-def aligned_rows(a: Run, b: Run, align: str, start: int) -> list[CompareRow]:
+def aligned_rows(a: StoredTrajectory, b: StoredTrajectory, align: str, start: int) -> list[CompareRow]:
     if align == "time":
         return _rows_by_time(a, b, start)
-    left = {s.index: s for s in card_steps(steps_of(a).filter(index__gte=start))[:COMPARE_ROWS]}
-    right = {s.index: s for s in card_steps(steps_of(b).filter(index__gte=start))[:COMPARE_ROWS]}
+    left = {s.index: s for s in a.complete(list(islice(a.steps(start), COMPARE_ROWS)))}
+    right = {s.index: s for s in b.complete(list(islice(b.steps(start), COMPARE_ROWS)))}
     keys = sorted(set(left) | set(right))[:COMPARE_ROWS]
     return [CompareRow(f"#{i}", _card(left.get(i)), _card(right.get(i))) for i in keys]
 
 
-def _rows_by_time(a: Run, b: Run, start: int) -> list[CompareRow]:
+def _rows_by_time(a: StoredTrajectory, b: StoredTrajectory, start: int) -> list[CompareRow]:
     """Both runs merged on elapsed time; each row holds the one step that happened next."""
-    tagged = [(s.t or 0.0, 0, s) for s in card_steps(steps_of(a))[start:start + COMPARE_ROWS]]
-    tagged += [(s.t or 0.0, 1, s) for s in card_steps(steps_of(b))[start:start + COMPARE_ROWS]]
+    tagged = [(s.t or 0.0, 0, s) for s in a.complete(list(islice(a.steps(start), COMPARE_ROWS)))]
+    tagged += [(s.t or 0.0, 1, s) for s in b.complete(list(islice(b.steps(start), COMPARE_ROWS)))]
     tagged.sort(key=lambda item: (item[0], item[1], item[2].index))
     rows = []
     for t, side, step in tagged[:COMPARE_ROWS]:
@@ -280,12 +256,12 @@ def _rows_by_time(a: Run, b: Run, start: int) -> list[CompareRow]:
     return rows
 
 
-def _card(step: Step | None) -> StepCard | None:
+def _card(step: StoredStep | None) -> StepCard | None:
     return StepCard.of(step) if step is not None else None
 
 
-def score_series(run: Run, limit: int = 5000) -> dict:
-    points = steps_of(run).exclude(score=None).values_list("index", "t", "score")[:limit]
+def score_series(run: Run, stored: StoredTrajectory) -> dict:
+    points = stored.outline.get("scores") or []
     return {
         "name": f"run {run.pk}",
         "run": run.pk,
@@ -300,12 +276,13 @@ def compare(request: HttpRequest) -> HttpResponse:
     if len(ids) != 2:
         raise Http404("compare needs ?runs=<a>,<b>")
     a, b = visible_run(request, int(ids[0])), visible_run(request, int(ids[1]))
+    stored_a, stored_b = StoredTrajectory.of(a), StoredTrajectory.of(b)
     align = "time" if request.GET.get("align") == "time" else "index"
     start = _int_param(request, "start", 0)
-    best_a, best_b = best_code_step(a), best_code_step(b)
+    best_a, best_b = best_code_step(a, stored_a), best_code_step(b, stored_b)
     return render(request, "leaderboard/compare.html", {
         "a": a, "b": b, "align": align, "start": start, "next_start": start + COMPARE_ROWS,
-        "rows": aligned_rows(a, b, align, start), "rows_per_page": COMPARE_ROWS,
+        "rows": aligned_rows(stored_a, stored_b, align, start), "rows_per_page": COMPARE_ROWS,
         "best_a": best_a, "best_b": best_b, "solution_diff": solution_diff(best_a, best_b),
-        "scores": {"a": score_series(a), "b": score_series(b)},
+        "scores": {"a": score_series(a, stored_a), "b": score_series(b, stored_b)},
     })

@@ -129,7 +129,7 @@ def submit_run(
                 )
                 for upload in uploads:
                     _store_artifact(run, upload, written)
-                _import_trajectory(run, uploads, parsed_trajectory, run_folder, Path(scratch))
+                _import_trajectory(run, uploads, parsed_trajectory, run_folder, Path(scratch), written)
                 if not run.task_name:
                     raise UploadError("say which competition (or task) the run is for: the trajectory does not")
                 _set_outcome(run, uploads, self_reported_score, reported)
@@ -383,26 +383,26 @@ def _find_submission(folder: Path) -> Path | None:
 
 
 def _import_trajectory(run: Run, uploads: Sequence[Upload], parsed, run_folder: Path | None,
-                       scratch: Path) -> None:
+                       scratch: Path, written: _Written) -> None:
     """Steps from the given trajectory, else the run folder's, else the first upload an importer knows."""
     if parsed is not None:
-        _save_steps(run, parsed, "the trajectory")
+        _save_steps(run, parsed, "the trajectory", written)
         return
-    if run_folder is not None and _import_from(run, run_folder):
+    if run_folder is not None and _import_from(run, run_folder, written):
         return
     for number, upload in enumerate(uploads):
         if upload.kind not in (Artifact.Kind.TRAJECTORY, Artifact.Kind.LOG):
             continue
         with local_copy(upload.file, scratch / "detect", upload.name) as path:
-            if _import_from(run, path):  # steps are read lazily: import while the copy exists
+            if _import_from(run, path, written):  # steps are read lazily: import while the copy exists
                 return
         if _is_archive(upload.name):  # a zipped log folder, e.g. MLAgentBench's env_log/ + agent_log/
             folder = _expand_archive(upload.file, scratch / f"trajectory-{number}" / "folder")
-            if _import_from(run, _single_root(folder)):
+            if _import_from(run, _single_root(folder), written):
                 return
 
 
-def _import_from(run: Run, path: Path) -> bool:
+def _import_from(run: Run, path: Path, written: _Written) -> bool:
     from leaderboard.importers import TrajectoryError, detect, read_trajectories
 
     if detect(path) is None:
@@ -414,7 +414,7 @@ def _import_from(run: Run, path: Path) -> bool:
         raise UploadError(f"could not read the trajectory {path.name}: {exc}") from exc
     if parsed is None:
         return False
-    _save_steps(run, parsed, path.name)
+    _save_steps(run, parsed, path.name, written)
     others = sum(1 for _ in trajectories)  # e.g. the other samples of an Inspect log
     if others:
         run.import_warnings = [*run.import_warnings, (
@@ -424,11 +424,13 @@ def _import_from(run: Run, path: Path) -> bool:
     return True
 
 
-def _save_steps(run: Run, parsed, name: str) -> None:
+def _save_steps(run: Run, parsed, name: str, written: _Written) -> None:
+    """Store the steps; their file is deleted with the uploads if the submission fails later."""
     from leaderboard.importers import save_steps
 
     try:
         save_steps(run, parsed)
+        written.names.append(run.trajectory.file)
     except Exception as exc:  # noqa: BLE001 - an importer bug must refuse the upload, not half-save it
         raise UploadError(f"could not import {name}: {exc}") from exc
 

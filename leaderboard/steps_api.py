@@ -6,28 +6,32 @@ its tree and chart without downloading the whole trajectory.
 
 from __future__ import annotations
 
-from django.db.models import Q, QuerySet, TextField
-from django.db.models.fields.json import KT
-from django.db.models.functions import Cast
+from itertools import islice
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard.models import Step
-from leaderboard.replay import page_containing, parse_kinds, steps_of, visible_run
+from leaderboard.replay import parse_kinds, visible_run
+from leaderboard.trajectory_store import OUTLINE_LIMIT, StoredTrajectory
 
 DEFAULT_PAGE_SIZE = 200
 MAX_PAGE_SIZE = 1000
-OUTLINE_LIMIT = 5000
 
 
-class StepSerializer(serializers.ModelSerializer):
-    class Meta:
-        model = Step
-        fields = ["index", "parent_index", "kind", "t", "title", "text", "data", "score"]
-        read_only_fields = fields
+class StepSerializer(serializers.Serializer):
+    """One step of the event model (docs/trajectory-format.md)."""
+
+    index = serializers.IntegerField()
+    parent_index = serializers.IntegerField(allow_null=True)
+    kind = serializers.CharField()
+    t = serializers.FloatField(allow_null=True, help_text="Seconds since the run started")
+    title = serializers.CharField(allow_blank=True)
+    text = serializers.CharField(allow_blank=True)
+    data = serializers.DictField()
+    score = serializers.FloatField(allow_null=True)
 
 
 class StepPageSerializer(serializers.Serializer):
@@ -50,14 +54,6 @@ class StepQuerySerializer(serializers.Serializer):
     )
 
 
-def search(steps: QuerySet[Step], query: str) -> QuerySet[Step]:
-    """Match title, text and every string inside data (code, stdout, stderr...)."""
-    if not query:
-        return steps
-    steps = steps.annotate(data_text=Cast("data", TextField()))
-    return steps.filter(Q(title__icontains=query) | Q(text__icontains=query) | Q(data_text__icontains=query))
-
-
 @extend_schema(
     parameters=[StepQuerySerializer],
     responses=StepPageSerializer,
@@ -70,18 +66,37 @@ class RunStepsView(APIView):
         params = StepQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         p = params.validated_data
-        run = visible_run(request, pk)
-        steps = search(steps_of(run, parse_kinds(p["type"])), p["q"].strip())
-        page = p["page"] if p.get("around") is None else page_containing(steps, p["around"], p["page_size"])
-        return Response(StepPageSerializer(_page(steps, page, p["page_size"])).data)
+        stored = StoredTrajectory.of(visible_run(request, pk))
+        kinds, query, size = parse_kinds(p["type"]), p["q"].strip(), p["page_size"]
+        if query:
+            return Response(StepPageSerializer(_search_page(stored, kinds, query, p, size)).data)
+        count = stored.count(kinds)
+        page = p["page"] if p.get("around") is None else stored.count_before(p["around"], kinds) // size
+        data = _page_info(count, page, size, stored.complete(stored.slice(page * size, size, kinds)))
+        return Response(StepPageSerializer(data).data)
 
 
-def _page(steps: QuerySet[Step], page: int, size: int) -> dict:
-    count = steps.count()
-    return {
-        "count": count, "page": page, "page_size": size, "num_pages": -(-count // size),
-        "results": list(steps[page * size:(page + 1) * size]),
-    }
+def _search_page(stored: StoredTrajectory, kinds: list[str] | None, query: str, p: dict, size: int) -> dict:
+    """Search reads the trajectory once for the count and the asked page (twice with `around`)."""
+    around = p.get("around")
+    if around is not None:
+        count = before = 0
+        for step in stored.search(query, kinds):
+            count += 1
+            before += step.index < around
+        page = before // size
+        results = list(islice(stored.search(query, kinds), page * size, (page + 1) * size))
+        return _page_info(count, page, size, stored.complete(results))
+    count, page, results = 0, p["page"], []
+    for step in stored.search(query, kinds):
+        if page * size <= count < (page + 1) * size:
+            results.append(step)
+        count += 1
+    return _page_info(count, page, size, stored.complete(results))
+
+
+def _page_info(count: int, page: int, size: int, results: list) -> dict:
+    return {"count": count, "page": page, "page_size": size, "num_pages": -(-count // size), "results": results}
 
 
 class TreeNodeSerializer(serializers.Serializer):
@@ -106,28 +121,12 @@ class OutlineSerializer(serializers.Serializer):
     truncated = serializers.BooleanField(help_text=f"More than {OUTLINE_LIMIT} nodes or points")
 
 
-def _flag(value) -> bool:
-    # Key transforms come back as 1/0 on SQLite and as "true"/"false" text elsewhere.
-    return value in (True, 1, "1", "true", "True")
-
-
-def tree_nodes(steps: QuerySet[Step]) -> list[dict]:
-    """Tree-search nodes: steps with a parent, and the steps they point at (the roots)."""
-    parents = steps.exclude(parent_index=None).values("parent_index")
-    nodes = steps.filter(Q(parent_index__isnull=False) | Q(index__in=parents)).values(
-        "index", "parent_index", "kind", "title", "score", buggy=KT("data__buggy"), is_best=KT("data__is_best")
-    )[:OUTLINE_LIMIT + 1]
-    return [{**n, "buggy": _flag(n["buggy"]), "is_best": _flag(n["is_best"])} for n in nodes]
-
-
 @extend_schema(responses=OutlineSerializer, description="Tree-search nodes and score points of a run.")
 class RunOutlineView(APIView):
     permission_classes = [AllowAny]
 
     def get(self, request, pk: int) -> Response:
-        steps = steps_of(visible_run(request, pk))
-        tree = tree_nodes(steps)
-        scores = list(steps.exclude(score=None).values("index", "t", "score")[:OUTLINE_LIMIT + 1])
-        truncated = len(tree) > OUTLINE_LIMIT or len(scores) > OUTLINE_LIMIT
-        data = {"tree": tree[:OUTLINE_LIMIT], "scores": scores[:OUTLINE_LIMIT], "truncated": truncated}
+        outline = StoredTrajectory.of(visible_run(request, pk)).outline
+        data = {"tree": outline.get("tree", []), "scores": [{"index": i, "t": t, "score": v}
+                for i, t, v in outline.get("scores", [])], "truncated": outline.get("truncated", False)}
         return Response(OutlineSerializer(data).data)

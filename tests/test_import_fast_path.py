@@ -1,4 +1,5 @@
-"""The JSONL fast path (a line proven junk-free skips sanitize's scan) stores exactly what the general path does."""
+"""The JSONL fast paths (a valid line stored as written; a line proven junk-free skipping sanitize's scan)
+store exactly what the general path does."""
 
 import json
 
@@ -6,8 +7,7 @@ import orjson
 import pytest
 
 from leaderboard.importers import base, jsonl, read_trajectories, save_steps
-from leaderboard.models import Step
-from tests.test_import_support import make_run
+from tests.test_import_support import make_run, stored_rows
 
 TRICKY_TEXT = "tab\there, comma, \"quotes\"\r\nCRLF\n\\.\n\\N and a backslash \\ é 😀 \x1b[31mred\x1b[0m"
 
@@ -38,13 +38,13 @@ def _import(db, tmp_path, name):
     [parsed] = read_trajectories(path)
     save_steps(run, parsed)
     run.refresh_from_db()
-    rows = list(Step.objects.filter(run=run).order_by("index")
-                .values_list("index", "kind", "title", "text", "data", "t", "parent_index", "score"))
+    rows = stored_rows(run)
     return run, rows
 
 
 def test_fast_and_general_path_store_identical_rows(db, tmp_path, monkeypatch):
     fast_run, fast = _import(db, tmp_path, "fast")
+    monkeypatch.setattr(jsonl, "_suspect", lambda buffer: True)  # no line stored as it was written
     monkeypatch.setattr(jsonl, "json_line_is_clean", lambda raw: False)  # every line through the full scan
     slow_run, slow = _import(db, tmp_path, "slow")
     assert fast == slow

@@ -2,7 +2,8 @@ import json
 
 from leaderboard.importers import detect, read_trajectories, save_steps
 from leaderboard.importers.jsonl import header_line, step_line
-from tests.test_import_support import import_all, make_run
+from leaderboard.models import Trajectory
+from tests.test_import_support import import_all, make_run, stored_steps
 
 
 def write(path, header, steps):
@@ -64,11 +65,14 @@ def test_saved_in_batches_and_reimport_replaces(db, tmp_path):
     path = write(tmp_path / "t.jsonl", {}, [{"kind": "message", "text": str(i)} for i in range(2503)])
     run = make_run()
     [parsed] = read_trajectories(path)
-    assert save_steps(run, parsed, batch_size=100) == 2503
+    assert save_steps(run, parsed) == 2503
+    first_file = run.trajectory.file
     [parsed] = read_trajectories(path)
-    assert save_steps(run, parsed, batch_size=1000) == 2503
-    assert run.steps.count() == 2503
-    assert run.steps.order_by("-index").first().text == "2502"
+    assert save_steps(run, parsed) == 2503
+    run.refresh_from_db()
+    steps = stored_steps(run)
+    assert len(steps) == 2503 and steps[-1].text == "2502" and [s.index for s in steps] == list(range(2503))
+    assert run.trajectory.file != first_file and Trajectory.objects.filter(run=run).count() == 1
 
 
 def test_meta_extra_keeps_unknown_header_fields(tmp_path):

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from leaderboard.importers import read_trajectories, save_steps
-from leaderboard.models import Agent, Experiment, LanguageModel, Run, Step
+from leaderboard.models import Agent, Experiment, LanguageModel, Run
+from leaderboard.trajectory_store import StoredStep, StoredTrajectory
 from tests.conftest import TRAJECTORIES_DIR
 
-__all__ = ["TRAJECTORIES_DIR", "import_all", "make_run"]
+__all__ = ["TRAJECTORIES_DIR", "import_all", "make_run", "stored_rows", "stored_steps"]
 
 
 def make_run(task_name: str = "") -> Run:
@@ -18,12 +19,22 @@ def make_run(task_name: str = "") -> Run:
     return Run.objects.create(experiment=experiment, task_name=task_name)
 
 
-def import_all(path: Path) -> list[tuple[Run, list[Step]]]:
+def stored_steps(run: Run) -> list[StoredStep]:
+    """Every stored step of the run as readers see it (diffs of code steps filled in)."""
+    stored = StoredTrajectory.of(run)
+    return stored.complete(list(stored.steps()))
+
+
+def stored_rows(run: Run, fields=("index", "kind", "title", "text", "data", "t", "parent_index", "score")) -> list:
+    return [tuple(getattr(s, f) for f in fields) for s in stored_steps(run)]
+
+
+def import_all(path: Path) -> list[tuple[Run, list[StoredStep]]]:
     """Every trajectory in `path` saved into its own run, with the stored steps in order."""
     saved = []
     for parsed in read_trajectories(path):
         run = make_run()
         save_steps(run, parsed)
         run.refresh_from_db()
-        saved.append((run, list(run.steps.order_by("index"))))
+        saved.append((run, stored_steps(run)))
     return saved

@@ -7,8 +7,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from leaderboard.models import Agent, Experiment, LanguageModel, Run, Step
+from leaderboard.importers.base import StepData
+from leaderboard.models import Agent, Experiment, LanguageModel, Run
 from leaderboard.replay import PAGE_SIZE, TEXT_LIMIT
+from leaderboard.trajectory_store import write_steps
 
 
 def make_run(*, owner=None, is_private: bool = False, competition=None, **fields) -> Run:
@@ -20,10 +22,10 @@ def make_run(*, owner=None, is_private: bool = False, competition=None, **fields
     )
 
 
-def add_steps(run: Run, specs: list[dict]) -> list[Step]:
+def add_steps(run: Run, specs: list[dict]) -> list[StepData]:
     """Steps from dicts; index defaults to the position and t to index seconds."""
-    steps = [Step(run=run, **{"index": i, "t": float(i), "kind": "message", **spec}) for i, spec in enumerate(specs)]
-    Step.objects.bulk_create(steps, batch_size=2000)
+    steps = [StepData(**{"index": i, "t": float(i), "kind": "message", **spec}) for i, spec in enumerate(specs)]
+    write_steps(run, steps)
     run.n_steps = len(steps)
     run.save(update_fields=["n_steps"])
     return steps

@@ -23,7 +23,7 @@ def test_returns_the_event_model(client, run):
     body = steps(client, run).json()
     assert body["count"] == 1 and body["page"] == 0 and body["num_pages"] == 1
     assert body["results"] == [{"index": 0, "parent_index": None, "kind": "code", "t": 0.0, "title": "t",
-                                "text": "x", "data": {"file": "a.py", "content": "1"}, "score": 0.5}]
+                                "text": "x", "data": {"file": "a.py", "content": "1", "diff": ""}, "score": 0.5}]
 
 
 def test_pages(client, run):

@@ -6,14 +6,14 @@ import pytest
 from leaderboard.importers import detect, read_trajectories, save_steps
 from leaderboard.models import Run
 from tests.test_import_run_command import import_run
-from tests.test_import_support import make_run
+from tests.test_import_support import make_run, stored_rows
 from tests.test_services import TRAJECTORIES
 
 FIELDS = ("index", "parent_index", "kind", "t", "title", "text", "data", "score")
 
 
 def _steps(run: Run) -> list[tuple]:
-    return list(run.steps.order_by("index").values_list(*FIELDS))
+    return stored_rows(run, FIELDS)
 
 
 @pytest.mark.parametrize("fixture", ["aide/translucent-spaniel_journal.json",
@@ -35,14 +35,16 @@ def test_export_then_import_gives_the_same_steps(client, catalogue, tmp_path, fi
     assert parsed.meta.task_name == "some-task" and parsed.meta.agent == "agent"
 
 
-def test_export_streams_in_batches(client, catalogue, monkeypatch, tmp_path):
+def test_export_streams_in_chunks(client, catalogue, monkeypatch, tmp_path):
     from leaderboard import exports
 
-    monkeypatch.setattr(exports, "BATCH", 7)
+    monkeypatch.setattr(exports, "CHUNK", 1000)
     import_run(TRAJECTORIES / "aide" / "translucent-spaniel_journal.json", "--agent", "a", "--model", "m")
     run = Run.objects.get()
-    lines = b"".join(client.get(f"/runs/{run.pk}/trajectory.jsonl").streaming_content).splitlines()
-    assert len(lines) == run.n_steps + 1  # header + every step, across many batches
+    chunks = list(client.get(f"/runs/{run.pk}/trajectory.jsonl").streaming_content)
+    assert len(chunks) > 10 and max(len(c) for c in chunks[1:]) <= 1000  # header, then the file piece by piece
+    lines = b"".join(chunks).splitlines()
+    assert len(lines) == run.n_steps + 1
 
 
 def test_private_trajectories_are_not_downloadable_by_others(client, catalogue, alice, bob):

@@ -10,7 +10,7 @@ from jsonschema import Draft202012Validator
 
 from leaderboard.importers import read_trajectories
 from leaderboard.importers.jsonl import header_line, step_line
-from leaderboard.models import Step
+from leaderboard.models import StepKind
 from tests.test_import_support import TRAJECTORIES_DIR
 
 SCHEMA = json.loads((Path(settings.BASE_DIR) / "docs" / "trajectory.schema.json").read_text())
@@ -31,7 +31,7 @@ def errors(obj):
 
 def test_schema_is_valid_and_lists_every_step_kind():
     Draft202012Validator.check_schema(SCHEMA)
-    assert set(SCHEMA["$defs"]["step"]["properties"]["kind"]["enum"]) == set(Step.Kind.values)
+    assert set(SCHEMA["$defs"]["step"]["properties"]["kind"]["enum"]) == set(StepKind.values)
 
 
 def test_header_and_written_steps_validate():

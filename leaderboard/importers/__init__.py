@@ -9,20 +9,15 @@ docs/trajectory-format.md describes the step kinds and what their `data` holds.
 
 from __future__ import annotations
 
-import functools
-import io
-import itertools
-import json
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
-import orjson
-from django.db import connection, transaction
+from django.core.files.storage import default_storage
+from django.db import transaction
 
 from leaderboard.importers import aide, inspect, jsonl, mlagentbench, mlebench_run, openhands, sweagent  # noqa: F401
 from leaderboard.importers.base import (
-    STEP_FIELDS,
     ParsedTrajectory,
     StepData,
     TrajectoryError,
@@ -32,7 +27,7 @@ from leaderboard.importers.base import (
     registry,
     sanitize,
 )
-from leaderboard.models import Run, Step
+from leaderboard.models import Run, StepKind
 
 __all__ = [
     "ParsedTrajectory",
@@ -47,7 +42,7 @@ __all__ = [
 
 # Directory formats first, then the specific JSON shapes, our own JSONL last.
 DETECTION_ORDER = ["mlagentbench", "mlebench_run", "inspect", "aide", "sweagent", "openhands", "jsonl"]
-VALID_KINDS = frozenset(Step.Kind.values)
+VALID_KINDS = frozenset(StepKind.values)
 
 
 def detect(path: Path) -> str | None:
@@ -86,10 +81,15 @@ def _checked(parsed: ParsedTrajectory, steps: Iterator[StepData]) -> Iterator[St
     expected = 0
     try:
         for step in steps:
+            if step.raw is not None and step.index == expected:  # validated by its importer already
+                expected += 1
+                yield step
+                continue
+            step.raw = None
             if step.kind not in VALID_KINDS:
                 parsed.warn(f"step {step.index}: unknown kind {step.kind!r} stored as 'message'")
                 step.data = {**(step.data or {}), "original_kind": str(step.kind)}
-                step.kind = Step.Kind.MESSAGE
+                step.kind = StepKind.MESSAGE
             if step.parent_index is not None and not 0 <= step.parent_index < step.index:
                 parsed.warn(f"step {step.index}: parent_index {step.parent_index} is not an earlier step; dropped")
                 step.parent_index = None
@@ -103,102 +103,25 @@ def _checked(parsed: ParsedTrajectory, steps: Iterator[StepData]) -> Iterator[St
         parsed.suppressed_warnings = 0
 
 
-def save_steps(run: Run, parsed: ParsedTrajectory, batch_size: int = 2000) -> int:
+def save_steps(run: Run, parsed: ParsedTrajectory) -> int:
     """Replace the run's steps with the trajectory's, streaming; returns how many were stored.
 
-    Rows are plain tuples (building 100,000 model instances for bulk_create costs ~25x the time of
-    reading the file). PostgreSQL gets them through one COPY, other databases through one
-    executemany per batch; either way memory stays bounded whatever the trajectory's length.
+    The steps go to one file in artifact storage, indexed by block (leaderboard.trajectory_store),
+    so memory stays bounded whatever the trajectory's length. Call inside a transaction when other
+    rows depend on it; the file of a failed import is removed.
     """
-    run_id = run.pk
-    rows = (_row(run_id, step) for step in parsed.steps)
-    with transaction.atomic():
-        run.steps.all().delete()
-        with connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                count = _copy(cursor, rows)
-            else:
-                count = _insert_batches(cursor, rows, batch_size)
-        _update_run(run, parsed, count)
-    return count
+    from leaderboard.trajectory_store import delete_file, write_steps  # it imports this package's base
 
-
-STEP_COLUMNS = ("run_id", *STEP_FIELDS)
-
-
-@functools.cache
-def _columns() -> str:
-    names = [Step._meta.get_field(name.removesuffix("_id") if name == "run_id" else name).column
-             for name in STEP_COLUMNS]
-    return ", ".join(connection.ops.quote_name(c) for c in names)
-
-
-def _insert_sql() -> str:
-    return f"INSERT INTO {connection.ops.quote_name(Step._meta.db_table)} ({_columns()}) " \
-           f"VALUES ({', '.join(['%s'] * len(STEP_COLUMNS))})"
-
-
-def _row(run_id: int, step: StepData) -> tuple:
-    return (run_id, step.index, step.kind, step.title, step.text, _json(step.data), step.t, step.parent_index,
-            step.score)
-
-
-def _json(data: dict) -> str:
+    stored = None
     try:
-        return orjson.dumps(data, option=orjson.OPT_NON_STR_KEYS).decode()
-    except (TypeError, orjson.JSONEncodeError):
-        return json.dumps(data, default=str)  # integers beyond 64 bits and other rarities
-
-
-def _insert_batches(cursor, rows: Iterator[tuple], batch_size: int) -> int:
-    sql = _insert_sql()
-    count = 0
-    while batch := list(itertools.islice(rows, batch_size)):
-        cursor.executemany(sql, batch)
-        count += len(batch)
-        batch.clear()  # before the next batch is built, so only one is ever held
-    return count
-
-
-
-def _copy(cursor, rows: Iterator[tuple]) -> int:
-    """PostgreSQL: stream the rows through one COPY ... FROM STDIN instead of INSERTs."""
-    stream = _CopyStream(rows)
-    table = connection.ops.quote_name(Step._meta.db_table)
-    cursor.copy_expert(f"COPY {table} ({_columns()}) FROM STDIN", stream, size=1 << 20)
-    return stream.count
-
-
-def _copy_line(row: tuple) -> str:
-    """A row in COPY's text format: backslash escapes, \\N for NULL; ints and finite floats as they print."""
-    return "\t".join([_copy_escape(v) if type(v) is str else "\\N" if v is None else str(v) for v in row]) + "\n"
-
-
-def _copy_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace("\n", "\\n").replace("\r", "\\r").replace("\t", "\\t")
-
-
-class _CopyStream(io.TextIOBase):
-    """A file-like object whose read() renders rows on demand, so COPY streams in bounded memory."""
-
-    def __init__(self, rows: Iterator[tuple], rows_per_chunk: int = 500) -> None:
-        self.rows, self.rows_per_chunk, self.count = rows, rows_per_chunk, 0
-        self.pending = ""
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> str:
-        while size < 0 or len(self.pending) < size:
-            chunk = list(itertools.islice(self.rows, self.rows_per_chunk))
-            if not chunk:
-                break
-            self.count += len(chunk)
-            self.pending += "".join(map(_copy_line, chunk))
-        if size < 0:
-            size = len(self.pending)
-        out, self.pending = self.pending[:size], self.pending[size:]
-        return out
+        with transaction.atomic():
+            stored = write_steps(run, parsed.steps)
+            _update_run(run, parsed, stored.n_steps)
+    except BaseException:
+        if stored is not None:
+            delete_file(default_storage, stored.file)
+        raise
+    return stored.n_steps
 
 
 def _update_run(run: Run, parsed: ParsedTrajectory, count: int) -> None:

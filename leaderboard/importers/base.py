@@ -30,7 +30,7 @@ class TrajectoryError(Exception):
     """Nothing at all could be read from the file."""
 
 
-@dataclass
+@dataclass(slots=True)
 class StepData:
     """One step as importers produce it; mirrors leaderboard.models.Step."""
 
@@ -46,6 +46,9 @@ class StepData:
     # floats or None, data a dict, and no string holds junk, proven from the raw input (see
     # json_line_is_clean). sanitize then only cuts the title instead of scanning every string again.
     clean: bool = field(default=False, repr=False, compare=False)
+    # Set by an importer that has proven the step's input line is already a valid, clean line of the
+    # stored file (see jsonl._steps): the store then keeps these bytes instead of serializing again.
+    raw: bytes | None = field(default=None, repr=False, compare=False)
 
     def as_dict(self) -> dict:
         """The fields as a plain dict (data is not copied)."""

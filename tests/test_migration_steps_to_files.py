@@ -1,0 +1,57 @@
+"""Migration 0002 moves every run's Step rows into a trajectory file: an upgraded site loses no step."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection
+from django.db.migrations.executor import MigrationExecutor
+
+BEFORE = [("leaderboard", "0001_initial")]
+AFTER = [("leaderboard", "0002_trajectory_files")]
+
+
+def migrate(targets):
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(targets)
+    return executor.loader.project_state(targets).apps
+
+
+@pytest.mark.django_db(transaction=True)
+def test_step_rows_become_a_readable_trajectory_file():
+    old = migrate(BEFORE)
+    agent = old.get_model("leaderboard", "Agent").objects.create(name="a")
+    model = old.get_model("leaderboard", "LanguageModel").objects.create(name="m")
+    experiment = old.get_model("leaderboard", "Experiment").objects.create(agent=agent, model=model)
+    run_model = old.get_model("leaderboard", "Run")
+    step_model = old.get_model("leaderboard", "Step")
+    with_steps = run_model.objects.create(experiment=experiment)
+    without = run_model.objects.create(experiment=experiment)
+    step_model.objects.bulk_create([
+        step_model(run=with_steps, index=i, kind="code" if i % 2 else "plan", title=f"s{i}", text=f"text {i}",
+                   data={"file": "a.py", "content": f"x = {i}\n"} if i % 2 else {}, t=float(i),
+                   parent_index=i - 1 if i else None, score=0.5 if i == 3 else None)
+        for i in range(600)
+    ])
+    try:
+        migrate(AFTER)
+    finally:
+        migrate([("leaderboard", max_migration())])  # back to the current schema for the other tests
+
+    from leaderboard.models import Run
+    from leaderboard.trajectory_store import StoredTrajectory
+
+    stored = StoredTrajectory.of(Run.objects.get(pk=with_steps.pk))
+    steps = stored.complete(list(stored.steps()))
+    assert [(s.index, s.kind, s.title, s.text, s.t, s.parent_index, s.score) for s in steps] == [
+        (i, "code" if i % 2 else "plan", f"s{i}", f"text {i}", float(i), i - 1 if i else None, 0.5 if i == 3 else None)
+        for i in range(600)
+    ]
+    assert steps[3].data["diff"].endswith("-x = 1\n+x = 3\n") and len(stored.blocks) == 3
+    assert StoredTrajectory.of(Run.objects.get(pk=without.pk)).n_steps == 0
+
+
+def max_migration() -> str:
+    from django.db.migrations.loader import MigrationLoader
+
+    return max(name for app, name in MigrationLoader(connection).disk_migrations if app == "leaderboard")

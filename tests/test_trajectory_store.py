@@ -1,0 +1,197 @@
+"""The trajectory store (one file per run, indexed by blocks) against a plain list of the same steps.
+
+Blocks are made tiny here so every query crosses many block boundaries; each answer is compared with
+what slicing and filtering the Python list gives.
+"""
+
+from __future__ import annotations
+
+import random
+import typing
+from itertools import islice
+
+import orjson
+import pytest
+from django.core.files.storage import default_storage
+from django.db import transaction
+
+from leaderboard import trajectory_store
+from leaderboard.importers import jsonl, read_trajectories, save_steps
+from leaderboard.importers.base import StepData
+from leaderboard.models import StepBlock, StepKind, Trajectory
+from leaderboard.trajectory_store import StoredTrajectory, write_steps
+from tests.test_import_support import make_run
+
+KINDS = ["plan", "code", "command", "observation", "score", "llm", "error"]
+
+
+def make_steps(n: int, seed: int = 0) -> list[StepData]:
+    rng = random.Random(seed)
+    steps = []
+    for i in range(n):
+        kind = rng.choice(KINDS)
+        data = {"file": f"f{i % 3}.py", "content": f"x = {i}\n"} if kind == "code" else {"n": i}
+        steps.append(StepData(index=i, kind=kind, title=f"{kind} {i}", text=f"Text of step {i} ÉTÉ \"q\" \\ {i % 7}",
+                              data=data, t=i * 1.5, score=rng.random() if kind == "score" else None,
+                              parent_index=rng.randrange(i) if i and rng.random() < 0.3 else None))
+    return steps
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    monkeypatch.setattr(trajectory_store, "BLOCK_STEPS", 7)
+
+
+@pytest.fixture
+def stored(db, small_blocks):
+    run = make_run()
+    write_steps(run, make_steps(100))
+    return StoredTrajectory.of(run), make_steps(100)
+
+
+def fields(steps) -> list[tuple]:
+    return [(s.index, s.kind, s.title, s.text, s.t, s.score, s.parent_index) for s in steps]
+
+
+def test_blocks_cover_every_step_once(stored):
+    store, expected = stored
+    assert len(store.blocks) == 15  # ceil(100 / 7)
+    assert [b.first for b in store.blocks] == list(range(0, 100, 7))
+    assert sum(b.count for b in store.blocks) == store.n_steps == 100
+    assert fields(store.steps()) == fields(expected)
+
+
+@pytest.mark.parametrize("kinds", [None, ["code"], ["score", "error"], ["submission"], []])
+@pytest.mark.parametrize("start", [0, 1, 6, 7, 50, 99, 100, 500])
+def test_forward_and_backward_iteration(stored, kinds, start):
+    store, expected = stored
+    keep = [s for s in expected if kinds is None or s.kind in kinds]
+    assert fields(store.steps(start, kinds)) == fields([s for s in keep if s.index >= start])
+    assert fields(store.steps_before(start, kinds)) == fields([s for s in keep if s.index < start][::-1])
+    assert store.count_before(start, kinds) == sum(1 for s in keep if s.index < start)
+    assert store.count(kinds) == len(keep)
+
+
+@pytest.mark.parametrize("kinds", [None, ["code"], ["llm", "plan"]])
+@pytest.mark.parametrize("offset, limit", [(0, 10), (5, 3), (6, 1), (7, 7), (95, 10), (200, 5)])
+def test_slices(stored, kinds, offset, limit):
+    store, expected = stored
+    keep = [s for s in expected if kinds is None or s.kind in kinds]
+    assert fields(store.slice(offset, limit, kinds)) == fields(keep[offset:offset + limit])
+
+
+def test_single_steps(stored):
+    store, expected = stored
+    for i in (0, 6, 7, 50, 99):
+        assert fields([store.step(i)]) == fields([expected[i]])
+    assert store.step(100) is None and store.step(-1) is None and store.step(None) is None
+
+
+@pytest.mark.parametrize("query", ["step 5", "STEP 5", "été", "ÉTÉ", '"q"', "\\", "f1.py", "x = 42", "nothing here",
+                                   '"n": 3', "n"])
+def test_search_matches_a_plain_scan(stored, query):
+    store, expected = stored
+    needle = query.lower()
+
+    def hit(s: StepData) -> bool:
+        return (needle in s.title.lower() or needle in s.text.lower()
+                or needle in orjson.dumps(s.data).decode().lower())
+
+    assert fields(store.search(query)) == fields([s for s in expected if hit(s)])
+    assert fields(store.search(query, ["code"])) == fields([s for s in expected if hit(s) and s.kind == "code"])
+
+
+def test_outline_is_the_tree_and_score_points(stored):
+    store, expected = stored
+    parents = {s.parent_index for s in expected if s.parent_index is not None}
+    nodes = [s for s in expected if s.parent_index is not None or s.index in parents]
+    assert [(n["index"], n["parent_index"], n["kind"], n["title"]) for n in store.outline["tree"]] == [
+        (s.index, s.parent_index, s.kind, s.title) for s in nodes]
+    assert store.outline["scores"] == [[s.index, s.t, s.score] for s in expected if s.score is not None]
+    code = [s for s in expected if s.kind == "code"]
+    assert store.outline["code"]["last"] == code[-1].index
+
+
+def test_code_steps_get_a_diff_against_their_files_previous_version(stored):
+    store, expected = stored
+    seen: dict[str, str] = {}
+    for step in store.complete(list(store.steps(0, ["code"]))):
+        name = step.data["file"]
+        if name in seen:
+            assert step.data["diff"].splitlines()[-2:] == [f"-{seen[name].strip()}", f"+{step.data['content'].strip()}"]
+        else:
+            assert step.data["diff"] == ""
+        seen[name] = step.data["content"]
+
+
+def test_writing_again_replaces_the_file_and_rows(db, small_blocks, django_capture_on_commit_callbacks):
+    run = make_run()
+    first = write_steps(run, make_steps(20)).file
+    with django_capture_on_commit_callbacks(execute=True):
+        second = write_steps(run, make_steps(30, seed=1)).file
+    assert first != second and not default_storage.exists(first) and default_storage.exists(second)
+    assert Trajectory.objects.filter(run=run).count() == 1
+    assert StepBlock.objects.filter(trajectory__run=run).count() == 5
+    assert StoredTrajectory.of(run).n_steps == 30
+
+
+def test_deleting_the_run_deletes_its_file(db, django_capture_on_commit_callbacks):
+    run = make_run()
+    name = write_steps(run, make_steps(10)).file
+    with django_capture_on_commit_callbacks(execute=True):
+        run.delete()
+    assert not default_storage.exists(name) and not StepBlock.objects.exists()
+
+
+def test_a_failure_while_writing_leaves_no_file(db, monkeypatch):
+    run = make_run()
+    names = []
+    real_new_name = trajectory_store.new_file_name
+    monkeypatch.setattr(trajectory_store, "new_file_name",
+                        lambda run_id: names.append(real_new_name(run_id)) or names[-1])
+
+    def steps():
+        yield from make_steps(5)
+        raise RuntimeError("disk on fire")
+
+    with pytest.raises(RuntimeError), transaction.atomic():
+        write_steps(run, steps())
+    assert names and not default_storage.exists(names[0]) and not Trajectory.objects.exists()
+
+
+def test_a_write_error_in_the_background_thread_reaches_the_importer():
+    class Full:
+        def write(self, chunk):
+            raise OSError(28, "No space left on device")
+
+        def flush(self):
+            pass
+
+    writer = trajectory_store.Writer(Full())
+    with pytest.raises(OSError, match="No space left"):
+        for step in make_steps(2000):
+            writer.add(step)
+        writer.finish()
+
+
+def test_valid_jsonl_lines_are_stored_byte_for_byte(db, tmp_path):
+    lines = [jsonl.header_line({"task": "t"}),
+             b'{"kind": "plan", "title": "as written", "text": "keeps   its spacing", "extra": [1, 2]}\n',
+             b'{"kind":"code","data":{"file":"a.py","content":"x = 1\\n"},"index":1}\n',
+             b'{"kind": "plan", "text": "caf\\u00e9"}\n',  # an escape: re-serialized, stored as text
+             b'{"kind": "plan", "t": true}\n']  # a wrong type: repaired by the general path
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(lines))
+    run = make_run()
+    [parsed] = read_trajectories(path)
+    save_steps(run, parsed)
+    store = StoredTrajectory.of(run)
+    stored = list(islice(store.raw_chunks(), 1))[0].split(b"\n")
+    assert stored[0] == lines[1].rstrip(b"\n") and stored[1] == lines[2].rstrip(b"\n")
+    assert orjson.loads(stored[2]) == {"index": 2, "kind": "plan", "text": "café"}
+    assert [s.text for s in store.steps()][2] == "café" and [s.t for s in store.steps()][3] is None
+
+
+def test_the_fast_path_kinds_are_the_models_kinds():
+    literal = typing.get_type_hints(jsonl._StoredLine)["kind"]
+    assert set(typing.get_args(literal)) == set(StepKind.values)
