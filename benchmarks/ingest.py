@@ -21,6 +21,7 @@ import json
 import os
 import random
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -70,7 +71,8 @@ def _step(rng: random.Random, i: int) -> dict:
     return step
 
 
-REPEATS = 3  # timings are the best of this many runs, for the parse and the import alike
+REPEATS = 3  # choosing the parser and timing the read: best of this many runs
+ROUNDS = 5  # (parse, import) rounds
 
 
 def parsers() -> dict:
@@ -166,9 +168,16 @@ def child(n_steps: int, workdir: Path) -> dict:
     call_command("migrate", verbosity=0)
     path = workdir / f"trajectory_{n_steps}.jsonl"
     size = make_trajectory(path, n_steps)
-    parser, parse_s, parsed_lines = fastest_parse(path)
+    parser, _, parsed_lines = fastest_parse(path)
+    loads = parsers()[parser]
     read_s = min(read_only(path) for _ in range(REPEATS))
-    import_s, count = min(import_once(path) for _ in range(REPEATS))  # best of, as the parse is
+    # Rounds of (parse, import) back to back, so a slow spell of a shared machine hits both sides of
+    # a round: the best of each side, and the median of the rounds' ratios.
+    rounds = [(parse_only(path, loads)[0], import_once(path)) for _ in range(ROUNDS)]
+    parse_s = min(p for p, _ in rounds)
+    import_s = min(i for _, (i, _) in rounds)
+    count = rounds[0][1][1]
+    median_ratio = statistics.median(i / p for p, (i, _) in rounds)
     tracemalloc.start()
     import_once(path)
     _, peak = tracemalloc.get_traced_memory()
@@ -180,7 +189,8 @@ def child(n_steps: int, workdir: Path) -> dict:
 
     return {"db": connection.vendor, "steps": n_steps, "mb": size / 1e6, "parser": parser, "parse_s": parse_s,
             "read_s": read_s,
-            "import_s": import_s, "ratio": import_s / parse_s, "tracemalloc_peak_mb": peak / 1e6,
+            "import_s": import_s, "ratio": import_s / parse_s, "median_ratio": median_ratio,
+            "tracemalloc_peak_mb": peak / 1e6,
             "max_rss_mb": rss_kb / 1024}
 
 
@@ -244,16 +254,17 @@ def _run_child(n_steps: int, tmp: str, env: dict) -> dict:
 
 
 def _report(results: list[dict]) -> None:
-    print(f"{'steps':>8} {'MB':>7} {'parse s':>8} {'read s':>7} {'import s':>9} {'ratio':>6} {'py peak MB':>11} "
-          f"{'max RSS MB':>11}")
+    print(f"{'steps':>8} {'MB':>7} {'parse s':>8} {'read s':>7} {'import s':>9} {'ratio':>6} {'median':>7} "
+          f"{'py peak MB':>11} {'max RSS MB':>11}")
     for r in results:
-        print(f"{r['steps']:>8} {r['mb']:>7.1f} {r['parse_s']:>8.3f} {r['read_s']:>7.2f} {r['import_s']:>9.2f} "
-              f"{r['ratio']:>5.1f}x "
+        print(f"{r['steps']:>8} {r['mb']:>7.1f} {r['parse_s']:>8.3f} {r['read_s']:>7.3f} {r['import_s']:>9.3f} "
+              f"{r['ratio']:>5.2f}x {r['median_ratio']:>6.2f}x "
               f"{r['tracemalloc_peak_mb']:>11.1f} {r['max_rss_mb']:>11.1f}")
     small, big = results
-    print(f"database: {big['db']}; baseline parser: {big['parser']} (the fastest installed); "
-          f"times are the best of {REPEATS} runs")
-    print(f"import/parse ratio at {big['steps']} steps: {big['ratio']:.2f}x (target <= 3x)")
+    print(f"database: {big['db']}; baseline parser: {big['parser']} (the fastest installed); parse and import "
+          f"are each the best of {ROUNDS} back-to-back rounds, 'median' the median of the rounds' ratios")
+    print(f"import/parse ratio at {big['steps']} steps: {big['ratio']:.2f}x best to best, "
+          f"{big['median_ratio']:.2f}x median (target <= 3x)")
     print(f"peak Python memory {small['tracemalloc_peak_mb']:.1f} MB at {small['steps']} steps vs "
           f"{big['tracemalloc_peak_mb']:.1f} MB at {big['steps']} steps")
 

@@ -1,6 +1,6 @@
 """Where a run's steps live: one JSONL file per trajectory in artifact storage, indexed by blocks.
 
-    stored = write_steps(run, steps)        # the importers' steps -> file + index, in bounded memory
+    write_steps(run, steps)                 # the importers' steps -> file + index, in bounded memory
     stored = StoredTrajectory.of(run)       # read side: windows, pages, search, single steps
     for step in stored.steps(start=0, kinds=["code"]): ...
 
@@ -27,13 +27,14 @@ import tempfile
 import threading
 import uuid
 from collections import Counter
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import orjson
 from django.core.files import File
 from django.core.files.storage import Storage, default_storage
+from django.db import transaction
 from django.db.models import TextField
 from django.db.models.functions import Cast
 
@@ -42,12 +43,12 @@ from leaderboard.importers.base import StepData, unified_diff
 BLOCK_STEPS = 256
 BLOCK_BYTES = 1 << 20  # a block closes early once it holds this much, so one huge step stays alone-ish
 OUTLINE_LIMIT = 5000
+SAVE_BLOCKS = 64  # block rows are inserted this many at a time while the file is written
 MAX_TRACKED_FILES = 10_000  # distinct code file names whose versions are linked for diffs
 STEP_KEYS = ("index", "kind", "t", "title", "text", "data", "score", "parent_index")
 
 
-@dataclass(slots=True)
-class StoredStep(StepData):
+class StoredStep(StepData, kw_only=True, gc=False):
     """A step as read back: StepData plus what templates ask of a step (its run, its kind's label)."""
 
     run_id: int = 0
@@ -203,8 +204,9 @@ class Writer:
     Per step it only keeps the step; the bookkeeping runs once per block over the whole block, which
     is what keeps an import of 100,000 steps near the cost of parsing them (benchmarks/ingest.py)."""
 
-    def __init__(self, f) -> None:
+    def __init__(self, f, on_blocks: Callable[[list[Block]], None] | None = None) -> None:
         self.f = BackgroundWrites(f)
+        self.on_blocks = on_blocks  # called with each SAVE_BLOCKS blocks; without it, self.blocks keeps all
         self.blocks: list[Block] = []
         self.kind_counts: Counter[str] = Counter()
         self.outline = Outline()
@@ -215,12 +217,21 @@ class Writer:
         self._files: dict[str, int] = {}  # file name -> index of its latest code step
 
     def add(self, step: StepData) -> None:
-        if step.raw is None:
-            step.raw = step_json(step)  # the line the store keeps (a raw step's is its input line)
-        self._pending.append(step)
-        self._size += len(step.raw)
-        if len(self._pending) >= BLOCK_STEPS or self._size >= BLOCK_BYTES:
-            self._flush()
+        self.add_all((step,))
+
+    def add_all(self, steps: Iterable[StepData]) -> None:
+        """add() for each step, in one loop: this is the import's hot path."""
+        pending, size, block_steps, block_bytes = self._pending, self._size, BLOCK_STEPS, BLOCK_BYTES
+        for step in steps:
+            if step.raw is None:
+                step.raw = step_json(step)  # the line the store keeps (a raw step's is its input line)
+            pending.append(step)
+            size += len(step.raw)
+            if len(pending) >= block_steps or size >= block_bytes:
+                self._pending = pending
+                self._flush()
+                pending, size = self._pending, 0
+        self._pending, self._size = pending, size
 
     def _flush(self) -> None:
         steps = self._pending
@@ -237,6 +248,8 @@ class Writer:
             if step.kind == "code":
                 self._track_file(step, bases)
         self.blocks.append(Block(self.count, len(steps), self._offset, len(chunk), dict(kinds), bases))
+        if self.on_blocks is not None and len(self.blocks) >= SAVE_BLOCKS:
+            self._save_blocks()
         self.kind_counts.update(kinds)
         self.count += len(steps)
         self._offset += len(chunk)
@@ -252,12 +265,18 @@ class Writer:
         if name in self._files or len(self._files) < MAX_TRACKED_FILES:
             self._files[name] = step.index
 
+    def _save_blocks(self) -> None:
+        self.on_blocks(self.blocks)
+        self.blocks = []
+
     def finish(self) -> None:
         """Write what is left and wait for the writes; raises a write error. Call it exactly once."""
         try:
             self._flush()
         finally:
             self.f.close()
+        if self.on_blocks is not None and self.blocks:
+            self._save_blocks()
 
 
 @contextlib.contextmanager
@@ -286,14 +305,14 @@ def new_file_name(run_id: int) -> str:
     return f"trajectories/run-{run_id}/{uuid.uuid4().hex}.jsonl"
 
 
-def write_file(storage: Storage, name: str, steps: Iterable[StepData]) -> Writer:
+def write_file(storage: Storage, name: str, steps: Iterable[StepData],
+               on_blocks: Callable[[list[Block]], None] | None = None) -> Writer:
     """Write the steps to storage under `name`; on any error the partial file is removed."""
     try:
         with writable(storage, name) as f:
-            writer = Writer(f)
+            writer = Writer(f, on_blocks)
             try:
-                for step in steps:
-                    writer.add(step)
+                writer.add_all(steps)
             finally:
                 writer.finish()
     except BaseException:
@@ -304,35 +323,43 @@ def write_file(storage: Storage, name: str, steps: Iterable[StepData]) -> Writer
 
 
 def write_trajectory(storage: Storage, run_id: int, steps: Iterable[StepData], trajectory_model, block_model):
-    """The file, its Trajectory row and its StepBlock rows (models passed in, so migrations can use
-    this with their historical models). On any error the file is removed and the error raised."""
+    """The file, its Trajectory row and its StepBlock rows, in one transaction (models passed in, so
+    migrations can use this with their historical models). Block rows are saved while the file is
+    written, so memory stays flat however many blocks there are. On any error the file is removed."""
     name = new_file_name(run_id)
-    writer = write_file(storage, name, steps)
-    try:
-        roots = read_steps_at(storage, name, writer.blocks, writer.outline.missing_roots())
-        trajectory = trajectory_model.objects.create(
-            run_id=run_id, file=name, n_steps=writer.count, kind_counts=dict(writer.kind_counts),
-            outline=writer.outline.as_json(roots),
-        )
+
+    def save_blocks(blocks: list[Block]) -> None:
         block_model.objects.bulk_create(
             [block_model(trajectory=trajectory, first=b.first, count=b.count, offset=b.offset, length=b.length,
-                         kinds=b.kinds, diff_bases=b.diff_bases) for b in writer.blocks],
+                         kinds=b.kinds, diff_bases=b.diff_bases) for b in blocks],
             batch_size=500,
         )
+
+    try:
+        with transaction.atomic():
+            trajectory = trajectory_model.objects.create(run_id=run_id, file=name)
+            writer = write_file(storage, name, steps, save_blocks)
+            missing = writer.outline.missing_roots()
+            blocks = [Block(*row, {}) for row in block_model.objects.filter(
+                trajectory=trajectory, first__lte=max(missing, default=-1)
+            ).order_by("first").values_list("first", "count", "offset", "length")]
+            trajectory.n_steps, trajectory.kind_counts = writer.count, dict(writer.kind_counts)
+            trajectory.outline = writer.outline.as_json(read_steps_at(storage, name, blocks, missing))
+            trajectory.save(update_fields=["n_steps", "kind_counts", "outline"])
     except BaseException:
         delete_file(storage, name)
         raise
-    return trajectory, writer.blocks
+    return trajectory
 
 
-def write_steps(run, steps: Iterable[StepData]) -> StoredTrajectory:
-    """Replace the run's stored trajectory with these steps. Call inside a transaction: the rows roll
-    back with it, and a caller whose transaction fails later deletes `stored.file`."""
+def write_steps(run, steps: Iterable[StepData]):
+    """Replace the run's stored trajectory with these steps; returns its Trajectory row. Call inside
+    a transaction: the rows roll back with it, and a caller whose transaction fails later deletes the
+    returned row's `file`."""
     from leaderboard.models import StepBlock, Trajectory
 
     Trajectory.objects.filter(run=run).delete()  # the old file goes once this commits (models signal)
-    trajectory, blocks = write_trajectory(default_storage, run.pk, steps, Trajectory, StepBlock)
-    return StoredTrajectory(trajectory, blocks, run_id=run.pk)
+    return write_trajectory(default_storage, run.pk, steps, Trajectory, StepBlock)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -40,6 +40,7 @@ def make_steps(n: int, seed: int = 0) -> list[StepData]:
 @pytest.fixture
 def small_blocks(monkeypatch):
     monkeypatch.setattr(trajectory_store, "BLOCK_STEPS", 7)
+    monkeypatch.setattr(trajectory_store, "SAVE_BLOCKS", 4)  # rows saved in several batches while writing
 
 
 @pytest.fixture

@@ -40,9 +40,13 @@ __all__ = [
     "save_steps",
 ]
 
-# Directory formats first, then the specific JSON shapes, our own JSONL last.
-DETECTION_ORDER = ["mlagentbench", "mlebench_run", "inspect", "aide", "sweagent", "openhands", "jsonl"]
+# Our own JSONL first (its header line says what it is, and needs no look at the JSON's shape), then
+# directory formats, then the specific JSON shapes.
+DETECTION_ORDER = ["jsonl", "mlagentbench", "mlebench_run", "inspect", "aide", "sweagent", "openhands"]
 VALID_KINDS = frozenset(StepKind.values)
+
+
+_NOT_YET = object()
 
 
 def detect(path: Path) -> str | None:
@@ -50,13 +54,14 @@ def detect(path: Path) -> str | None:
     path = Path(path)
     if not path.exists():
         return None
-    head, shape = b"", None
+    head, shape = b"", _NOT_YET
     if path.is_file():
         head = read_head(path)
         if not head:
             return None
-        shape = None if zipfile.is_zipfile(path) else json_shape(head)
     for name in DETECTION_ORDER:
+        if name != "jsonl" and shape is _NOT_YET:  # ~10 ms on a megabyte: only once the header check failed
+            shape = json_shape(head) if head and not zipfile.is_zipfile(path) else None
         try:
             if registry[name].sniff(path, head, shape):
                 return name
@@ -112,16 +117,16 @@ def save_steps(run: Run, parsed: ParsedTrajectory) -> int:
     """
     from leaderboard.trajectory_store import delete_file, write_steps  # it imports this package's base
 
-    stored = None
+    trajectory = None
     try:
         with transaction.atomic():
-            stored = write_steps(run, parsed.steps)
-            _update_run(run, parsed, stored.n_steps)
+            trajectory = write_steps(run, parsed.steps)
+            _update_run(run, parsed, trajectory.n_steps)
     except BaseException:
-        if stored is not None:
-            delete_file(default_storage, stored.file)
+        if trajectory is not None:
+            delete_file(default_storage, trajectory.file)
         raise
-    return stored.n_steps
+    return trajectory.n_steps
 
 
 def _update_run(run: Run, parsed: ParsedTrajectory, count: int) -> None:

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import ijson
+import msgspec
 import orjson
 
 HEAD_BYTES = 1 << 20  # how much of a file detection looks at
@@ -30,25 +31,28 @@ class TrajectoryError(Exception):
     """Nothing at all could be read from the file."""
 
 
-@dataclass(slots=True)
-class StepData:
-    """One step as importers produce it; mirrors leaderboard.models.Step."""
+class StepData(msgspec.Struct, kw_only=True, gc=False):
+    """One step as importers produce it (the event model of docs/trajectory-format.md).
 
-    index: int
+    A msgspec Struct, so the JSONL importer can decode a valid line straight into one (see
+    jsonl._StoredLine); built in Python, nothing is validated: _checked and sanitize do that.
+    `index` is always set once a step leaves an importer."""
+
     kind: str
+    index: int | None = None
     title: str = ""
     text: str = ""
-    data: dict = field(default_factory=dict)
+    data: dict = {}
     t: float | None = None
     parent_index: int | None = None
     score: float | None = None
     # Set by an importer that has already made the step safe: title and text are str, t and score finite
     # floats or None, data a dict, and no string holds junk, proven from the raw input (see
     # json_line_is_clean). sanitize then only cuts the title instead of scanning every string again.
-    clean: bool = field(default=False, repr=False, compare=False)
+    clean: bool = False
     # Set by an importer that has proven the step's input line is already a valid, clean line of the
     # stored file (see jsonl._steps): the store then keeps these bytes instead of serializing again.
-    raw: bytes | None = field(default=None, repr=False, compare=False)
+    raw: bytes | None = None
 
     def as_dict(self) -> dict:
         """The fields as a plain dict (data is not copied)."""

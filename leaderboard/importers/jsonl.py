@@ -101,13 +101,15 @@ def _steps(path: Path, parsed: ParsedTrajectory) -> Iterator[StepData]:
             step = None
             if not suspect or not _suspect(line):
                 try:
-                    s = decode(line)
+                    step = decode(line)
                 except error:
                     pass
                 else:
-                    if (s.index is None or s.index == index) and (s.parent_index is None or s.parent_index < index):
-                        step = StepData(index, s.kind, s.title, s.text, s.data, s.t, s.parent_index, s.score, True,
-                                        line)
+                    if (step.index is None or step.index == index) and (
+                            step.parent_index is None or step.parent_index < index):
+                        step.index, step.clean, step.raw = index, True, line
+                    else:
+                        step = None
             if step is None:
                 if not line.strip():
                     continue
@@ -188,18 +190,14 @@ def _step(line: bytes, lineno: int, index: int, parsed: ParsedTrajectory) -> Ste
 _NOT_RAW = re.compile(rb"\\[ubf/]")  # a literal first byte: one fast C scan; DEL and CR are tested apart
 
 
-class _StoredLine(msgspec.Struct, gc=False):
+class _StoredLine(StepData, kw_only=True, gc=False):
     """A step line as the stored file keeps it (docs/trajectory-format.md). Decoding into it checks
-    every field's type in C, which is what lets a valid line skip the general path."""
+    every field's type in C, which is what lets a valid line skip the general path; and as a StepData
+    it goes on as the step itself. (A line that sets "clean" or "raw" gets them overwritten.)"""
 
     kind: Literal["plan", "action", "observation", "code", "command", "score", "llm", "submission", "error",
                   "message"]
-    index: int | None = None
     title: Annotated[str, msgspec.Meta(max_length=TITLE_MAX)] = ""
-    text: str = ""
-    data: dict = {}
-    t: float | None = None
-    score: float | None = None
     parent_index: Annotated[int, msgspec.Meta(ge=0)] | None = None
 
 
@@ -234,9 +232,12 @@ class _Totals:
             return
         d = step.data
         if self.sum_tokens:
-            self.meta.add_tokens(_int(d.get("tokens_in")), _int(d.get("tokens_out")))
+            tokens_in, tokens_out = d.get("tokens_in"), d.get("tokens_out")
+            self.meta.add_tokens(tokens_in if type(tokens_in) is int else _int(tokens_in),
+                                 tokens_out if type(tokens_out) is int else _int(tokens_out))
         if self.sum_cost:
-            self.meta.add_tokens(None, None, to_float(d.get("cost")))
+            cost = d.get("cost")
+            self.meta.add_tokens(None, None, cost if type(cost) is float else to_float(cost))
         if not self.meta.model and isinstance(d.get("model"), str):
             self.meta.model = d["model"]
 
