@@ -176,6 +176,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "page_size": PAGE_SIZE,
         "kinds": [(k, label, stored.kind_counts.get(k, 0)) for k, label in StepKind.choices],
         "n_steps": stored.n_steps,
+        "missing_file": stored.missing_file,
     })
 
 

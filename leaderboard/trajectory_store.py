@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
 import queue
 import tempfile
 import threading
@@ -39,6 +40,8 @@ from django.db.models import TextField
 from django.db.models.functions import Cast
 
 from leaderboard.importers.base import StepData, unified_diff
+
+logger = logging.getLogger(__name__)
 
 BLOCK_STEPS = 256
 BLOCK_BYTES = 1 << 20  # a block closes early once it holds this much, so one huge step stays alone-ish
@@ -420,6 +423,7 @@ class StoredTrajectory:
         self.n_steps = trajectory.n_steps if trajectory is not None else 0
         self.kind_counts: dict[str, int] = dict(trajectory.kind_counts) if trajectory is not None else {}
         self._cache: dict[int, list[StoredStep]] = {}
+        self.missing_file = ""  # the storage name of a trajectory file that should be there and is not
 
     @classmethod
     def of(cls, run) -> StoredTrajectory:
@@ -429,6 +433,11 @@ class StoredTrajectory:
         trajectory = Trajectory.objects.filter(run_id=run.pk).defer("outline").first()
         if trajectory is None:
             return cls(run_id=run.pk)
+        if not default_storage.exists(trajectory.file):  # lost from storage: say so, show no steps
+            logger.error("run %s: trajectory file %s is missing from storage", run.pk, trajectory.file)
+            empty = cls(run_id=run.pk)
+            empty.missing_file = trajectory.file
+            return empty
         # The JSON columns as text, decoded here by orjson: the JSONField path costs ~17 us a value,
         # which for the ~400 blocks of a 100,000-step run was most of a window's time.
         rows = trajectory.blocks.order_by("first").values_list(

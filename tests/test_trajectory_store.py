@@ -196,3 +196,13 @@ def test_valid_jsonl_lines_are_stored_byte_for_byte(db, tmp_path):
 def test_the_fast_path_kinds_are_the_models_kinds():
     literal = typing.get_type_hints(jsonl._StoredLine)["kind"]
     assert set(typing.get_args(literal)) == set(StepKind.values)
+
+
+def test_a_run_whose_file_is_lost_says_so_instead_of_failing(client, db):
+    run = make_run()
+    name = write_steps(run, make_steps(10)).file
+    default_storage.delete(name)
+    page = client.get(f"/runs/{run.pk}/")
+    assert page.status_code == 200 and b'id="missing-trajectory"' in page.content and name.encode() in page.content
+    api = client.get(f"/api/runs/{run.pk}/steps/")
+    assert api.status_code == 200 and api.json()["count"] == 0
