@@ -366,9 +366,11 @@ class StepBlock(models.Model):
     count = models.PositiveIntegerField()
     offset = models.BigIntegerField(help_text="Byte offset in the file")
     length = models.PositiveIntegerField(help_text="Bytes")
-    kinds = models.JSONField(default=dict, help_text="Steps of each kind in the block")
-    diff_bases = models.JSONField(
-        default=dict, blank=True, help_text="Code step index -> the previous version of its file, to diff against"
+    # JSON text (written and read with orjson by trajectory_store): a block is never queried by them,
+    # and text skips two JSON conversions per block on every import and every page.
+    kinds = models.TextField(default="{}", help_text="JSON: steps of each kind in the block")
+    diff_bases = models.TextField(
+        default="{}", blank=True, help_text="JSON: code step index -> the previous version of its file, to diff against"
     )
 
     class Meta:

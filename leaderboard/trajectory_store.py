@@ -272,6 +272,11 @@ class Writer:
         self.on_blocks(self.blocks)
         self.blocks = []
 
+    def abort(self) -> None:
+        """After an error: stop the writing thread, save and write nothing more (the file is removed)."""
+        with contextlib.suppress(Exception):
+            self.f.close()
+
     def finish(self) -> None:
         """Write what is left and wait for the writes; raises a write error. Call it exactly once."""
         try:
@@ -316,8 +321,10 @@ def write_file(storage: Storage, name: str, steps: Iterable[StepData],
             writer = Writer(f, on_blocks)
             try:
                 writer.add_all(steps)
-            finally:
-                writer.finish()
+            except BaseException:
+                writer.abort()
+                raise
+            writer.finish()
     except BaseException:
         with contextlib.suppress(OSError):
             storage.delete(name)
@@ -334,7 +341,8 @@ def write_trajectory(storage: Storage, run_id: int, steps: Iterable[StepData], t
     def save_blocks(blocks: list[Block]) -> None:
         block_model.objects.bulk_create(
             [block_model(trajectory=trajectory, first=b.first, count=b.count, offset=b.offset, length=b.length,
-                         kinds=b.kinds, diff_bases=b.diff_bases) for b in blocks],
+                         kinds=orjson.dumps(b.kinds).decode(), diff_bases=orjson.dumps(b.diff_bases).decode())
+             for b in blocks],
             batch_size=500,
         )
 
@@ -438,11 +446,8 @@ class StoredTrajectory:
             empty = cls(run_id=run.pk)
             empty.missing_file = trajectory.file
             return empty
-        # The JSON columns as text, decoded here by orjson: the JSONField path costs ~17 us a value,
-        # which for the ~400 blocks of a 100,000-step run was most of a window's time.
-        rows = trajectory.blocks.order_by("first").values_list(
-            "first", "count", "offset", "length", Cast("kinds", TextField()), Cast("diff_bases", TextField())
-        )
+        rows = trajectory.blocks.order_by("first").values_list("first", "count", "offset", "length", "kinds",
+                                                               "diff_bases")
         return cls(trajectory, [Block(first, count, offset, length, orjson.loads(kinds), _LazyJson(bases))
                                 for first, count, offset, length, kinds, bases in rows], run_id=run.pk)
 

@@ -62,8 +62,8 @@ class Migration(migrations.Migration):
                 ('count', models.PositiveIntegerField()),
                 ('offset', models.BigIntegerField(help_text='Byte offset in the file')),
                 ('length', models.PositiveIntegerField(help_text='Bytes')),
-                ('kinds', models.JSONField(default=dict, help_text='Steps of each kind in the block')),
-                ('diff_bases', models.JSONField(blank=True, default=dict, help_text='Code step index -> the previous version of its file, to diff against')),
+                ('kinds', models.TextField(default='{}', help_text='JSON: steps of each kind in the block')),
+                ('diff_bases', models.TextField(blank=True, default='{}', help_text='JSON: code step index -> the previous version of its file, to diff against')),
                 ('trajectory', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='blocks', to='leaderboard.trajectory')),
             ],
             options={
