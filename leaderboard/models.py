@@ -351,7 +351,9 @@ class Trajectory(models.Model):
     file = models.CharField(max_length=300, help_text="Storage name of the JSONL step file")
     n_steps = models.PositiveIntegerField(default=0)
     kind_counts = models.JSONField(default=dict, blank=True)
-    outline = models.JSONField(default=dict, blank=True)
+    # JSON text, written and read with orjson: up to 5,000 tree nodes and 5,000 score points, which the
+    # stdlib encoder and a jsonb parse made a visible part of an import.
+    outline = models.TextField(default="{}", blank=True, help_text="JSON: tree nodes, score points, code steps")
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

@@ -36,8 +36,6 @@ import orjson
 from django.core.files import File
 from django.core.files.storage import Storage, default_storage
 from django.db import transaction
-from django.db.models import TextField
-from django.db.models.functions import Cast
 
 from leaderboard.importers.base import StepData, unified_diff
 
@@ -355,7 +353,8 @@ def write_trajectory(storage: Storage, run_id: int, steps: Iterable[StepData], t
                 trajectory=trajectory, first__lte=max(missing, default=-1)
             ).order_by("first").values_list("first", "count", "offset", "length")]
             trajectory.n_steps, trajectory.kind_counts = writer.count, dict(writer.kind_counts)
-            trajectory.outline = writer.outline.as_json(read_steps_at(storage, name, blocks, missing))
+            trajectory.outline = orjson.dumps(writer.outline.as_json(read_steps_at(storage, name, blocks, missing))
+                                              ).decode()
             trajectory.save(update_fields=["n_steps", "kind_counts", "outline"])
     except BaseException:
         delete_file(storage, name)
@@ -458,8 +457,7 @@ class StoredTrajectory:
             return {}
         from leaderboard.models import Trajectory
 
-        text = Trajectory.objects.filter(pk=self.trajectory.pk).values_list(Cast("outline", TextField()), flat=True)
-        return orjson.loads(text.get())
+        return orjson.loads(Trajectory.objects.filter(pk=self.trajectory.pk).values_list("outline", flat=True).get())
 
     # --- blocks
 

@@ -49,7 +49,7 @@ class Migration(migrations.Migration):
                 ('file', models.CharField(help_text='Storage name of the JSONL step file', max_length=300)),
                 ('n_steps', models.PositiveIntegerField(default=0)),
                 ('kind_counts', models.JSONField(blank=True, default=dict)),
-                ('outline', models.JSONField(blank=True, default=dict)),
+                ('outline', models.TextField(blank=True, default='{}', help_text='JSON: tree nodes, score points, code steps')),
                 ('created_at', models.DateTimeField(auto_now_add=True)),
                 ('run', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='trajectory', to='leaderboard.run')),
             ],
