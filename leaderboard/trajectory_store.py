@@ -403,6 +403,15 @@ def read_steps_at(storage: Storage, name: str, blocks: list[Block], indexes: lis
     return found
 
 
+def outline_of(run) -> dict:
+    """A run's outline (tree nodes, score points, code steps of note); {} without a trajectory. One query."""
+    from leaderboard.models import Trajectory
+
+    run_id = getattr(run, "pk", run)
+    text = Trajectory.objects.filter(run_id=run_id).values_list("outline", flat=True).first()
+    return orjson.loads(text) if text else {}
+
+
 class _LazyJson:
     """A JSON object decoded on first use (most blocks' diff links are never needed)."""
 
@@ -455,9 +464,8 @@ class StoredTrajectory:
         """Tree nodes, score points and code steps of note; one query, only for pages that draw them."""
         if self.trajectory is None:
             return {}
-        from leaderboard.models import Trajectory
 
-        return orjson.loads(Trajectory.objects.filter(pk=self.trajectory.pk).values_list("outline", flat=True).get())
+        return outline_of(self.run_id)
 
     # --- blocks
 
