@@ -122,6 +122,25 @@ def test_a_failure_midway_deletes_stored_files_and_rows(alice, catalogue, monkey
     assert not Run.objects.filter(owner=alice).exists()
 
 
+def test_a_failure_after_the_steps_are_stored_deletes_their_file(alice, catalogue, monkeypatch):
+    from leaderboard import trajectory_store
+
+    names = []
+    real_new_name = trajectory_store.new_file_name
+    monkeypatch.setattr(trajectory_store, "new_file_name",
+                        lambda run_id: names.append(real_new_name(run_id)) or names[-1])
+
+    def broken_outcome(*args, **kwargs):
+        raise UploadError("grading setup failed")
+
+    monkeypatch.setattr(services, "_set_outcome", broken_outcome)
+    journal = (TRAJECTORIES / "aide" / "translucent-spaniel_journal.json").read_bytes()
+    with pytest.raises(UploadError, match="grading setup failed"):
+        submit(alice, trajectory_files=[ContentFile(journal, name="journal.json")])
+    assert names and not any(default_storage.exists(name) for name in names)
+    assert not Run.objects.filter(owner=alice).exists()
+
+
 def test_trajectory_files_are_imported_as_steps(alice, catalogue):
     journal = (TRAJECTORIES / "aide" / "translucent-spaniel_journal.json").read_bytes()
     run = submit(alice, trajectory_files=[ContentFile(journal, name="journal.json")])
