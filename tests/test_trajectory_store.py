@@ -206,3 +206,17 @@ def test_a_run_whose_file_is_lost_says_so_instead_of_failing(client, db):
     assert page.status_code == 200 and b'id="missing-trajectory"' in page.content and name.encode() in page.content
     api = client.get(f"/api/runs/{run.pk}/steps/")
     assert api.status_code == 200 and api.json()["count"] == 0
+
+
+def test_lines_longer_than_a_read_chunk_and_a_missing_final_newline(db, tmp_path, monkeypatch):
+    monkeypatch.setattr(jsonl, "CHUNK_BYTES", 64)
+    long_text = "x" * 5000 + "é" * 100
+    body = [jsonl.step_line({"kind": "plan", "text": f"short {i}"}) for i in range(5)]
+    body.insert(2, jsonl.step_line({"kind": "observation", "text": long_text}))
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(jsonl.header_line({"task": "t"}) + b"".join(body).rstrip(b"\n"))
+    run = make_run()
+    [parsed] = read_trajectories(path)
+    assert save_steps(run, parsed) == 6 and parsed.warnings == []
+    steps = list(StoredTrajectory.of(run).steps())
+    assert [s.text for s in steps] == ["short 0", "short 1", long_text, "short 2", "short 3", "short 4"]

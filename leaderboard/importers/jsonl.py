@@ -135,13 +135,16 @@ def _chunks(path: Path) -> Iterator[tuple[list[bytes], bool]]:
     one C scan per megabyte instead of three per line."""
     with open(path, "rb") as f:
         f.readline()
-        tail = b""
+        pending: list[bytes] = []  # the start of a line that has not ended yet (one step can span chunks)
         while chunk := f.read(CHUNK_BYTES):
-            buffer = tail + chunk
-            lines = buffer.split(b"\n")
-            tail = lines.pop()
-            yield lines, _suspect(buffer)
-        if tail:
+            cut = chunk.rfind(b"\n")
+            if cut < 0:
+                pending.append(chunk)  # joined once its line ends: a long line costs linear time
+                continue
+            buffer = b"".join([*pending, chunk[:cut]])
+            pending = [chunk[cut + 1:]]
+            yield buffer.split(b"\n"), _suspect(buffer)
+        if tail := b"".join(pending):
             yield [tail], _suspect(tail)
 
 
