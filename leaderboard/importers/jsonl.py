@@ -137,13 +137,13 @@ def _chunks(path: Path) -> Iterator[tuple[list[bytes], bool]]:
         f.readline()
         pending: list[bytes] = []  # the start of a line that has not ended yet (one step can span chunks)
         while chunk := f.read(CHUNK_BYTES):
-            cut = chunk.rfind(b"\n")
-            if cut < 0:
+            if b"\n" not in chunk:
                 pending.append(chunk)  # joined once its line ends: a long line costs linear time
                 continue
-            buffer = b"".join([*pending, chunk[:cut]])
-            pending = [chunk[cut + 1:]]
-            yield buffer.split(b"\n"), _suspect(buffer)
+            buffer = b"".join([*pending, chunk])
+            lines = buffer.split(b"\n")
+            pending = [lines.pop()]
+            yield lines, _suspect(buffer)
         if tail := b"".join(pending):
             yield [tail], _suspect(tail)
 
