@@ -123,11 +123,11 @@ def test_a_failure_midway_deletes_stored_files_and_rows(alice, catalogue, monkey
 
 
 def test_a_failure_after_the_steps_are_stored_deletes_their_file(alice, catalogue, monkeypatch):
-    from leaderboard import trajectory_store
+    from leaderboard.trajectory_store import writing
 
     names = []
-    real_new_name = trajectory_store.new_file_name
-    monkeypatch.setattr(trajectory_store, "new_file_name",
+    real_new_name = writing.new_file_name
+    monkeypatch.setattr(writing, "new_file_name",
                         lambda run_id: names.append(real_new_name(run_id)) or names[-1])
 
     def broken_outcome(*args, **kwargs):

@@ -15,11 +15,10 @@ import pytest
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from leaderboard import trajectory_store
 from leaderboard.importers import jsonl, read_trajectories, save_steps
 from leaderboard.importers.base import StepData
 from leaderboard.models import StepBlock, StepKind, Trajectory
-from leaderboard.trajectory_store import StoredTrajectory, write_steps
+from leaderboard.trajectory_store import StoredTrajectory, write_steps, writing
 from tests.test_import_support import make_run
 
 KINDS = ["plan", "code", "command", "observation", "score", "llm", "error"]
@@ -39,8 +38,8 @@ def make_steps(n: int, seed: int = 0) -> list[StepData]:
 
 @pytest.fixture
 def small_blocks(monkeypatch):
-    monkeypatch.setattr(trajectory_store, "BLOCK_STEPS", 7)
-    monkeypatch.setattr(trajectory_store, "SAVE_BLOCKS", 4)  # rows saved in several batches while writing
+    monkeypatch.setattr(writing, "BLOCK_STEPS", 7)
+    monkeypatch.setattr(writing, "SAVE_BLOCKS", 4)  # rows saved in several batches while writing
 
 
 @pytest.fixture
@@ -147,8 +146,8 @@ def test_deleting_the_run_deletes_its_file(db, django_capture_on_commit_callback
 def test_a_failure_while_writing_leaves_no_file(db, monkeypatch):
     run = make_run()
     names = []
-    real_new_name = trajectory_store.new_file_name
-    monkeypatch.setattr(trajectory_store, "new_file_name",
+    real_new_name = writing.new_file_name
+    monkeypatch.setattr(writing, "new_file_name",
                         lambda run_id: names.append(real_new_name(run_id)) or names[-1])
 
     def steps():
@@ -168,7 +167,7 @@ def test_a_write_error_in_the_background_thread_reaches_the_importer():
         def flush(self):
             pass
 
-    writer = trajectory_store.Writer(Full())
+    writer = writing.Writer(Full())
     with pytest.raises(OSError, match="No space left"):
         for step in make_steps(2000):
             writer.add(step)

@@ -1,0 +1,323 @@
+"""Writing a trajectory: its steps appended to one file in blocks by a second thread, the block index
+saved while the file grows, and the outline (tree nodes, score points, code steps of note) built on
+the way. Memory stays flat however long the trajectory is."""
+
+from __future__ import annotations
+
+import contextlib
+import queue
+import tempfile
+import threading
+import uuid
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import orjson
+from django.core.files import File
+from django.core.files.storage import Storage, default_storage
+from django.db import transaction
+
+from leaderboard.importers.base import StepData
+from leaderboard.trajectory_store.reading import Block, read_steps_at
+
+BLOCK_STEPS = 256
+BLOCK_BYTES = 1 << 20  # a block closes early once it holds this much, so one huge step stays alone-ish
+OUTLINE_LIMIT = 5000
+SAVE_BLOCKS = 64  # block rows are inserted this many at a time while the file is written
+MAX_TRACKED_FILES = 10_000  # distinct code file names whose versions are linked for diffs
+
+
+def step_json(step: StepData) -> bytes:
+    """One step as a line of the file (no newline): the JSONL step format, empty fields left out."""
+    obj = {"index": step.index, "kind": step.kind}
+    if step.t is not None:
+        obj["t"] = step.t
+    if step.title:
+        obj["title"] = step.title
+    if step.text:
+        obj["text"] = step.text
+    if step.data:
+        obj["data"] = step.data
+    if step.score is not None:
+        obj["score"] = step.score
+    if step.parent_index is not None:
+        obj["parent_index"] = step.parent_index
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits and other rarities
+        import json
+
+        return json.dumps(obj, default=str, ensure_ascii=False).encode("utf-8", "surrogateescape")
+
+
+@dataclass
+class Outline:
+    """Built step by step while writing; bounded by OUTLINE_LIMIT whatever the trajectory's length."""
+
+    nodes: dict[int, dict] = field(default_factory=dict)  # steps with a parent
+    parents: set[int] = field(default_factory=set)
+    scores: list[list] = field(default_factory=list)
+    truncated: bool = False
+    last_code: int | None = None
+    flagged_code: int | None = None
+    max_code: tuple[float, int] | None = None
+    min_code: tuple[float, int] | None = None
+
+    def add(self, step: StepData) -> None:
+        if step.score is not None:
+            if len(self.scores) < OUTLINE_LIMIT:
+                self.scores.append([step.index, step.t, step.score])
+            else:
+                self.truncated = True
+        if step.parent_index is not None:
+            if len(self.nodes) < OUTLINE_LIMIT:
+                self.nodes[step.index] = node(step)
+                self.parents.add(step.parent_index)
+            else:
+                self.truncated = True
+        if step.kind == "code":
+            self._add_code(step)
+
+    def _add_code(self, step: StepData) -> None:
+        self.last_code = step.index
+        if step.data.get("is_best") is True:
+            self.flagged_code = step.index
+        if step.score is not None:  # ties go to the later step, as "-index" ordering did
+            if self.max_code is None or step.score >= self.max_code[0]:
+                self.max_code = (step.score, step.index)
+            if self.min_code is None or step.score <= self.min_code[0]:
+                self.min_code = (step.score, step.index)
+
+    def as_json(self, roots: Iterable[StepData]) -> dict:
+        nodes = dict(self.nodes)
+        for step in roots:
+            nodes.setdefault(step.index, node(step))
+        return {
+            "tree": [nodes[i] for i in sorted(nodes)][:OUTLINE_LIMIT],
+            "scores": self.scores,
+            "truncated": self.truncated or len(nodes) > OUTLINE_LIMIT,
+            "code": {"last": self.last_code, "flagged": self.flagged_code,
+                     "max": self.max_code and self.max_code[1], "min": self.min_code and self.min_code[1]},
+        }
+
+    def missing_roots(self) -> list[int]:
+        return sorted(self.parents - self.nodes.keys())
+
+
+def node(step: StepData) -> dict:
+    data = step.data or {}
+    return {"index": step.index, "parent_index": step.parent_index, "kind": step.kind, "title": step.title,
+            "score": step.score, "buggy": data.get("buggy") is True, "is_best": data.get("is_best") is True}
+
+
+class BackgroundWrites:
+    """Writes chunks to a file from a second thread. Writing a new file costs the kernel about as much
+    as parsing it costs us (page cache allocation); this way the two overlap on a second core. The
+    queue is bounded, so at most `depth` blocks wait in memory."""
+
+    def __init__(self, f, depth: int = 4) -> None:
+        self.f = f
+        self.queue: queue.Queue[bytes | None] = queue.Queue(depth)
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, name="trajectory-writer", daemon=True)
+        self.thread.start()
+
+    def _run(self) -> None:
+        while (chunk := self.queue.get()) is not None:
+            if self.error is None:  # after an error keep draining, so the producer never blocks
+                try:
+                    self.f.write(chunk)
+                except BaseException as exc:  # noqa: BLE001 - handed to the producer thread
+                    self.error = exc
+
+    def write(self, chunk: bytes) -> None:
+        if self.error is not None:
+            raise self.error
+        self.queue.put(chunk)
+
+    def close(self) -> None:
+        self.queue.put(None)
+        self.thread.join()
+        if self.error is not None:
+            raise self.error
+        self.f.flush()
+
+
+class Writer:
+    """Appends steps to a binary file in blocks; collects the block index, kind counts and outline.
+
+    Per step it only keeps the step; the bookkeeping runs once per block over the whole block, which
+    is what keeps an import of 100,000 steps near the cost of parsing them (benchmarks/ingest.py)."""
+
+    def __init__(self, f, on_blocks: Callable[[list[Block]], None] | None = None) -> None:
+        self.f = BackgroundWrites(f)
+        self.on_blocks = on_blocks  # called with each SAVE_BLOCKS blocks; without it, self.blocks keeps all
+        self.blocks: list[Block] = []
+        self.kind_counts: Counter[str] = Counter()
+        self.outline = Outline()
+        self.count = 0
+        self._pending: list[StepData] = []
+        self._size = 0
+        self._offset = 0
+        self._files: dict[str, int] = {}  # file name -> index of its latest code step
+
+    def add(self, step: StepData) -> None:
+        self.add_all((step,))
+
+    def add_all(self, steps: Iterable[StepData]) -> None:
+        """add() for each step, in one loop: this is the import's hot path."""
+        pending, size, block_steps, block_bytes = self._pending, self._size, BLOCK_STEPS, BLOCK_BYTES
+        for step in steps:
+            if step.raw is None:
+                step.raw = step_json(step)  # the line the store keeps (a raw step's is its input line)
+            pending.append(step)
+            size += len(step.raw)
+            if len(pending) >= block_steps or size >= block_bytes:
+                self._pending = pending
+                self._flush()
+                pending, size = self._pending, 0
+        self._pending, self._size = pending, size
+
+    def _flush(self) -> None:
+        steps = self._pending
+        if not steps:
+            return
+        lines = [s.raw for s in steps]
+        lines.append(b"")
+        chunk = b"\n".join(lines)
+        self.f.write(chunk)
+        kinds = Counter(s.kind for s in steps)
+        bases: dict[str, int] = {}
+        for step in [s for s in steps if s.score is not None or s.parent_index is not None or s.kind == "code"]:
+            self.outline.add(step)
+            if step.kind == "code":
+                self._track_file(step, bases)
+        self.blocks.append(Block(self.count, len(steps), self._offset, len(chunk), dict(kinds), bases))
+        if self.on_blocks is not None and len(self.blocks) >= SAVE_BLOCKS:
+            self._save_blocks()
+        self.kind_counts.update(kinds)
+        self.count += len(steps)
+        self._offset += len(chunk)
+        self._pending, self._size = [], 0
+
+    def _track_file(self, step: StepData, bases: dict[str, int]) -> None:
+        """A code step without a diff gets one when read, against the previous version of its file."""
+        name = step.data.get("file")
+        if type(name) is not str or type(step.data.get("content")) is not str:
+            return
+        if "diff" not in step.data and name in self._files:
+            bases[str(step.index)] = self._files[name]
+        if name in self._files or len(self._files) < MAX_TRACKED_FILES:
+            self._files[name] = step.index
+
+    def _save_blocks(self) -> None:
+        self.on_blocks(self.blocks)
+        self.blocks = []
+
+    def abort(self) -> None:
+        """After an error: stop the writing thread, save and write nothing more (the file is removed)."""
+        with contextlib.suppress(Exception):
+            self.f.close()
+
+    def finish(self) -> None:
+        """Write what is left and wait for the writes; raises a write error. Call it exactly once."""
+        try:
+            self._flush()
+        finally:
+            self.f.close()
+        if self.on_blocks is not None and self.blocks:
+            self._save_blocks()
+
+
+@contextlib.contextmanager
+def writable(storage: Storage, name: str) -> Iterator:
+    """A binary file to write `name` into: the storage's own file where it has local paths, else a
+    temporary file saved into the storage on success."""
+    try:
+        path = Path(storage.path(name))
+    except NotImplementedError:
+        path = None
+    if path is not None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "xb") as f:
+            yield f
+        return
+    with tempfile.TemporaryFile() as f:
+        yield f
+        f.seek(0)
+        saved = storage.save(name, File(f))
+        if saved != name:
+            storage.delete(saved)
+            raise OSError(f"storage renamed {name} to {saved}")
+
+
+def new_file_name(run_id: int) -> str:
+    return f"trajectories/run-{run_id}/{uuid.uuid4().hex}.jsonl"
+
+
+def write_file(storage: Storage, name: str, steps: Iterable[StepData],
+               on_blocks: Callable[[list[Block]], None] | None = None) -> Writer:
+    """Write the steps to storage under `name`; on any error the partial file is removed."""
+    try:
+        with writable(storage, name) as f:
+            writer = Writer(f, on_blocks)
+            try:
+                writer.add_all(steps)
+            except BaseException:
+                writer.abort()
+                raise
+            writer.finish()
+    except BaseException:
+        with contextlib.suppress(OSError):
+            storage.delete(name)
+        raise
+    return writer
+
+
+def write_trajectory(storage: Storage, run_id: int, steps: Iterable[StepData], trajectory_model, block_model):
+    """The file, its Trajectory row and its StepBlock rows, in one transaction (models passed in, so
+    migrations can use this with their historical models). Block rows are saved while the file is
+    written, so memory stays flat however many blocks there are. On any error the file is removed."""
+    name = new_file_name(run_id)
+
+    def save_blocks(blocks: list[Block]) -> None:
+        block_model.objects.bulk_create(
+            [block_model(trajectory=trajectory, first=b.first, count=b.count, offset=b.offset, length=b.length,
+                         kinds=orjson.dumps(b.kinds).decode(), diff_bases=orjson.dumps(b.diff_bases).decode())
+             for b in blocks],
+            batch_size=500,
+        )
+
+    try:
+        with transaction.atomic():
+            trajectory = trajectory_model.objects.create(run_id=run_id, file=name)
+            writer = write_file(storage, name, steps, save_blocks)
+            missing = writer.outline.missing_roots()
+            blocks = [Block(*row, {}) for row in block_model.objects.filter(
+                trajectory=trajectory, first__lte=max(missing, default=-1)
+            ).order_by("first").values_list("first", "count", "offset", "length")]
+            trajectory.n_steps, trajectory.kind_counts = writer.count, dict(writer.kind_counts)
+            trajectory.outline = orjson.dumps(writer.outline.as_json(read_steps_at(storage, name, blocks, missing))
+                                              ).decode()
+            trajectory.save(update_fields=["n_steps", "kind_counts", "outline"])
+    except BaseException:
+        delete_file(storage, name)
+        raise
+    return trajectory
+
+
+def write_steps(run, steps: Iterable[StepData]):
+    """Replace the run's stored trajectory with these steps; returns its Trajectory row. Call inside
+    a transaction: the rows roll back with it, and a caller whose transaction fails later deletes the
+    returned row's `file`."""
+    from leaderboard.models import StepBlock, Trajectory
+
+    Trajectory.objects.filter(run=run).delete()  # the old file goes once this commits (models signal)
+    return write_trajectory(default_storage, run.pk, steps, Trajectory, StepBlock)
+
+
+def delete_file(storage: Storage, name: str) -> None:
+    with contextlib.suppress(OSError):
+        storage.delete(name)
