@@ -55,8 +55,9 @@ class Window:
     has_next: bool
 
 
-def _cards(rows: list[StoredStep]) -> list[StepCard]:
-    return [StepCard.of(s) for s in rows]
+def _cards(stored: StoredTrajectory, rows: list[StoredStep]) -> list[StepCard]:
+    """Cards for the steps shown, code steps with their diffs filled in."""
+    return [StepCard.of(s) for s in stored.complete(rows)]
 
 
 def window(stored: StoredTrajectory, kinds: list[str] | None = None, *, after: int | None = None,
@@ -67,13 +68,13 @@ def window(stored: StoredTrajectory, kinds: list[str] | None = None, *, after: i
         lead = size // 10  # a few steps of context before, so a permalink lands near the top
         earlier = list(islice(stored.steps_before(around, kinds), lead + 1))
         later = list(islice(stored.steps(around, kinds), size - lead + 1))
-        return Window(_cards(stored.complete(earlier[:lead][::-1] + later[:size - lead])),
+        return Window(_cards(stored, earlier[:lead][::-1] + later[:size - lead]),
                       has_prev=len(earlier) > lead, has_next=len(later) > size - lead)
     if before is not None:
         rows = list(islice(stored.steps_before(before, kinds), size + 1))
-        return Window(_cards(stored.complete(rows[:size][::-1])), has_prev=len(rows) > size, has_next=True)
+        return Window(_cards(stored, rows[:size][::-1]), has_prev=len(rows) > size, has_next=True)
     rows = list(islice(stored.steps(0 if after is None else after + 1, kinds), size + 1))
-    return Window(_cards(stored.complete(rows[:size])), has_prev=after is not None, has_next=len(rows) > size)
+    return Window(_cards(stored, rows[:size]), has_prev=after is not None, has_next=len(rows) > size)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -239,22 +240,26 @@ class CompareRow:
 def aligned_rows(a: StoredTrajectory, b: StoredTrajectory, align: str, start: int) -> list[CompareRow]:
     if align == "time":
         return _rows_by_time(a, b, start)
-    left = {s.index: s for s in a.complete(list(islice(a.steps(start), COMPARE_ROWS)))}
-    right = {s.index: s for s in b.complete(list(islice(b.steps(start), COMPARE_ROWS)))}
+    left = {s.index: s for s in _rows_from(a, start)}
+    right = {s.index: s for s in _rows_from(b, start)}
     keys = sorted(set(left) | set(right))[:COMPARE_ROWS]
     return [CompareRow(f"#{i}", _card(left.get(i)), _card(right.get(i))) for i in keys]
 
 
 def _rows_by_time(a: StoredTrajectory, b: StoredTrajectory, start: int) -> list[CompareRow]:
     """Both runs merged on elapsed time; each row holds the one step that happened next."""
-    tagged = [(s.t or 0.0, 0, s) for s in a.complete(list(islice(a.steps(start), COMPARE_ROWS)))]
-    tagged += [(s.t or 0.0, 1, s) for s in b.complete(list(islice(b.steps(start), COMPARE_ROWS)))]
+    tagged = [(s.t or 0.0, 0, s) for s in _rows_from(a, start)]
+    tagged += [(s.t or 0.0, 1, s) for s in _rows_from(b, start)]
     tagged.sort(key=lambda item: (item[0], item[1], item[2].index))
     rows = []
     for t, side, step in tagged[:COMPARE_ROWS]:
         card = StepCard.of(step)
         rows.append(CompareRow(f"{t:.1f}s", card if side == 0 else None, card if side == 1 else None))
     return rows
+
+
+def _rows_from(stored: StoredTrajectory, start: int) -> list[StoredStep]:
+    return stored.complete(list(islice(stored.steps(start), COMPARE_ROWS)))
 
 
 def _card(step: StoredStep | None) -> StepCard | None:

@@ -254,5 +254,14 @@ def header_line(meta: dict) -> bytes:
 
 
 def step_line(step: StepData | dict) -> bytes:
+    return step_json(step) + b"\n"
+
+
+def step_json(step: StepData | dict) -> bytes:
+    """One step line without its newline, empty fields left out: what files hold and the store writes."""
     obj = step.as_dict() if isinstance(step, StepData) else step
-    return orjson.dumps({k: v for k, v in obj.items() if v not in (None, "", {})}) + b"\n"
+    obj = {k: v for k, v in obj.items() if v not in (None, "", {})}
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)
+    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits and other rarities
+        return json.dumps(obj, default=str, ensure_ascii=False).encode("utf-8", "surrogateescape")

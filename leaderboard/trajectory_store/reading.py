@@ -82,20 +82,6 @@ def outline_of(run) -> dict:
     return orjson.loads(text) if text else {}
 
 
-class _LazyJson:
-    """A JSON object decoded on first use (most blocks' diff links are never needed)."""
-
-    __slots__ = ("text", "value")
-
-    def __init__(self, text: str) -> None:
-        self.text, self.value = text, None
-
-    def get(self, key, default=None):
-        if self.value is None:
-            self.value = orjson.loads(self.text)
-        return self.value.get(key, default)
-
-
 class StoredTrajectory:
     """The read side of one run's trajectory. An empty one stands for a run with no steps."""
 
@@ -126,7 +112,7 @@ class StoredTrajectory:
             return empty
         rows = trajectory.blocks.order_by("first").values_list("first", "count", "offset", "length", "kinds",
                                                                "diff_bases")
-        return cls(trajectory, [Block(first, count, offset, length, orjson.loads(kinds), _LazyJson(bases))
+        return cls(trajectory, [Block(first, count, offset, length, orjson.loads(kinds), orjson.loads(bases))
                                 for first, count, offset, length, kinds, bases in rows], run_id=run.pk)
 
     @functools.cached_property

@@ -20,6 +20,7 @@ from django.core.files.storage import Storage, default_storage
 from django.db import transaction
 
 from leaderboard.importers.base import StepData
+from leaderboard.importers.jsonl import step_json
 from leaderboard.trajectory_store.reading import Block, read_steps_at
 
 BLOCK_STEPS = 256
@@ -27,29 +28,6 @@ BLOCK_BYTES = 1 << 20  # a block closes early once it holds this much, so one hu
 OUTLINE_LIMIT = 5000
 SAVE_BLOCKS = 64  # block rows are inserted this many at a time while the file is written
 MAX_TRACKED_FILES = 10_000  # distinct code file names whose versions are linked for diffs
-
-
-def step_json(step: StepData) -> bytes:
-    """One step as a line of the file (no newline): the JSONL step format, empty fields left out."""
-    obj = {"index": step.index, "kind": step.kind}
-    if step.t is not None:
-        obj["t"] = step.t
-    if step.title:
-        obj["title"] = step.title
-    if step.text:
-        obj["text"] = step.text
-    if step.data:
-        obj["data"] = step.data
-    if step.score is not None:
-        obj["score"] = step.score
-    if step.parent_index is not None:
-        obj["parent_index"] = step.parent_index
-    try:
-        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS)
-    except (TypeError, orjson.JSONEncodeError):  # integers beyond 64 bits and other rarities
-        import json
-
-        return json.dumps(obj, default=str, ensure_ascii=False).encode("utf-8", "surrogateescape")
 
 
 @dataclass
@@ -259,20 +237,15 @@ def new_file_name(run_id: int) -> str:
 
 def write_file(storage: Storage, name: str, steps: Iterable[StepData],
                on_blocks: Callable[[list[Block]], None] | None = None) -> Writer:
-    """Write the steps to storage under `name`; on any error the partial file is removed."""
-    try:
-        with writable(storage, name) as f:
-            writer = Writer(f, on_blocks)
-            try:
-                writer.add_all(steps)
-            except BaseException:
-                writer.abort()
-                raise
-            writer.finish()
-    except BaseException:
-        with contextlib.suppress(OSError):
-            storage.delete(name)
-        raise
+    """Write the steps to storage under `name`. On an error the caller removes the partial file."""
+    with writable(storage, name) as f:
+        writer = Writer(f, on_blocks)
+        try:
+            writer.add_all(steps)
+        except BaseException:
+            writer.abort()
+            raise
+        writer.finish()
     return writer
 
 
