@@ -14,7 +14,29 @@ from leaderboard.models import Competition
 
 def sorted_by(id_col: str):
     """Answers and submission both sorted by id, as MLE-bench's graders align them."""
-    return lambda ans, sub: (ans.sort_values(id_col), sub.sort_values(id_col))
+    return lambda ans, sub: (ans.sort_values(id_col, kind="stable"), sub.sort_values(id_col, kind="stable"))
+
+
+def labels_case(id_col: str, target: str, ids, values, score, n: int):
+    """Single-label classification: answers id + target, a submission right about 60% of the time,
+    and the expected score of the id-sorted columns (as lists) by an independent `score`."""
+    def build(rng):
+        y = rng.choice(values, n)
+        ans = pd.DataFrame({id_col: ids(rng), target: y})
+        guess = np.where(rng.random(n) < 0.6, y, rng.choice(values, n))
+        return ans, pd.DataFrame({id_col: ans[id_col], target: guess})
+
+    def expect(ans, sub):
+        a, s = sorted_by(id_col)(ans, sub)
+        return score(a[target].tolist(), s[target].tolist())
+
+    return build, expect
+
+
+def assert_direction_matches_humans(competition: Competition, lower_is_better: bool) -> None:
+    """A grader's direction agrees with its Kaggle leaderboard's (known for every graded one)."""
+    assert competition.is_lower_better is not None
+    assert lower_is_better == competition.is_lower_better
 
 
 def write_files(tmp_path: Path, ans: pd.DataFrame, sub: pd.DataFrame, rng=None) -> tuple[Path, Path]:

@@ -14,7 +14,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from leaderboard import medals
 from leaderboard.grading import grader_for
 from leaderboard.grading.specs import FREESOUND_CLASSES, HMS_VOTES, JIGSAW_IDENTITIES, MLE_BENCH_MORE
-from tests.grading_support import build_case, grade, write_files
+from tests.grading_support import assert_direction_matches_humans, build_case, grade, write_files
 
 N = 300
 PLANT = ["healthy", "scab", "frog_eye_leaf_spot", "complex", "rust", "powdery_mildew"]
@@ -379,9 +379,7 @@ def test_a_misnamed_prediction_column_is_rejected(catalogue, slug, tmp_path):
 
 @pytest.mark.parametrize("slug", SLUGS)
 def test_direction_agrees_with_the_human_leaderboard(catalogue, slug):
-    competition = catalogue.get(slug=slug)
-    assert competition.is_lower_better is not None
-    assert grader_for(slug).lower_is_better == competition.is_lower_better
+    assert_direction_matches_humans(catalogue.get(slug=slug), grader_for(slug).lower_is_better)
 
 
 def _tiny(slug, tmp_path, ans_rows, sub_rows):

@@ -3,6 +3,7 @@ checked against an independent computation (pandas sort by id + scikit-learn), a
 
 from __future__ import annotations
 
+import functools
 import zlib
 from pathlib import Path
 
@@ -15,7 +16,7 @@ from leaderboard import medals
 from leaderboard.grading import grade_submission, grading_available
 from leaderboard.models import Competition, CompetitionAnswers
 from tests.conftest import CATALOGUE_DIR
-from tests.grading_support import write_files
+from tests.grading_support import labels_case, sorted_by, write_files
 
 LITE = (CATALOGUE_DIR / "splits" / "low.txt").read_text().split()
 N = 300
@@ -48,8 +49,7 @@ def _auc_case(id_col, target, ids, **extra_answers):
     return build, expect
 
 
-def _sorted(id_col):
-    return lambda ans, sub: (ans.sort_values(id_col, kind="stable"), sub.sort_values(id_col, kind="stable"))
+_sorted = sorted_by
 
 
 def _multiclass(id_col, classes, ids):
@@ -99,18 +99,7 @@ def _regression(id_col, target, ids, scale=1.0):
     return build, expect
 
 
-def _labels(id_col, target, ids, values, metric):
-    def build(rng):
-        y = rng.choice(values, N)
-        ans = pd.DataFrame({id_col: ids(rng), target: y})
-        guess = np.where(rng.random(N) < 0.6, y, rng.choice(values, N))
-        return ans, pd.DataFrame({id_col: ans[id_col], target: guess})
-
-    def expect(ans, sub):
-        a, s = _sorted(id_col)(ans, sub)
-        return metric(a[target].to_numpy(), s[target].to_numpy())
-
-    return build, expect
+_labels = functools.partial(labels_case, n=N)
 
 
 def _jigsaw():

@@ -4,6 +4,8 @@ pandas sort by id, then scikit-learn / scipy / numpy."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -13,7 +15,14 @@ from sklearn import metrics as sk
 from leaderboard import medals
 from leaderboard.grading import grader_for
 from leaderboard.grading.specs import GOOGLE_QUEST_CLASSES, MLE_BENCH
-from tests.grading_support import build_case, grade, sorted_by, write_files
+from tests.grading_support import (
+    assert_direction_matches_humans,
+    build_case,
+    grade,
+    labels_case,
+    sorted_by,
+    write_files,
+)
 
 N = 300
 SPECIES = ["Black-grass", "Charlock", "Cleavers", "Common Chickweed", "Common wheat", "Fat Hen",
@@ -38,19 +47,7 @@ def _ints(rng):
 _sorted = sorted_by
 
 
-def _labels(id_col, target, ids, values, score):
-    """Single-label classification: answers id + target, a submission right about 60% of the time."""
-    def build(rng):
-        y = rng.choice(values, N)
-        ans = pd.DataFrame({id_col: ids(rng), target: y})
-        guess = np.where(rng.random(N) < 0.6, y, rng.choice(values, N))
-        return ans, pd.DataFrame({id_col: ans[id_col], target: guess})
-
-    def expect(ans, sub):
-        a, s = _sorted(id_col)(ans, sub)
-        return score(a[target].tolist(), s[target].tolist())
-
-    return build, expect
+_labels = functools.partial(labels_case, n=N)
 
 
 def _macro_f1(y_true, y_pred):  # grade.py: int() of every label, then sklearn macro F1
@@ -282,9 +279,7 @@ def test_a_misnamed_prediction_column_is_rejected(catalogue, slug, tmp_path):
 
 @pytest.mark.parametrize("slug", SLUGS)
 def test_direction_agrees_with_the_human_leaderboard(catalogue, slug):
-    competition = catalogue.get(slug=slug)
-    assert competition.is_lower_better is not None
-    assert grader_for(slug).lower_is_better == competition.is_lower_better
+    assert_direction_matches_humans(catalogue.get(slug=slug), grader_for(slug).lower_is_better)
 
 
 def _variant(slug, tmp_path, change):
