@@ -3,6 +3,7 @@ windows, pages, counts, search and single steps; diffs of code steps filled in f
 
 from __future__ import annotations
 
+import bisect
 import functools
 import logging
 from collections.abc import Iterator
@@ -118,10 +119,7 @@ class StoredTrajectory:
     @functools.cached_property
     def outline(self) -> dict:
         """Tree nodes, score points and code steps of note; one query, only for pages that draw them."""
-        if self.trajectory is None:
-            return {}
-
-        return outline_of(self.run_id)
+        return outline_of(self.run_id) if self.trajectory is not None else {}
 
     # --- blocks
 
@@ -136,14 +134,7 @@ class StoredTrajectory:
 
     def _block_of(self, index: int) -> int:
         """Number of the block holding step `index` (or the first block after it)."""
-        lo, hi = 0, len(self.blocks)
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if self.blocks[mid].first + self.blocks[mid].count <= index:
-                lo = mid + 1
-            else:
-                hi = mid
-        return lo
+        return bisect.bisect_left(self.blocks, index, key=lambda block: block.first + block.count - 1)
 
     @staticmethod
     def _holds(block: Block, kinds: list[str] | None) -> int:
@@ -230,9 +221,10 @@ class StoredTrajectory:
     def search(self, query: str, kinds: list[str] | None = None) -> Iterator[StoredStep]:
         """Steps whose title, text or data (keys and values, as JSON) hold `query`, case-insensitively.
 
-        Each block's bytes are checked before it is decoded, and each line before it is parsed:
-        the file is orjson's output, so a string's bytes are its UTF-8 with only '"', '\\' and
-        control characters escaped, which is how the needle is escaped too."""
+        Each block's bytes are checked before it is decoded, and each line before it is parsed. That
+        is sound because no stored line holds a \\u, \\b, \\f or \\/ escape (lines written by orjson, or
+        input lines kept only without them: see importers/jsonl.py), so a string's bytes are its UTF-8
+        with only '"', '\\' and whitespace controls escaped, which is how the needle is escaped too."""
         needle = query.lower()
         if not needle:
             yield from self.steps(0, kinds)
