@@ -1,0 +1,30 @@
+"""Execution backends: one module per way of running an agent in a sandbox, behind `base.Backend`.
+
+`get_backend(name)` returns the backend a runner was started with (`docker` or `local`).
+"""
+
+from __future__ import annotations
+
+from runner.backends.base import (
+    Backend,
+    BackendUnavailable,
+    ImageNotFound,
+    Sandbox,
+    SandboxPaths,
+    SandboxSpec,
+)
+
+__all__ = ["Backend", "BackendUnavailable", "ImageNotFound", "Sandbox", "SandboxPaths", "SandboxSpec", "get_backend"]
+
+
+def get_backend(name: str) -> Backend:
+    """The backend called `name`; a ValueError names the ones that exist."""
+    if name == "local":
+        from runner.backends.local import LocalBackend
+
+        return LocalBackend()
+    if name == "docker":
+        from runner.backends.docker import DockerBackend
+
+        return DockerBackend()
+    raise ValueError(f"unknown execution backend {name!r}: use 'docker' or 'local'")

@@ -1,0 +1,126 @@
+"""The one interface every execution backend implements.
+
+A sandbox gets MLE-bench's layout: the competition's public data (read-only), writable submission,
+logs and code folders, and the agent tools folder (read-only). The private answers are never part of
+a spec, so no backend can mount them. Inside the sandbox the agent finds the folders through
+environment variables the backend always sets (DATA_DIR, SUBMISSION_DIR, LOGS_DIR, CODE_DIR,
+TOOLS_DIR, TIME_LIMIT_SECONDS); under Docker they are /home/data, /home/submission, /home/logs,
+/home/code and /opt/medalboard.
+
+The runner's supervisor (runner/execution.py) owns the loop: start, poll, stream, stop at the wall
+clock limit (SIGTERM, then SIGKILL after a grace period), always remove.
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class BackendUnavailable(Exception):
+    """The engine cannot be reached (e.g. the Docker daemon is down): transient, worth retrying."""
+
+
+class ImageNotFound(Exception):
+    """The agent image does not exist on this runner: permanent, the message says which image."""
+
+
+@dataclass(frozen=True)
+class SandboxPaths:
+    """Where the agent sees each folder, as the agent's own paths (inside the sandbox)."""
+
+    data: str
+    submission: str
+    logs: str
+    code: str
+    tools: str
+
+    def env(self) -> dict[str, str]:
+        return {
+            "DATA_DIR": self.data, "SUBMISSION_DIR": self.submission, "LOGS_DIR": self.logs,
+            "CODE_DIR": self.code, "TOOLS_DIR": self.tools,
+        }
+
+
+@dataclass(frozen=True)
+class SandboxSpec:
+    """Everything a backend needs to start one agent run. Host paths are on the runner machine."""
+
+    name: str  # unique and stable per attempt, e.g. "medalboard-task-12-a1"; used as the container name
+    command: list[str]  # argv run inside the sandbox
+    data_dir: Path  # host folder: the competition's public prepared data + description.md (read-only)
+    workdir: Path  # host scratch folder; the backend creates submission/, logs/, code/ beneath it
+    tools_dir: Path  # host folder with the agent tools (baseline agent, format checker), read-only
+    image: str = ""  # Docker image; the local backend ignores it
+    env: dict[str, str] = field(default_factory=dict)  # secrets included: only ever passed to the sandbox
+    gpus: tuple[int, ...] = ()  # exactly these device indices, nothing else
+    cpus: float = 1.0
+    memory_bytes: int = 4 << 30
+    shm_bytes: int = 1 << 30
+    pids_limit: int = 1024
+    time_limit_s: float = 3600.0
+    network: str | None = None  # None: no network at all; else the name of an egress network
+
+    @property
+    def host_submission_dir(self) -> Path:
+        return self.workdir / "submission"
+
+    @property
+    def host_logs_dir(self) -> Path:
+        return self.workdir / "logs"
+
+    @property
+    def host_code_dir(self) -> Path:
+        return self.workdir / "code"
+
+
+class Sandbox(abc.ABC):
+    """A started agent run. Files the agent wrote stay in spec.workdir after stop() and remove()."""
+
+    spec: SandboxSpec
+
+    @property
+    @abc.abstractmethod
+    def id(self) -> str:
+        """The engine's id (container id, process id) for logs and pages."""
+
+    @abc.abstractmethod
+    def poll(self) -> int | None:
+        """The exit code if the agent has finished, else None. Never blocks."""
+
+    @abc.abstractmethod
+    def stop(self, grace_s: float = 5.0) -> int | None:
+        """Ask the agent to stop (SIGTERM), kill it after grace_s (SIGKILL); return its exit code."""
+
+    @abc.abstractmethod
+    def remove(self) -> None:
+        """Release everything the engine holds (the container); idempotent, safe after a crash."""
+
+    @abc.abstractmethod
+    def output_tail(self, max_bytes: int = 16_384) -> str:
+        """The end of the agent's stdout and stderr together, as text (for the log tail on pages)."""
+
+
+class Backend(abc.ABC):
+    name: str
+
+    @abc.abstractmethod
+    def check(self) -> None:
+        """Raise BackendUnavailable if the engine cannot run sandboxes now."""
+
+    @abc.abstractmethod
+    def image_exists(self, image: str) -> bool:
+        """Whether `image` can be started here without any registry (the local backend: always)."""
+
+    @abc.abstractmethod
+    def paths(self, spec: SandboxSpec) -> SandboxPaths:
+        """The folders as the agent sees them."""
+
+    @abc.abstractmethod
+    def start(self, spec: SandboxSpec) -> Sandbox:
+        """Create the sandbox and start the command. Raises BackendUnavailable or ImageNotFound."""
+
+    def remove_stale(self, prefix: str = "medalboard-") -> int:
+        """Remove sandboxes left by a runner that died (containers named with `prefix`); how many."""
+        return 0
