@@ -149,6 +149,7 @@ WHITENOISE_USE_FINDERS = True
 
 # Medalboard's own settings.
 CATALOGUE_DIR = Path(os.environ.get("MEDALBOARD_CATALOGUE_DIR", BASE_DIR.parent / "shared" / "data" / "mle-bench"))
+SECRETS_KEY = os.environ.get("MEDALBOARD_SECRETS_KEY", "")  # runner.secrets: Fernet key for stored secrets
 MAX_UPLOAD_BYTES = env_int("MEDALBOARD_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
