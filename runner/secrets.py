@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 
 from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
@@ -43,3 +44,20 @@ def decrypt(token: str) -> str:
         return _fernet().decrypt(token.encode()).decode()
     except InvalidToken:
         raise SecretError("a stored secret cannot be decrypted with the current MEDALBOARD_SECRETS_KEY") from None
+
+
+def seal(env: dict[str, str]) -> str:
+    """A sandbox environment (names -> secret values) as one encrypted token, for a Job row."""
+    return encrypt(json.dumps(env, sort_keys=True))
+
+
+def unseal(token: str) -> dict[str, str]:
+    """The environment `seal` stored; empty for an empty token. Only the runner calls this."""
+    return json.loads(decrypt(token)) if token else {}
+
+
+def redact(text: str, env: dict[str, str]) -> str:
+    """`text` with every secret value replaced, for errors and log tails that might echo one."""
+    for value in sorted((v for v in env.values() if len(v) >= 4), key=len, reverse=True):
+        text = text.replace(value, "[secret]")
+    return text

@@ -41,3 +41,12 @@ def test_bad_key_is_a_configuration_error(settings):
     settings.SECRETS_KEY = "not-a-key"
     with pytest.raises(ImproperlyConfigured, match="not a Fernet key"):
         secrets.encrypt("x")
+
+
+def test_seal_unseal_and_redact(settings):
+    settings.SECRETS_KEY = Fernet.generate_key().decode()
+    sealed = secrets.seal({"OPENAI_API_KEY": "sk-abcdef", "OTHER": "value-2"})
+    assert "sk-abcdef" not in sealed
+    assert secrets.unseal(sealed) == {"OPENAI_API_KEY": "sk-abcdef", "OTHER": "value-2"}
+    assert secrets.unseal("") == {}
+    assert secrets.redact("auth failed for sk-abcdef", secrets.unseal(sealed)) == "auth failed for [secret]"
