@@ -12,9 +12,14 @@ from runner.backends.base import (
     Sandbox,
     SandboxPaths,
     SandboxSpec,
+    StartFailed,
+    sandbox_env,
 )
 
-__all__ = ["Backend", "BackendUnavailable", "ImageNotFound", "Sandbox", "SandboxPaths", "SandboxSpec", "get_backend"]
+__all__ = [
+    "Backend", "BackendUnavailable", "ImageNotFound", "Sandbox", "SandboxPaths", "SandboxSpec", "StartFailed",
+    "get_backend", "sandbox_env",
+]
 
 
 def get_backend(name: str) -> Backend:

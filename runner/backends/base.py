@@ -14,6 +14,7 @@ clock limit (SIGTERM, then SIGKILL after a grace period), always remove.
 from __future__ import annotations
 
 import abc
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +25,10 @@ class BackendUnavailable(Exception):
 
 class ImageNotFound(Exception):
     """The agent image does not exist on this runner: permanent, the message says which image."""
+
+
+class StartFailed(Exception):
+    """The sandbox cannot run the command (e.g. its executable does not exist): permanent."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +79,24 @@ class SandboxSpec:
     def host_code_dir(self) -> Path:
         return self.workdir / "code"
 
+    @property
+    def core_count(self) -> int:
+        """Whole cores the agent may use: ceil(cpus), at least 1."""
+        return max(1, math.ceil(self.cpus))
+
+
+def sandbox_env(spec: SandboxSpec, paths: SandboxPaths) -> dict[str, str]:
+    """The environment every backend gives the agent: the spec's own variables, then (winning over
+    them) its folders, its time limit, thread counts sized to its cores and the sandbox's name."""
+    threads = str(spec.core_count)
+    return {
+        **spec.env,
+        **paths.env(),
+        "TIME_LIMIT_SECONDS": str(int(spec.time_limit_s)),
+        "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
+        "MEDALBOARD_SANDBOX": spec.name,
+    }
+
 
 class Sandbox(abc.ABC):
     """A started agent run. Files the agent wrote stay in spec.workdir after stop() and remove()."""
@@ -87,7 +110,8 @@ class Sandbox(abc.ABC):
 
     @abc.abstractmethod
     def poll(self) -> int | None:
-        """The exit code if the agent has finished, else None. Never blocks."""
+        """The exit code if the agent has finished, else None. Never blocks. A signal N is reported
+        as 128 + N, as a shell and Docker do (SIGKILL: 137)."""
 
     @abc.abstractmethod
     def stop(self, grace_s: float = 5.0) -> int | None:

@@ -1,0 +1,202 @@
+"""The local backend: the agent as a plain subprocess of the runner, in a scratch folder.
+
+It is the embedded default, for machines without Docker. The agent gets MLE-bench's layout as host
+folders (spec.workdir/{submission,logs,code}; the data and tools folders are the host folders
+themselves), a fresh environment (nothing of the runner's: no secrets, no database URL), HOME and
+TMPDIR inside the workdir, a minimal PATH whose first entry is the runner's own Python, and:
+
+- its own session and process group, so stop() reaches every child: SIGTERM, then SIGKILL after the
+  grace period; the files stay;
+- rlimits set before exec: RLIMIT_DATA (heap and private mappings, per process; unlike RLIMIT_AS it
+  leaves CUDA's large address-space reservations alone), no core dumps, and RLIMIT_CPU as a backstop
+  of time limit x cores should the runner die without stopping it;
+- CPU affinity to ceil(cpus) cores, and CUDA_VISIBLE_DEVICES set to exactly spec.gpus ("" for none).
+
+THIS IS NOT A SECURITY BOUNDARY. The agent runs as the runner's user and can read anything that user
+can read, the private answers included, and reach the network. Use it only for trusted agents such
+as the built-in baseline; run anything else with the Docker backend.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+import resource
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from runner.backends.base import Backend, Sandbox, SandboxPaths, SandboxSpec, StartFailed, sandbox_env
+
+OUTPUT_LOG = "agent-output.log"
+POLL_INTERVAL_S = 0.05
+
+
+class LocalBackend(Backend):
+    name = "local"
+
+    def __init__(self) -> None:
+        self._next_core = itertools.count()
+
+    def check(self) -> None:
+        return None  # a subprocess can always be started
+
+    def image_exists(self, image: str) -> bool:
+        return True  # the local backend ignores images
+
+    def paths(self, spec: SandboxSpec) -> SandboxPaths:
+        return SandboxPaths(
+            data=str(spec.data_dir.resolve()), submission=str(spec.host_submission_dir.resolve()),
+            logs=str(spec.host_logs_dir.resolve()), code=str(spec.host_code_dir.resolve()),
+            tools=str(spec.tools_dir.resolve()),
+        )
+
+    def start(self, spec: SandboxSpec) -> LocalSandbox:
+        for folder in (spec.host_submission_dir, spec.host_logs_dir, spec.host_code_dir, *_scratch_dirs(spec)):
+            folder.mkdir(parents=True, exist_ok=True)
+        log = open(spec.host_logs_dir / OUTPUT_LOG, "ab")
+        try:
+            process = subprocess.Popen(
+                spec.command, cwd=spec.host_code_dir, env=self.environment(spec), stdin=subprocess.DEVNULL,
+                stdout=log, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
+                preexec_fn=_limits(spec, self._cores(spec)),
+            )
+        except (OSError, subprocess.SubprocessError) as exc:
+            log.close()
+            raise StartFailed(f"cannot run {spec.command[:1]!r} for {spec.name}: {exc}") from exc
+        return LocalSandbox(spec, process, log)
+
+    def environment(self, spec: SandboxSpec) -> dict[str, str]:
+        home, tmp = _scratch_dirs(spec)
+        return {
+            **sandbox_env(spec, self.paths(spec)),
+            "HOME": str(home.resolve()), "TMPDIR": str(tmp.resolve()), "LANG": "C.UTF-8",
+            "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+            "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in spec.gpus),
+        }
+
+    def _cores(self, spec: SandboxSpec) -> set[int]:
+        """ceil(cpus) of the runner's cores, rotating so that concurrent runs spread out."""
+        allowed = sorted(os.sched_getaffinity(0))
+        if spec.core_count >= len(allowed):
+            return set(allowed)
+        first = next(self._next_core) * spec.core_count
+        return {allowed[(first + i) % len(allowed)] for i in range(spec.core_count)}
+
+    def remove_stale(self, prefix: str = "medalboard-") -> int:
+        """Kill the process groups of sandboxes a dead runner left (found by MEDALBOARD_SANDBOX)."""
+        groups = {_process_group(pid) for pid in _sandbox_pids(prefix)} - {os.getpgrp(), None}
+        for group in groups:
+            _kill_group(group, signal.SIGKILL)
+        return len(groups)
+
+
+class LocalSandbox(Sandbox):
+    def __init__(self, spec: SandboxSpec, process: subprocess.Popen, log) -> None:
+        self.spec = spec
+        self._process = process
+        self._log = log
+        self._group_gone = False
+
+    @property
+    def id(self) -> str:
+        return str(self._process.pid)
+
+    def poll(self) -> int | None:
+        return _exit_code(self._process.poll())
+
+    def stop(self, grace_s: float = 5.0) -> int | None:
+        if self._group_alive():
+            _kill_group(self._process.pid, signal.SIGTERM)
+            deadline = time.monotonic() + grace_s
+            while time.monotonic() < deadline and (self._process.poll() is None or self._group_alive()):
+                time.sleep(POLL_INTERVAL_S)
+        self._kill_rest()
+        return _exit_code(self._process.returncode)
+
+    def remove(self) -> None:
+        self._kill_rest()
+        self._log.close()
+
+    def output_tail(self, max_bytes: int = 16_384) -> str:
+        path = self.spec.host_logs_dir / OUTPUT_LOG
+        try:
+            with open(path, "rb") as log:
+                log.seek(max(0, log.seek(0, os.SEEK_END) - max_bytes))
+                return log.read().decode("utf-8", errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def _kill_rest(self) -> None:
+        if self._group_alive():
+            _kill_group(self._process.pid, signal.SIGKILL)
+        self._process.wait()
+
+    def _group_alive(self) -> bool:
+        if not self._group_gone:
+            self._process.poll()  # reap the leader so that a finished group really is empty
+            self._group_gone = not _kill_group(self._process.pid, 0)
+        return not self._group_gone
+
+
+def _scratch_dirs(spec: SandboxSpec) -> tuple[Path, Path]:
+    return spec.workdir / "home", spec.workdir / "tmp"
+
+
+def _limits(spec: SandboxSpec, cores: set[int]):
+    """The preexec function: runs in the child between fork and exec, so only plain system calls."""
+    memory = spec.memory_bytes
+    cpu_seconds = int(spec.time_limit_s * spec.core_count) + 60
+
+    def apply() -> None:
+        _set_limit(resource.RLIMIT_DATA, memory)
+        _set_limit(resource.RLIMIT_CORE, 0)
+        _set_limit(resource.RLIMIT_CPU, cpu_seconds)
+        os.sched_setaffinity(0, cores)
+
+    return apply
+
+
+def _set_limit(kind: int, value: int) -> None:
+    _soft, hard = resource.getrlimit(kind)
+    value = value if hard == resource.RLIM_INFINITY else min(value, hard)
+    resource.setrlimit(kind, (value, value))
+
+
+def _kill_group(group: int, sig: int) -> bool:
+    """Send `sig` to a process group; False if the group no longer exists."""
+    try:
+        os.killpg(group, sig)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists but is not ours: never ours to kill
+    return True
+
+
+def _exit_code(returncode: int | None) -> int | None:
+    if returncode is None:
+        return None
+    return 128 - returncode if returncode < 0 else returncode
+
+
+def _sandbox_pids(prefix: str):
+    marker = f"MEDALBOARD_SANDBOX={prefix}".encode()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+        except OSError:
+            continue  # gone, or another user's process
+        if any(item.startswith(marker) for item in environ.split(b"\0")):
+            yield int(entry.name)
+
+
+def _process_group(pid: int) -> int | None:
+    try:
+        return os.getpgid(pid)
+    except ProcessLookupError:
+        return None
