@@ -291,7 +291,11 @@ class Run(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
-        indexes = [models.Index(fields=["experiment", "competition", "seed"])]
+        indexes = [
+            models.Index(fields=["experiment", "competition", "seed"]),
+            # /api/runs/ pages by keyset on (created_at, id), newest first (leaderboard.pagination).
+            models.Index(fields=["-created_at", "-id"], name="run_newest_first"),
+        ]
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.task_name or self.competition_id}, seed {self.seed})"

@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from leaderboard import services, stats
 from leaderboard.models import Competition, Run, Split
+from leaderboard.pagination import RunCursorPagination
 
 # --- runs --------------------------------------------------------------------------------------
 
@@ -107,6 +108,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     parser_classes = [MultiPartParser, FormParser]
     serializer_class = RunOutputSerializer
+    pagination_class = RunCursorPagination
 
     def get_queryset(self):
         runs = Run.objects.visible_to(self.request.user).select_related(

@@ -100,7 +100,10 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{VAR_DIR / 'medalboard.sqlite3'}",
-        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 0),
+        # Persistent connections (checked before each request's first query) save a connect per
+        # request; 0 closes them after every request.
+        conn_max_age=env_int("DATABASE_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -149,6 +152,7 @@ WHITENOISE_USE_FINDERS = True
 
 # Medalboard's own settings.
 CATALOGUE_DIR = Path(os.environ.get("MEDALBOARD_CATALOGUE_DIR", BASE_DIR.parent / "shared" / "data" / "mle-bench"))
+MAX_ACTIVE_JOBS_PER_USER = env_int("MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER", 3)  # runner.access
 SECRETS_KEY = os.environ.get("MEDALBOARD_SECRETS_KEY", "")  # runner.secrets: Fernet key for stored secrets
 MAX_UPLOAD_BYTES = env_int("MEDALBOARD_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
