@@ -58,3 +58,35 @@ def cost_frontier_figure(rows: list[dict], front: list[tuple[float, float]]) -> 
         margin={"l": 60, "r": 20, "t": 20, "b": 50}, height=340, template="plotly_white",
     )
     return fig.to_plotly_json()
+
+
+def snapshots_figure(points: list[tuple[float, float | None, str]], thresholds: Thresholds | None) -> dict:
+    """A run's graded snapshots: score against hours since start, the human medal thresholds as lines.
+
+    `points` are (seconds, score or None for an invalid snapshot, medal label); invalid snapshots are
+    drawn as crosses on the time axis."""
+    fig = go.Figure()
+    valid = [(t, s, label) for t, s, label in points if s is not None]
+    invalid = [t for t, s, _ in points if s is None]
+    fig.add_trace(go.Scatter(
+        x=[t / 3600 for t, _, _ in valid], y=[s for _, s, _ in valid], mode="lines+markers", name="snapshot score",
+        text=[label for _, _, label in valid], line={"shape": "hv", "color": "#2f5fa7"},
+        hovertemplate="%{x:.2f} h<br>score %{y}<br>%{text}<extra></extra>",
+    ))
+    if invalid:
+        fig.add_trace(go.Scatter(
+            x=[t / 3600 for t in invalid], y=[0] * len(invalid), yaxis="y2", mode="markers", name="invalid snapshot",
+            marker={"symbol": "x", "color": "#c0392b", "size": 10}, hovertemplate="%{x:.2f} h: invalid<extra></extra>",
+        ))
+    for name in ("gold", "silver", "bronze", "median"):
+        value = getattr(thresholds, name) if thresholds is not None else None
+        if value is not None:
+            fig.add_hline(y=value, line_color=MEDAL_COLOURS[name], line_dash="dot" if name == "median" else "dash",
+                          annotation_text=f"{name} {value:g}", annotation_position="top left",
+                          annotation_font_color=MEDAL_COLOURS[name])
+    fig.update_layout(
+        xaxis={"title": "hours since start", "rangemode": "tozero"}, yaxis={"title": "score"},
+        yaxis2={"overlaying": "y", "visible": False, "range": [0, 1]}, legend={"orientation": "h"},
+        margin={"l": 60, "r": 20, "t": 20, "b": 50}, height=320, template="plotly_white",
+    )
+    return fig.to_plotly_json()

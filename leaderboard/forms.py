@@ -1,6 +1,7 @@
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
+from leaderboard import snapshots
 from leaderboard.models import Competition, Run
 
 
@@ -45,8 +46,20 @@ class UploadRunForm(forms.Form):
         required=False, label="Trajectory / log files",
         help_text="AIDE journal.json, Inspect .eval/.json, OpenHands, SWE-agent .traj, MLAgentBench trace...",
     )
+    snapshots = MultipleFileField(
+        required=False, label="Submission snapshots",
+        help_text="Earlier submissions, each named by the seconds since the run started: 3600.csv, 7200.csv...",
+    )
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
     is_private = forms.BooleanField(required=False, label="Private (only you and staff can see it)")
+
+    def clean_snapshots(self):
+        files = self.cleaned_data.get("snapshots") or []
+        try:
+            snapshots.check_times([f.name for f in files])
+        except snapshots.SnapshotError as exc:
+            raise forms.ValidationError(str(exc)) from None
+        return files
 
     def clean(self):
         data = super().clean()
@@ -54,7 +67,7 @@ class UploadRunForm(forms.Form):
             raise forms.ValidationError("Upload a submission, a trajectory, or both.")
         if data.get("competition") and data.get("task"):
             raise forms.ValidationError("Choose a competition or name a task, not both.")
-        if data.get("submission") and not data.get("competition"):
+        if (data.get("submission") or data.get("snapshots")) and not data.get("competition"):
             self.add_error("competition", "A submission is graded against a competition: choose one.")
         return data
 

@@ -227,7 +227,19 @@ class RunQuerySet(models.QuerySet):
         )
 
 
-class Run(models.Model):
+class MedalFlags:
+    """The medal flags a graded submission carries (a run's final one, or a snapshot of it)."""
+
+    def medals(self) -> medals.Medals:
+        return medals.Medals(self.gold_medal, self.silver_medal, self.bronze_medal, self.above_median)
+
+    def set_medals(self, awarded: medals.Medals) -> None:
+        self.gold_medal, self.silver_medal = awarded.gold, awarded.silver
+        self.bronze_medal, self.above_median = awarded.bronze, awarded.above_median
+        self.any_medal = awarded.any
+
+
+class Run(MedalFlags, models.Model):
     class Origin(models.TextChoices):
         JOB = "job", "Run on a Medalboard runner"
         UPLOAD = "upload", "Uploaded"
@@ -303,13 +315,6 @@ class Run(models.Model):
     def can_edit(self, user) -> bool:
         return user.is_authenticated and (user.is_staff or self.owner_id == user.pk)
 
-    def medals(self) -> medals.Medals:
-        return medals.Medals(self.gold_medal, self.silver_medal, self.bronze_medal, self.above_median)
-
-    def set_medals(self, awarded: medals.Medals) -> None:
-        self.gold_medal, self.silver_medal = awarded.gold, awarded.silver
-        self.bronze_medal, self.above_median = awarded.bronze, awarded.above_median
-        self.any_medal = awarded.any
 
 
 class Artifact(models.Model):
@@ -319,6 +324,7 @@ class Artifact(models.Model):
         LOG = "log", "Log"
         CODE = "code", "Code"
         REPORT = "report", "Grading report"
+        SNAPSHOT = "snapshot", "Submission snapshot"
         OTHER = "other", "Other"
 
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="artifacts")
@@ -330,6 +336,48 @@ class Artifact(models.Model):
 
     class Meta:
         ordering = ["run", "kind", "name"]
+
+
+class Snapshot(MedalFlags, models.Model):
+    """A submission the agent had written `elapsed_seconds` into its run, graded like the final one.
+
+    The file is an Artifact of the run named `snapshots/<elapsed-seconds>.csv` (docs/snapshots.md);
+    leaderboard.snapshots stores and grades them, leaderboard.scaling reads them for the time curve.
+    Rows without an artifact are synthetic (manage.py make_scaling_data), graded when written."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending", "Pending"
+        GRADING = "grading", "Grading"
+        GRADED = "graded", "Graded"
+        FAILED = "failed", "Failed"
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="snapshots")
+    elapsed_seconds = models.FloatField(help_text="Seconds since the run started")
+    artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    score = models.FloatField(null=True, blank=True)
+    submission_exists = models.BooleanField(default=False)
+    valid_submission = models.BooleanField(default=False)
+    gold_medal = models.BooleanField(default=False)
+    silver_medal = models.BooleanField(default=False)
+    bronze_medal = models.BooleanField(default=False)
+    above_median = models.BooleanField(default=False)
+    any_medal = models.BooleanField(default=False)
+    human_rank = models.PositiveIntegerField(null=True, blank=True)
+    beats_human_pct = models.FloatField(null=True, blank=True)
+    grading_report = models.JSONField(default=dict, blank=True)
+    grading_error = models.TextField(blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["run", "elapsed_seconds"]
+        constraints = [
+            models.UniqueConstraint(fields=["run", "elapsed_seconds"], name="unique_snapshot_time"),
+            models.CheckConstraint(condition=models.Q(elapsed_seconds__gte=0), name="snapshot_time_not_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return f"snapshot of run {self.run_id} at {self.elapsed_seconds:g} s"
 
 
 class StepKind(models.TextChoices):

@@ -15,6 +15,7 @@ from itertools import islice
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from leaderboard import snapshots
 from leaderboard.exports import trajectory_lines
 from leaderboard.models import Run, StepKind
 from leaderboard.trajectory_store import StoredStep, StoredTrajectory
@@ -171,6 +172,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     stored = StoredTrajectory.of(run)
     return render(request, "leaderboard/run_detail.html", {
         "run": run,
+        "snapshots_figure": snapshots.run_figure(run),
         "medal": run.medals().label,
         "can_edit": run.can_edit(request.user),
         "window": window(stored),

@@ -16,7 +16,7 @@ from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRen
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from leaderboard import services, stats
+from leaderboard import services, snapshots, stats
 from leaderboard.models import Competition, Run, Split
 from leaderboard.pagination import RunCursorPagination
 
@@ -42,13 +42,27 @@ class RunInputSerializer(serializers.Serializer):
     submission = serializers.FileField(required=False, allow_null=True, default=None,
                                        help_text="submission.csv, or a .zip/.tar.gz of the run folder")
     trajectory_files = serializers.ListField(child=serializers.FileField(), required=False, default=list)
+    snapshots = serializers.ListField(
+        child=serializers.FileField(), required=False, default=list,
+        help_text="Submission snapshots, each named <elapsed-seconds>.csv (docs/snapshots.md)",
+    )
     notes = serializers.CharField(required=False, allow_blank=True, default="")
     is_private = serializers.BooleanField(default=False)
     score = serializers.FloatField(required=False, allow_null=True, default=None,
                                    help_text="Self-reported score, only when no submission is uploaded")
 
+    def validate_snapshots(self, files):
+        try:
+            snapshots.check_times([f.name for f in files])
+        except snapshots.SnapshotError as exc:
+            raise ValidationError(str(exc)) from None
+        return files
+
     def validate(self, data):
         catalogued = Competition.objects.filter(slug=data["competition"]).exists()
+        if data["snapshots"] and not catalogued:
+            raise ValidationError({"snapshots": [
+                "snapshots are graded against a competition: name one in the catalogue"]})
         if data["submission"] is not None and not catalogued:
             raise ValidationError({"competition": [
                 f"unknown competition {data['competition']!r}; see /api/competitions/ (only a trajectory, "
@@ -132,8 +146,8 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 agent_version=v["agent_version"], model_name=v["model"], seed=v["seed"], hardware=v["hardware"],
                 gpu_type=v["gpu_type"], gpu_count=v["gpu_count"], cpu_count=v["cpu_count"],
                 memory_gb=v["memory_gb"], time_limit_hours=v["time_limit_hours"], submission=v["submission"],
-                trajectory_files=v["trajectory_files"], notes=v["notes"], is_private=v["is_private"],
-                origin=Run.Origin.UPLOAD, self_reported_score=v["score"],
+                trajectory_files=v["trajectory_files"], snapshot_files=v["snapshots"], notes=v["notes"],
+                is_private=v["is_private"], origin=Run.Origin.UPLOAD, self_reported_score=v["score"],
             )
         except services.UploadError as exc:
             raise ValidationError({"detail": str(exc)}) from exc

@@ -23,7 +23,7 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from leaderboard import medals
+from leaderboard import medals, snapshots
 from leaderboard.models import Agent, Artifact, Competition, Experiment, LanguageModel, Run
 
 log = logging.getLogger(__name__)
@@ -76,6 +76,7 @@ def submit_run(
     seed: int = 0,
     submission: File | None = None,
     trajectory_files: Sequence[File] = (),
+    snapshot_files: Sequence[File] = (),
     extra_files: Sequence[Upload] = (),
     run_folder: Path | None = None,
     parsed_trajectory=None,
@@ -92,6 +93,7 @@ def submit_run(
     time. On any failure nothing is left behind: rows roll back and stored files are deleted.
     `submission` may also be a .zip/.tar(.gz) of a run folder (submission/, logs/, code/);
     `run_folder` is such a folder on disk (the CLI). `parsed_trajectory` is one already read.
+    `snapshot_files` are submission snapshots named `<elapsed-seconds>.csv` (leaderboard.snapshots).
     """
     agent_name, model_name, competition = agent_name.strip(), model_name.strip(), competition.strip()
     if not agent_name or not model_name:
@@ -99,9 +101,12 @@ def submit_run(
     if not competition and parsed_trajectory is None and not trajectory_files and run_folder is None:
         raise UploadError("say which competition (or task) the run is for")
     with tempfile.TemporaryDirectory(prefix="medalboard-upload-") as scratch:
+        snapshot_uploads = [Upload(Artifact.Kind.SNAPSHOT, snapshots.name_for(seconds), f) for seconds, f in
+                            zip(_snapshot_times([f.name or "" for f in snapshot_files]), snapshot_files, strict=True)]
         uploads, run_folder = _collect_uploads(
-            submission, trajectory_files, extra_files, run_folder, Path(scratch)
+            submission, trajectory_files, [*snapshot_uploads, *extra_files], run_folder, Path(scratch)
         )
+        _snapshot_times([u.name for u in uploads if u.kind == Artifact.Kind.SNAPSHOT])
         key = {
             "owner": getattr(owner, "pk", None), "competition": competition, "agent": agent_name,
             "agent_version": agent_version, "model": model_name, "hardware": hardware, "gpu_type": gpu_type,
@@ -139,6 +144,13 @@ def submit_run(
             written.delete_all()
             raise
     return run
+
+
+def _snapshot_times(names: list[str]) -> list[float]:
+    try:
+        return snapshots.check_times(names)
+    except snapshots.SnapshotError as exc:
+        raise UploadError(str(exc)) from None
 
 
 def _enqueue_grading(run_id: int) -> None:
@@ -247,7 +259,15 @@ def _store_artifact(run: Run, upload: Upload, written: _Written) -> Artifact:
     artifact.file.save(_basename(upload.name) or "file", upload.file, save=False)
     written.names.append(artifact.file.name)
     artifact.save()
+    if upload.kind == Artifact.Kind.SNAPSHOT:
+        snapshots.register(run=run, artifact=artifact)
     return artifact
+
+
+def store_upload(run: Run, upload: Upload) -> Artifact:
+    """Measure and store one file of an existing run (a runner's live snapshot)."""
+    upload.size, upload.sha256 = _measure(upload.file)
+    return _store_artifact(run, upload, _Written())
 
 
 @contextmanager
@@ -347,13 +367,15 @@ def _extract_tar(path: Path, target: Path) -> None:
 
 
 def uploads_from_folder(folder: Path) -> list[Upload]:
-    """A MLE-bench run folder as uploads: submission/submission.csv, logs/ and code/."""
+    """A MLE-bench run folder as uploads: submission/submission.csv, snapshots/<seconds>.csv, logs/, code/."""
     uploads: list[Upload] = []
     submission = _find_submission(folder)
     for path in sorted(p for p in folder.rglob("*") if p.is_file()):
         rel = path.relative_to(folder).as_posix()
         if path == submission:
             kind = Artifact.Kind.SUBMISSION
+        elif rel.startswith(f"{snapshots.FOLDER}/") and path.suffix.lower() == ".csv":
+            kind = Artifact.Kind.SNAPSHOT
         elif rel.startswith("code/") or path.suffix.lower() in CODE_SUFFIXES:
             kind = Artifact.Kind.CODE
         elif path.name == "metadata.json":
@@ -466,7 +488,7 @@ def record_self_reported(run: Run, *, score: float | None, reported: dict[str, A
 
 
 def apply_medals(run: Run, competition: Competition | None) -> None:
-    """Medals, rank and share of humans beaten for run.score, from the competition's leaderboard."""
+    """Medals, rank and share of humans beaten for run.score (or a snapshot's), from the competition's leaderboard."""
     thresholds = competition.thresholds() if competition is not None else None
     run.set_medals(medals.award(run.score, thresholds))
     run.human_rank = run.beats_human_pct = None
@@ -491,16 +513,21 @@ def grade_stored_run(run: Run) -> Run:
     return run
 
 
-def store_report(run: Run, report) -> None:
-    run.score = report.score
-    run.submission_exists = bool(report.submission_exists)
-    run.valid_submission = bool(report.valid_submission)
-    apply_medals(run, run.competition)
+def copy_outcome(target, report, competition: Competition | None) -> bool:
+    """A grading report's outcome onto a run or a snapshot; returns whether anything was judged."""
+    target.score = report.score
+    target.submission_exists = bool(report.submission_exists)
+    target.valid_submission = bool(report.valid_submission)
+    apply_medals(target, competition)
     if report.human_rank is not None:
-        run.human_rank, run.beats_human_pct = report.human_rank, report.beats_human_pct
-    run.grading_report = report.to_dict()
-    run.grading_error = report.error or ""
-    available = getattr(report, "grading_available", True)
+        target.human_rank, target.beats_human_pct = report.human_rank, report.beats_human_pct
+    target.grading_report = report.to_dict()
+    target.grading_error = report.error or ""
+    return getattr(report, "grading_available", True)
+
+
+def store_report(run: Run, report) -> None:
+    available = copy_outcome(run, report, run.competition)
     run.status = Run.Status.GRADED if available else Run.Status.FAILED
     if available:
         run.verification = Run.Verification.VERIFIED

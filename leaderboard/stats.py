@@ -120,6 +120,18 @@ def latest_per_seed(runs: Iterable[Run]) -> dict[int, dict[int, Run]]:
     return grid
 
 
+def counted_seeds(grid: dict[int, dict], n_competitions: int, *, pad: bool) -> tuple[list[int], dict[int, int]]:
+    """The seeds that count (complete ones, or every seed with `pad`) and the incomplete ones left out
+    (seed -> competitions with a run); `grid` is latest_per_seed's, restricted to the split."""
+    seeds, incomplete = [], {}
+    for seed in sorted(grid):
+        if pad or len(grid[seed]) == n_competitions:
+            seeds.append(seed)
+        else:
+            incomplete[seed] = len(grid[seed])
+    return seeds, incomplete
+
+
 def experiment_stats(
     experiment: Experiment, runs: Iterable[Run], competition_ids: set[int], *, pad: bool = False,
     ks: Sequence[int] = (1,),
@@ -127,14 +139,10 @@ def experiment_stats(
     grid = latest_per_seed(r for r in runs if r.competition_id in competition_ids)
     n = len(competition_ids)
     stats = ExperimentStats(experiment=experiment, n_competitions=n)
-    for seed in sorted(grid):
-        if pad or len(grid[seed]) == n:
-            stats.seeds.append(seed)
-        else:
-            stats.incomplete_seeds[seed] = len(grid[seed])
+    stats.seeds, stats.incomplete_seeds = counted_seeds(grid, n, pad=pad)
     counted = [run for seed in stats.seeds for run in grid[seed].values()]
     for metric in METRICS:
-        values = [100.0 * sum(getattr(r, metric) for r in grid[seed].values()) / n for seed in stats.seeds]
+        values = seed_shares(grid, stats.seeds, n, metric)
         stats.per_seed[metric] = values
         stats.metrics[metric] = mean_sem(values)
     stats.pass_at = {k: _mean_pass_at_k(grid, stats.seeds, competition_ids, k) for k in ks}
@@ -150,6 +158,11 @@ def experiment_stats(
     return stats
 
 
+def seed_shares(grid, seeds: list[int], n_competitions: int, metric: str = "any_medal") -> list[float]:
+    """Per counted seed, the % of the split's competitions whose run has `metric` (a missing run: no)."""
+    return [100.0 * sum(getattr(r, metric) for r in grid[seed].values()) / n_competitions for seed in seeds]
+
+
 def _mean_known(values: Iterable[float | None]) -> float | None:
     known = [v for v in values if v is not None]
     return statistics.fmean(known) if known else None
@@ -159,11 +172,14 @@ def _mean_pass_at_k(grid, seeds: list[int], competition_ids: set[int], k: int) -
     """pass@k averaged over the split's competitions; each counted seed is one attempt."""
     if len(seeds) < k or not competition_ids:
         return None
-    total = 0.0
-    for competition_id in competition_ids:
-        c = sum(1 for seed in seeds if getattr(grid[seed].get(competition_id), "any_medal", False))
-        total += pass_at_k(len(seeds), c, k)
-    return 100.0 * total / len(competition_ids)
+    counts = medal_counts(grid, seeds, competition_ids)
+    return 100.0 * sum(pass_at_k(len(seeds), c, k) for c in counts) / len(counts)
+
+
+def medal_counts(grid, seeds: list[int], competition_ids) -> list[int]:
+    """Per competition (in the given order), how many of the counted seeds earned any medal."""
+    return [sum(1 for seed in seeds if getattr(grid[seed].get(competition_id), "any_medal", False))
+            for competition_id in competition_ids]
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""Celery tasks of the leaderboard: grading uploaded runs.
+"""Celery tasks of the leaderboard: grading uploaded runs and their submission snapshots.
 
 Tasks take ids. A run is claimed with a conditional UPDATE (pending -> grading) so two workers never
 grade the same run; transient failures (storage hiccups) are retried a bounded number of times,
@@ -14,7 +14,7 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import OperationalError
 
-from leaderboard.models import Run
+from leaderboard.models import Run, Snapshot
 
 log = logging.getLogger(__name__)
 
@@ -67,3 +67,32 @@ def grade_run(self, run_id: int) -> str:
         _fail(run_id, f"{exc.__class__.__name__}: {exc}")
         return Run.Status.FAILED
     return run.status
+
+
+@shared_task(
+    bind=True,
+    max_retries=MAX_RETRIES,
+    soft_time_limit=min(settings.CELERY_TASK_SOFT_TIME_LIMIT, 1800),
+    time_limit=min(settings.CELERY_TASK_TIME_LIMIT, 1900),
+    acks_late=True,
+)
+def grade_snapshot(self, snapshot_id: int) -> str:
+    """Grade one pending snapshot (leaderboard.snapshots), claimed like a run; returns its status."""
+    from leaderboard.snapshots import grade_stored_snapshot
+
+    rows = Snapshot.objects.filter(pk=snapshot_id)
+    if rows.filter(status=Snapshot.Status.PENDING).update(status=Snapshot.Status.GRADING) != 1:
+        return "not pending"
+    try:
+        return grade_stored_snapshot(Snapshot.objects.select_related("run__competition", "artifact")
+                                     .get(pk=snapshot_id)).status
+    except TRANSIENT_ERRORS as exc:
+        if self.request.retries >= MAX_RETRIES:
+            rows.update(status=Snapshot.Status.FAILED, grading_error=f"grading failed after retries: {exc}"[:5000])
+            return Snapshot.Status.FAILED
+        rows.update(status=Snapshot.Status.PENDING)
+        raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
+    except Exception as exc:  # noqa: BLE001 - permanent (including the soft time limit): record why
+        log.exception("grading snapshot %s failed", snapshot_id)
+        rows.update(status=Snapshot.Status.FAILED, grading_error=f"{exc.__class__.__name__}: {exc}"[:5000])
+        return Snapshot.Status.FAILED

@@ -75,8 +75,8 @@ def upload_run(request):
                 agent_version=data["agent_version"], model_name=data["model"], seed=data["seed"],
                 hardware=data["hardware"], gpu_type=data["gpu_type"], gpu_count=data["gpu_count"] or 0,
                 time_limit_hours=data["time_limit_hours"], submission=data["submission"],
-                trajectory_files=data["trajectory_files"], notes=data["notes"], is_private=data["is_private"],
-                origin=Run.Origin.UPLOAD,
+                trajectory_files=data["trajectory_files"], snapshot_files=data["snapshots"], notes=data["notes"],
+                is_private=data["is_private"], origin=Run.Origin.UPLOAD,
             )
         except services.UploadError as exc:
             form.add_error(None, str(exc))

@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 
 from leaderboard.api import CompetitionViewSet
 from leaderboard.runs_api import LeaderboardAPIView, RunViewSet
+from leaderboard.scaling_api import HardwareAPIView, PassAtKAPIView, TimeCurveAPIView
 from leaderboard.steps_api import RunOutlineView, RunStepsView
 
 router = DefaultRouter()
@@ -19,6 +20,9 @@ urlpatterns = [
     path("api/runs/<int:pk>/steps/", RunStepsView.as_view(), name="run-steps"),
     path("api/runs/<int:pk>/outline/", RunOutlineView.as_view(), name="run-outline"),
     path("api/leaderboard/", LeaderboardAPIView.as_view(), name="api-leaderboard"),
+    path("api/scaling/time/", TimeCurveAPIView.as_view(), name="api-scaling-time"),
+    path("api/scaling/pass-at-k/", PassAtKAPIView.as_view(), name="api-scaling-pass-at-k"),
+    path("api/scaling/hardware/", HardwareAPIView.as_view(), name="api-scaling-hardware"),
     path("api/", include(router.urls)),
     path("", include("leaderboard.urls")),
 ]
