@@ -74,6 +74,13 @@ class ArtifactAdmin(admin.ModelAdmin):
     raw_id_fields = ["run"]
 
 
+@admin.register(models.Snapshot)
+class SnapshotAdmin(admin.ModelAdmin):
+    list_display = ["run", "elapsed_seconds", "status", "score", "valid_submission", "any_medal"]
+    list_filter = ["status", "any_medal", "valid_submission"]
+    raw_id_fields = ["run", "artifact"]
+
+
 @admin.register(models.Trajectory)
 class TrajectoryAdmin(admin.ModelAdmin):
     list_display = ["run", "n_steps", "file", "created_at"]

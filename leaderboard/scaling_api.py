@@ -100,6 +100,72 @@ class ScalingAPIView(APIView):
         return response
 
 
+class _ExperimentFields(serializers.Serializer):
+    experiment_id = serializers.IntegerField()
+    agent = serializers.CharField()
+    model = serializers.CharField()
+    hardware = serializers.CharField()
+    time_limit_hours = serializers.FloatField(allow_null=True)
+    n_seeds = serializers.IntegerField(help_text="Seeds counted (complete ones, or all with pad=true)")
+
+
+class TimePointSerializer(serializers.Serializer):
+    hours = serializers.FloatField()
+    any_medal_pct = serializers.FloatField(allow_null=True)
+    any_medal_sem = serializers.FloatField(allow_null=True)
+    n_seeds = serializers.IntegerField()
+
+
+class TimeExperimentSerializer(_ExperimentFields):
+    points = TimePointSerializer(many=True)
+
+
+class TimeCurveSerializer(serializers.Serializer):
+    split = serializers.CharField()
+    hours = serializers.ListField(child=serializers.FloatField())
+    experiments = TimeExperimentSerializer(many=True)
+
+
+class PassAtKPointSerializer(serializers.Serializer):
+    k = serializers.IntegerField()
+    pass_at_k_pct = serializers.FloatField(allow_null=True)
+    ci_low_pct = serializers.FloatField(allow_null=True)
+    ci_high_pct = serializers.FloatField(allow_null=True)
+
+
+class PassAtKExperimentSerializer(_ExperimentFields):
+    points = PassAtKPointSerializer(many=True)
+
+
+class PassAtKCurveSerializer(serializers.Serializer):
+    split = serializers.CharField()
+    experiments = PassAtKExperimentSerializer(many=True)
+
+
+class HardwareExperimentSerializer(serializers.Serializer):
+    experiment_id = serializers.IntegerField()
+    hardware = serializers.CharField()
+    gpu_type = serializers.CharField()
+    gpu_count = serializers.IntegerField()
+    cpu_count = serializers.IntegerField(allow_null=True)
+    memory_gb = serializers.FloatField(allow_null=True)
+    n_seeds = serializers.IntegerField()
+    any_medal_pct = serializers.FloatField(allow_null=True)
+    any_medal_sem = serializers.FloatField(allow_null=True)
+
+
+class HardwareGroupSerializer(serializers.Serializer):
+    agent = serializers.CharField()
+    model = serializers.CharField()
+    time_limit_hours = serializers.FloatField(allow_null=True)
+    experiments = HardwareExperimentSerializer(many=True)
+
+
+class HardwareCurveSerializer(serializers.Serializer):
+    split = serializers.CharField()
+    groups = HardwareGroupSerializer(many=True)
+
+
 _FORMAT = OpenApiParameter("format", str, enum=["json", "csv"], description="csv: one row per point drawn")
 
 
@@ -108,7 +174,7 @@ class TimeCurveAPIView(ScalingAPIView):
 
     kind = "time"
 
-    @extend_schema(parameters=[ScalingQuerySerializer, _FORMAT])
+    @extend_schema(parameters=[ScalingQuerySerializer, _FORMAT], responses=TimeCurveSerializer)
     def get(self, request):
         return super().get(request)
 
@@ -118,7 +184,7 @@ class PassAtKAPIView(ScalingAPIView):
 
     kind = "pass-at-k"
 
-    @extend_schema(parameters=[ScalingQuerySerializer, _FORMAT])
+    @extend_schema(parameters=[ScalingQuerySerializer, _FORMAT], responses=PassAtKCurveSerializer)
     def get(self, request):
         return super().get(request)
 
@@ -128,6 +194,6 @@ class HardwareAPIView(ScalingAPIView):
 
     kind = "hardware"
 
-    @extend_schema(parameters=[ScalingQuerySerializer, _FORMAT])
+    @extend_schema(parameters=[ScalingQuerySerializer, _FORMAT], responses=HardwareCurveSerializer)
     def get(self, request):
         return super().get(request)
