@@ -8,7 +8,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0002_trajectory_files'),
+        ('leaderboard', '0003_run_newest_first_index'),
     ]
 
     operations = [
