@@ -135,6 +135,7 @@ def test_levenshtein_hand_worked(a, b, d):
 def test_registry_directions():
     lower = {name for name, metric in METRICS.items() if metric.lower_is_better}
     assert lower == {"log-loss", "multi-class-log-loss", "rmse", "rmsle", "mean-column-wise-rmsle", "mae",
+                     "mle-bench-rounded-mae",
                      "levenshtein", "top-1-error", "mean-angular-error", "mean-column-wise-rmse",
                      "mean-group-log-mae", "kl-divergence-of-votes", "gesture-edit-distance",
                      "trip-haversine-p50-p95"}

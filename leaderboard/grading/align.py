@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from . import validation
+from . import pandas_values, validation
 from .specs import Align, GraderSpec
 
 
@@ -59,24 +59,42 @@ def _sorted_multiset(sub_ids: np.ndarray, ans_ids: np.ndarray, id_column: str) -
     return sub_order, ans_order
 
 
-def _known_ids_only(sub: pd.DataFrame, sub_ids: np.ndarray, index: pd.Index) -> pd.DataFrame:
-    """MLE-bench's superset rule: rows for ids outside the answers are dropped before matching."""
-    known = index.get_indexer(sub_ids) >= 0
-    return sub if known.all() else sub[known]
-
-
 def by_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable) -> Aligned:
-    sub_ids, ans_ids = _ids(sub, spec), _ids(ans, spec)
+    index = ans.index if ans.index.dtype == object else None  # the answers reader indexes by id
+    try:
+        return _by_id(spec, sub, ans, take, (_ids(sub, spec), _ids(ans, spec)), index)
+    except validation.SubmissionError as exc:
+        return _by_typed_id(spec, sub, ans, take, exc)
+
+
+def _by_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable,
+           ids: tuple[np.ndarray, np.ndarray], index: pd.Index | None) -> Aligned:
+    sub_ids, ans_ids = ids
     if not spec.unique_ids:
         sub_order, ans_order = _sorted_multiset(sub_ids, ans_ids, spec.id_column)
         return Aligned(take(ans)[ans_order], take(sub, True)[sub_order], answers_order=ans_order)
-    index = ans.index if ans.index.dtype == object else None  # the answers reader indexes by id
     if spec.extra_ids_ignored:
-        sub = _known_ids_only(sub, sub_ids, index if index is not None else pd.Index(ans_ids, dtype=object))
-        sub_ids = _ids(sub, spec)
+        known = (index if index is not None else pd.Index(ans_ids, dtype=object)).get_indexer(sub_ids) >= 0
+        sub, sub_ids = (sub, sub_ids) if known.all() else (sub[known], sub_ids[known])
     order = order_by_id(sub_ids, ans_ids, spec.id_column, index)
     y_pred = take(sub, True)
     return Aligned(take(ans), y_pred if order is None else y_pred[order])
+
+
+def _by_typed_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable,
+                 error: validation.SubmissionError) -> Aligned:
+    """The ids differ as text: compare them as pandas types them, as MLE-bench does ('12' is '00012' when
+    both id columns read as integers). Still no match: the text comparison's error stands."""
+    raw, ans_raw = _ids(sub, spec), _ids(ans, spec)
+    try:
+        aligned = _by_id(spec, sub, ans, take, (pandas_values.typed(raw), pandas_values.typed(ans_raw)), None)
+    except validation.SubmissionError:
+        raise error from None
+    respelled = raw[~pd.Series(raw, dtype=object).isin(ans_raw).to_numpy()]
+    aligned.notes.append(f"{len(respelled)} {spec.id_column!r} value(s) are spelled differently from the answers "
+                         f"(e.g. {validation.sample(list(respelled[:1]))}) but pandas reads them as the same "
+                         f"{pandas_values.kind(raw)} values, as MLE-bench does, so they were matched")
+    return aligned
 
 
 def positional(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable) -> Aligned:

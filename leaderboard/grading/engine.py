@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from django.core.exceptions import ObjectDoesNotExist
 
-from . import answers_cache, reading, validation
+from . import answers_cache, pandas_values, reading, validation
 from .align import align
 from .report import GradingReport
 from .specs import GraderSpec, Values, grader_for
@@ -23,6 +23,8 @@ if TYPE_CHECKING:  # runtime import-free, so the engine loads before Django's ap
     from leaderboard.models import Competition
 
 log = logging.getLogger(__name__)
+
+TEXT_VALUES = (Values.TEXT, Values.LABEL)  # read as text; LABEL is then typed as pandas types it
 
 
 class AnswersError(Exception):
@@ -106,6 +108,9 @@ def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[floa
     _check_values(spec, sub, sub_targets)
     aligned = align(spec, sub, ans, _taker(spec, targets, sub_targets))
     y_true, y_pred = _drop_unscored(spec, aligned.y_true, aligned.y_pred, ans)
+    if spec.values == Values.LABEL:
+        y_true, y_pred, note = pandas_values.comparable(y_true, y_pred)
+        aligned.notes.extend([note] if note else [])
     if spec.positional_columns and sub_targets != targets:
         aligned.notes.append(f"the prediction columns {sub_targets} were scored by position as {targets}; "
                              "a grader that matches columns by name would score them differently")
@@ -158,7 +163,7 @@ def _submission_targets(spec: GraderSpec, header: list[str], targets: list[str])
 
 def _read(spec: GraderSpec, path: Path, targets: list[str], every_column: bool,
           extra_text: tuple[str, ...] = ()) -> pd.DataFrame:
-    text = spec.values == Values.TEXT
+    text = spec.values in TEXT_VALUES
     return reading.read_frame(path, spec.id_column, [] if text else targets,
                               [*(targets if text else []), *extra_text], every_column)
 
@@ -178,18 +183,20 @@ def _read_answers(spec: GraderSpec, path: Path, targets: list[str]) -> pd.DataFr
 
 
 def _check_values(spec: GraderSpec, sub: pd.DataFrame, targets: list[str]) -> None:
-    if spec.values == Values.TEXT:
+    if spec.values in TEXT_VALUES:
         if spec.na_text_rejected:
             validation.check_no_missing_text(sub, targets)
         return  # any string is a valid prediction; an empty cell is an empty string
     validation.check_numbers(sub, targets, spec.values.value)
+    if spec.value_range:
+        validation.check_range(sub, targets, *spec.value_range)
     if spec.rows_sum_to_one:
         validation.check_rows_sum_to_one(sub[targets].to_numpy(dtype=np.float64), decimals=spec.row_sum_decimals)
 
 
 def _taker(spec: GraderSpec, targets: list[str], sub_targets: list[str]) -> Callable:
     """Value arrays for the metric: 1-D for one target column, 2-D (rows x classes) otherwise."""
-    dtype = object if spec.values == Values.TEXT else np.float64
+    dtype = object if spec.values in TEXT_VALUES else np.float64
 
     def take(frame: pd.DataFrame, is_submission: bool = False) -> np.ndarray:
         columns = sub_targets if is_submission else targets
@@ -212,7 +219,7 @@ def _missing_as(values: np.ndarray, text: str) -> np.ndarray:
 def _drop_unscored(spec: GraderSpec, y_true: np.ndarray, y_pred: np.ndarray,
                    ans: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     if spec.scored_rows_column:  # id alignment keeps y_true in the answers' row order
-        scored = ans[spec.scored_rows_column].str.strip().str.lower().eq("true").to_numpy()
+        scored = pandas_values.typed(ans[spec.scored_rows_column].to_numpy(dtype=object)) == spec.scored_rows_value
         return y_true[scored], y_pred[scored]
     if spec.unscored_answer_value is None:
         return y_true, y_pred

@@ -2,8 +2,7 @@
 
 The 22 Lite specs follow ../shared/data/mle-bench/lite-grading.md, i.e. MLE-bench's grade.py, quirks
 included; where MLE-bench differs from a careful grader the spec's notes say so and every report for
-that competition carries them. The others follow Kaggle's published submission format for metrics
-that leave no room for interpretation (source="kaggle-format"). The MLE_BENCH specs were read from
+that competition carries them. All the others were read from (or, for OTHERS, checked against)
 MLE-bench's own grade.py and prepare.py for each competition (source="mle-bench grade.py"). A
 competition without a spec is not graded here: no number beats a wrong number.
 """
@@ -28,6 +27,7 @@ class Values(StrEnum):
     NON_NEGATIVE = "non-negative"  # finite and >= 0 (log-based errors)
     INTEGER = "integer"  # a whole number (class index, rating)
     TEXT = "text"  # compared as a string; empty cells are empty strings, never NaN
+    LABEL = "label"  # typed as pandas reads the column (bool, number or text) and compared so (pandas_values)
 
 
 @dataclass(frozen=True)
@@ -45,7 +45,9 @@ class GraderSpec:
     row_sum_decimals: int | None = None  # MLE-bench's round(sum, d) == 1 instead of an absolute tolerance
     positional_columns: bool = False  # MLE-bench takes every non-id submission column by position
     unscored_answer_value: float | None = None  # answers rows holding this value are not scored
-    scored_rows_column: str | None = None  # answers column (True/False): only True rows are scored; id alignment
+    scored_rows_column: str | None = None  # answers column: only rows holding scored_rows_value are scored (by id)
+    scored_rows_value: object = True  # compared with the column as pandas types it (True == 'TRUE', 0 == '0.0')
+    value_range: tuple[float, float] | None = None  # MLE-bench rejects predictions outside [low, high]
     # Answers columns the metric also needs (coupling type, identity flags), read as text and passed as a
     # third array (1-D for one column), row for row with y_true.
     context_columns: tuple[str, ...] = ()
@@ -78,10 +80,6 @@ RANZCR_CLASSES = (
     "ETT - Abnormal", "ETT - Borderline", "ETT - Normal",
     "NGT - Abnormal", "NGT - Borderline", "NGT - Incompletely Imaged", "NGT - Normal",
     "CVC - Abnormal", "CVC - Borderline",
-)
-KAGGLE_FORMAT_NOTE = (
-    "Columns follow Kaggle's published submission format; this spec was not checked against "
-    "MLE-bench's grade.py for this competition."
 )
 
 NA_TEXT_NOTE = (
@@ -153,30 +151,62 @@ LITE: tuple[GraderSpec, ...] = (
 )
 
 
-def _kaggle(cid: str, metric: str, id_column: str, target: str, values: Values, *notes: str) -> GraderSpec:
-    notes = (*notes, KAGGLE_FORMAT_NOTE)
-    return GraderSpec(cid, metric, id_column, (target,), values, source="kaggle-format", notes=notes)
+MAP_SPLIT_NOTE = (
+    "Like MLE-bench, predictions are split on single spaces and only the first k tokens count: a repeated guess "
+    "or the empty token of a double space uses up a rank without scoring. MLE-bench reads the column with "
+    "pandas' type guessing (a column of single ids with one empty cell becomes floats such as '123.0', which "
+    "then match nothing); this grader reads it as text."
+)
 
+
+def _checked(cid: str, metric: str, id_column: str, target: str, values: Values, *notes: str, **kw) -> GraderSpec:
+    """A single-target spec first written from Kaggle's format, since checked against MLE-bench's grade.py."""
+    return GraderSpec(cid, metric, id_column, (target,), values, source="mle-bench grade.py", notes=notes, **kw)
+
+
+LABEL_NOTE = (
+    "Labels are compared as pandas reads them, like MLE-bench: true, TRUE and True are one boolean, and 1 and 0 "
+    "equal True and False; other text is compared exactly. Where pandas would read one file's labels as text "
+    "and the other's as booleans or numbers (MLE-bench then finds no row equal), their text is compared instead, "
+    "and the report says so."
+)
+UNDEFINED_JACCARD_NOTE = (
+    "A row whose answer and prediction are both empty has no words: MLE-bench's jaccard divides by zero and calls "
+    "the whole submission invalid; this grader scores the row 1 (the two agree), as Kaggle's notebook intended."
+)
 
 OTHERS: tuple[GraderSpec, ...] = (
-    _kaggle("spaceship-titanic", "accuracy", "PassengerId", "Transported", Values.TEXT,
-            "Transported is compared as text (True/False)."),
-    _kaggle("ventilator-pressure-prediction", "mae", "id", "pressure", Values.NUMBER,
-            "The config's grader.name says dice-hausdorff-combo, but the metric is MAE of pressure."),
-    _kaggle("petfinder-pawpularity-score", "rmse", "Id", "Pawpularity", Values.NUMBER),
-    _kaggle("us-patent-phrase-to-phrase-matching", "pearson", "id", "score", Values.NUMBER),
-    _kaggle("statoil-iceberg-classifier-challenge", "log-loss", "id", "is_iceberg", Values.PROBABILITY),
-    _kaggle("invasive-species-monitoring", "roc-auc", "name", "invasive", Values.PROBABILITY),
-    _kaggle("predict-volcanic-eruptions-ingv-oe", "mae", "segment_id", "time_to_eruption", Values.NUMBER),
-    _kaggle("learning-agency-lab-automated-essay-scoring-2", "quadratic-weighted-kappa", "essay_id", "score",
-            Values.INTEGER),
-    _kaggle("seti-breakthrough-listen", "roc-auc", "id", "target", Values.PROBABILITY),
-    _kaggle("rsna-miccai-brain-tumor-radiogenomic-classification", "roc-auc", "BraTS21ID", "MGMT_value",
-            Values.PROBABILITY),
-    _kaggle("movie-review-sentiment-analysis-kernels-only", "accuracy", "PhraseId", "Sentiment", Values.INTEGER),
-    _kaggle("paddy-disease-classification", "accuracy", "image_id", "label", Values.TEXT),
-    _kaggle("whale-categorization-playground", "map@5", "Image", "Id", Values.TEXT),
-    _kaggle("tweet-sentiment-extraction", "jaccard", "textID", "selected_text", Values.TEXT),
+    _checked("spaceship-titanic", "accuracy", "PassengerId", "Transported", Values.LABEL, LABEL_NOTE),
+    _checked("ventilator-pressure-prediction", "mae", "id", "pressure", Values.NUMBER,
+             "The config's grader.name says dice-hausdorff-combo, but the metric is MAE of pressure.",
+             "Like MLE-bench (and Kaggle: the expiratory phase is not scored), only the answers' rows with u_out "
+             "== 0 are scored; every id must still be present.",
+             scored_rows_column="u_out", scored_rows_value=0),
+    _checked("petfinder-pawpularity-score", "rmse", "Id", "Pawpularity", Values.NUMBER,
+             "Like MLE-bench, every Pawpularity must lie in [1, 100]; a submission with one outside is invalid.",
+             value_range=(1, 100)),
+    _checked("us-patent-phrase-to-phrase-matching", "pearson", "id", "score", Values.NUMBER),
+    _checked("statoil-iceberg-classifier-challenge", "log-loss", "id", "is_iceberg", Values.PROBABILITY),
+    _checked("invasive-species-monitoring", "roc-auc", "name", "invasive", Values.PROBABILITY),
+    _checked("predict-volcanic-eruptions-ingv-oe", "mle-bench-rounded-mae", "segment_id", "time_to_eruption",
+             Values.NUMBER,
+             "Like MLE-bench, the score is the MAE rounded to a whole number (Python's round: halves to even).",
+             "MLE-bench merges the submission into the answers on segment_id, so a repeated segment_id is scored "
+             "twice; this grader rejects it."),
+    _checked("learning-agency-lab-automated-essay-scoring-2", "quadratic-weighted-kappa", "essay_id", "score",
+             Values.INTEGER,
+             "Scores must be whole numbers; MLE-bench would treat a fractional score such as 3.5 as a class of "
+             "its own, this grader rejects it."),
+    _checked("seti-breakthrough-listen", "roc-auc", "id", "target", Values.PROBABILITY),
+    _checked("rsna-miccai-brain-tumor-radiogenomic-classification", "roc-auc", "BraTS21ID", "MGMT_value",
+             Values.PROBABILITY,
+             "BraTS21IDs are numbers to pandas, as MLE-bench reads them: 00012 and 12 are the same id."),
+    _checked("movie-review-sentiment-analysis-kernels-only", "accuracy", "PhraseId", "Sentiment", Values.INTEGER),
+    _checked("paddy-disease-classification", "accuracy", "image_id", "label", Values.LABEL, LABEL_NOTE),
+    _checked("whale-categorization-playground", "mle-bench-map@5", "Image", "Id", Values.TEXT, MAP_SPLIT_NOTE,
+             "Like MLE-bench, the submission must have exactly the columns Image and Id.", exact_columns=True),
+    _checked("tweet-sentiment-extraction", "jaccard", "textID", "selected_text", Values.TEXT,
+             UNDEFINED_JACCARD_NOTE, na_text_as_empty=True),
 )
 
 GOOGLE_QUEST_CLASSES = (
@@ -208,12 +238,6 @@ FREESOUND_CLASSES = (
 HMS_VOTES = ("seizure_vote", "lpd_vote", "gpd_vote", "lrda_vote", "grda_vote", "other_vote")
 JIGSAW_IDENTITIES = ("male", "female", "homosexual_gay_or_lesbian", "christian", "jewish", "muslim", "black", "white",
                      "psychiatric_or_mental_illness")
-MAP_SPLIT_NOTE = (
-    "Like MLE-bench, predictions are split on single spaces and only the first k tokens count: a repeated guess "
-    "or the empty token of a double space uses up a rank without scoring. MLE-bench reads the column with "
-    "pandas' type guessing (a column of single ids with one empty cell becomes floats such as '123.0', which "
-    "then match nothing); this grader reads it as text."
-)
 LABEL_SET_NOTE = (
     "Micro-averaged F1 over space-separated label sets, as MLE-bench computes it: only labels that occur in "
     "the answers are classes, so a predicted label that occurs nowhere in the answers is ignored, not counted "

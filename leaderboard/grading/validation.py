@@ -135,6 +135,14 @@ def check_numbers(frame: pd.DataFrame, columns: Sequence[str], kind: str) -> Non
             _reject(values, values != np.round(values), column, "non-integer value(s); expected whole numbers")
 
 
+def check_range(frame: pd.DataFrame, columns: Sequence[str], low: float, high: float) -> None:
+    """MLE-bench's range checks (e.g. petfinder's Pawpularity in [1, 100]): a value outside makes the file invalid."""
+    for column in columns:
+        values = frame[column].to_numpy(dtype=np.float64)
+        _reject(values, (values < low) | (values > high), column,
+                f"value(s) outside [{low:g}, {high:g}], the range this competition accepts")
+
+
 def _reject(values: np.ndarray, bad: np.ndarray, column: str, what: str) -> None:
     if bad.any():
         where = np.flatnonzero(bad)[:SHOW]

@@ -50,6 +50,7 @@ METRICS: dict[str, Metric] = {
         Metric("rmsle", regression.rmsle, lower_is_better=True),
         Metric("mean-column-wise-rmsle", regression.mean_columnwise_rmsle, lower_is_better=True, multi_column=True),
         Metric("mae", regression.mae, lower_is_better=True),
+        Metric("mle-bench-rounded-mae", regression.mle_bench_rounded_mae, lower_is_better=True),
         Metric("mean-group-log-mae", regression.mean_group_log_mae, lower_is_better=True),
         Metric("kl-divergence-of-votes", logloss.kl_divergence_of_votes, lower_is_better=True, multi_column=True),
         Metric("quadratic-weighted-kappa", kappa.quadratic_weighted_kappa, lower_is_better=False),
