@@ -284,6 +284,12 @@ class Run(MedalFlags, models.Model):
     beats_human_pct = models.FloatField(null=True, blank=True)
     grading_report = models.JSONField(default=dict, blank=True)
     grading_error = models.TextField(blank=True)
+    # The grading claim (leaderboard.tasks.grade_run): who holds it, until when, how many tries so far;
+    # the sweep (leaderboard.recovery) re-queues expired claims and pending runs nobody picked up.
+    grading_owner = models.CharField(max_length=100, blank=True)
+    grading_lease_expires_at = models.DateTimeField(null=True, blank=True)
+    grading_attempts = models.PositiveIntegerField(default=0)
+    grading_enqueued_at = models.DateTimeField(null=True, blank=True)
     # Timing, cost and size.
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -9,8 +9,26 @@ class RunnerAdmin(admin.ModelAdmin):
     list_filter = ["status", "backend"]
 
 
+@admin.register(models.AgentDefinition)
+class AgentDefinitionAdmin(admin.ModelAdmin):
+    list_display = ["name", "image", "builtin"]
+
+
 @admin.register(models.Job)
 class JobAdmin(admin.ModelAdmin):
-    list_display = ["id", "competition", "experiment", "seed", "status", "runner", "created_at"]
+    list_display = ["id", "agent", "model_name", "experiment", "seeds", "created_by", "created_at"]
+    raw_id_fields = ["experiment", "created_by"]
+    exclude = ["sealed_env"]  # secrets never shown, not even sealed
+
+
+@admin.register(models.JobTask)
+class JobTaskAdmin(admin.ModelAdmin):
+    list_display = ["id", "job", "competition", "seed", "status", "attempts", "runner", "created_at"]
     list_filter = ["status"]
-    raw_id_fields = ["experiment", "competition", "run", "runner", "created_by"]
+    raw_id_fields = ["job", "competition", "run", "runner"]
+
+
+@admin.register(models.GpuSlot)
+class GpuSlotAdmin(admin.ModelAdmin):
+    list_display = ["runner", "index", "name", "task"]
+    raw_id_fields = ["task"]

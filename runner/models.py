@@ -1,14 +1,19 @@
-"""GPU runner machines and the benchmark jobs they execute.
+"""GPU runner machines, the agents they can run, and the benchmark jobs they execute.
 
-A Runner is a Celery worker host that registered itself (its GPUs, CPUs and memory). A Job asks for
-one agent run on one competition with a resource budget; a worker claims it with a conditional
-UPDATE so two workers never run the same job, and the finished job points at the Run it produced.
+A Runner is a Celery worker host that registered itself (its GPUs, CPUs, memory and the agent images
+it has) and heartbeats. An AgentDefinition names an agent (`baseline` is built in). A Job is one
+request: an agent x model x settings on some competitions, some seeds, a time limit and resources.
+Each competition x seed is a JobTask, the unit a runner claims with a conditional UPDATE and holds
+under a lease it keeps renewing; GPUs are accounted per device index in GpuSlot rows.
 """
 
 from __future__ import annotations
 
-from django.conf import settings
+from datetime import timedelta
+
+from django.conf import settings as django_settings
 from django.db import models
+from django.utils import timezone
 
 
 class Runner(models.Model):
@@ -23,14 +28,52 @@ class Runner(models.Model):
 
     name = models.CharField(max_length=200, unique=True)
     hostname = models.CharField(max_length=300, blank=True)
-    queue = models.CharField(max_length=200, default="runs", help_text="Celery queue this runner consumes")
+    queues = models.JSONField(default=list, blank=True, help_text="Celery queues this runner consumes")
     backend = models.CharField(max_length=20, choices=Backend.choices, default=Backend.LOCAL)
     gpus = models.JSONField(default=list, blank=True, help_text="[{index, name, memory_mb, uuid}]")
     cpu_count = models.PositiveIntegerField(default=1)
     memory_gb = models.FloatField(default=0)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ONLINE)
+    images = models.JSONField(default=list, blank=True, help_text="Agent images present on this runner")
+    concurrency = models.PositiveIntegerField(default=1)
+    status = models.CharField(
+        max_length=20, choices=Status.choices, default=Status.ONLINE,
+        help_text="As set by the runner or an operator; `current_status` also says offline after missed heartbeats",
+    )
     last_heartbeat = models.DateTimeField(null=True, blank=True)
+    started_at = models.DateTimeField(null=True, blank=True)
     version = models.CharField(max_length=50, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @staticmethod
+    def offline_after() -> timedelta:
+        return timedelta(seconds=django_settings.RUNNER_HEARTBEAT_S * django_settings.RUNNER_OFFLINE_AFTER_HEARTBEATS)
+
+    @property
+    def current_status(self) -> str:
+        """Offline once heartbeats stopped for a few intervals, whatever the stored status says."""
+        if self.last_heartbeat is None or timezone.now() - self.last_heartbeat > self.offline_after():
+            return self.Status.OFFLINE
+        return self.status
+
+    @property
+    def gpu_count(self) -> int:
+        return len(self.gpus)
+
+
+class AgentDefinition(models.Model):
+    """How to start an agent: an image and a command; `--agent NAME` resolves to one of these."""
+
+    name = models.SlugField(max_length=100, unique=True)
+    image = models.CharField(max_length=300, blank=True, help_text="Docker image (empty: the site's agent image)")
+    command = models.JSONField(default=list, help_text="argv run inside the sandbox")
+    env_vars = models.JSONField(default=list, blank=True, help_text="Names of secrets the agent needs, e.g. OPENAI_API_KEY")
+    builtin = models.BooleanField(default=False)
+    description = models.TextField(blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -40,40 +83,129 @@ class Runner(models.Model):
 
 
 class Job(models.Model):
+    """One request. Its status is derived from its tasks (`status`), never stored twice."""
+
     class Status(models.TextChoices):
         QUEUED = "queued", "Queued"
-        CLAIMED = "claimed", "Claimed"
         RUNNING = "running", "Running"
         SUCCEEDED = "succeeded", "Succeeded"
         FAILED = "failed", "Failed"
-        TIMED_OUT = "timed_out", "Timed out"
         CANCELLED = "cancelled", "Cancelled"
 
     experiment = models.ForeignKey("leaderboard.Experiment", on_delete=models.CASCADE, related_name="jobs")
-    competition = models.ForeignKey("leaderboard.Competition", on_delete=models.PROTECT, related_name="jobs")
-    seed = models.IntegerField(default=0)
-    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
-    runner = models.ForeignKey(Runner, on_delete=models.SET_NULL, null=True, blank=True, related_name="jobs")
-    run = models.OneToOneField(
-        "leaderboard.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="job"
-    )
-    image = models.CharField(max_length=300, blank=True, help_text="Docker image of the agent")
-    command = models.JSONField(default=list, blank=True, help_text="argv run inside the container")
+    agent = models.ForeignKey(AgentDefinition, on_delete=models.PROTECT, related_name="jobs")
+    model_name = models.CharField(max_length=200, blank=True)
+    settings = models.JSONField(default=dict, blank=True)
+    split = models.CharField(max_length=100, blank=True, help_text="The split the competitions came from, if any")
+    seeds = models.PositiveIntegerField(default=1)
+    time_limit_s = models.FloatField()
+    gpu_type = models.CharField(max_length=100, blank=True)
     gpus = models.PositiveIntegerField(default=0)
     cpus = models.FloatField(default=1)
     memory_gb = models.FloatField(default=4)
-    time_limit_s = models.PositiveIntegerField(default=3600)
-    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True)
-    celery_task_id = models.CharField(max_length=100, blank=True)
-    attempts = models.PositiveIntegerField(default=0)
-    error = models.TextField(blank=True)
+    network = models.CharField(max_length=200, null=True, blank=True, help_text="None: no network; else an egress network")
+    # Secrets for the sandbox's environment only; sealed by runner.secrets, never shown anywhere.
+    sealed_env = models.TextField(blank=True, default="")
+    created_by = models.ForeignKey(
+        django_settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="jobs"
+    )
+    cancel_requested = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
-    claimed_at = models.DateTimeField(null=True, blank=True)
-    started_at = models.DateTimeField(null=True, blank=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
 
     def __str__(self) -> str:
-        return f"job {self.pk} ({self.competition_id}, seed {self.seed}, {self.status})"
+        return f"job {self.pk} ({self.agent_id}, {self.tasks.count()} tasks)"
+
+    @property
+    def status(self) -> str:
+        return derive_status([t.status for t in self.tasks.all()])
+
+    @property
+    def queue(self) -> str:
+        from runner.routing import queue_for
+
+        return queue_for(gpus=self.gpus, gpu_type=self.gpu_type)
+
+
+def derive_status(task_statuses: list[str]) -> str:
+    """A job is running while any task is, queued while all wait, else how its tasks ended."""
+    states = set(task_statuses)
+    active = {JobTask.Status.RUNNING, JobTask.Status.GRADING}
+    if states & active or (JobTask.Status.QUEUED in states and len(states) > 1):
+        return Job.Status.RUNNING
+    if not states or states == {JobTask.Status.QUEUED}:
+        return Job.Status.QUEUED
+    if states <= {JobTask.Status.SUCCEEDED}:
+        return Job.Status.SUCCEEDED
+    if JobTask.Status.CANCELLED in states and not states & {JobTask.Status.FAILED, JobTask.Status.TIMED_OUT}:
+        return Job.Status.CANCELLED
+    return Job.Status.FAILED
+
+
+class JobTask(models.Model):
+    """One competition x seed of a job: what a runner claims, under a lease it keeps renewing."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        GRADING = "grading", "Grading"
+        SUCCEEDED = "succeeded", "Succeeded"
+        FAILED = "failed", "Failed"
+        TIMED_OUT = "timed_out", "Timed out"
+        CANCELLED = "cancelled", "Cancelled"
+
+    FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.TIMED_OUT, Status.CANCELLED)
+
+    job = models.ForeignKey(Job, on_delete=models.CASCADE, related_name="tasks")
+    competition = models.ForeignKey("leaderboard.Competition", on_delete=models.PROTECT, related_name="job_tasks")
+    seed = models.IntegerField(default=0)
+    queue = models.CharField(max_length=200)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.QUEUED, db_index=True)
+    attempts = models.PositiveIntegerField(default=0)
+    max_attempts = models.PositiveIntegerField(default=2)
+    lease_owner = models.CharField(max_length=100, blank=True, help_text="Token of the attempt holding the task")
+    lease_expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
+    runner = models.ForeignKey(Runner, on_delete=models.SET_NULL, null=True, blank=True, related_name="tasks")
+    gpu_indices = models.JSONField(default=list, blank=True)
+    run = models.OneToOneField(
+        "leaderboard.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="job_task"
+    )
+    error = models.TextField(blank=True)
+    log_tail = models.TextField(blank=True)
+    celery_task_id = models.CharField(max_length=100, blank=True)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    claimed_at = models.DateTimeField(null=True, blank=True)
+    agent_started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["job", "competition", "seed"]
+        constraints = [
+            models.UniqueConstraint(fields=["job", "competition", "seed"], name="unique_task_per_job_competition_seed"),
+        ]
+
+    def __str__(self) -> str:
+        return f"task {self.pk} of job {self.job_id} ({self.competition_id}, seed {self.seed}, {self.status})"
+
+    @property
+    def is_finished(self) -> bool:
+        return self.status in self.FINISHED
+
+
+class GpuSlot(models.Model):
+    """One GPU device of a runner, held by at most one task: taken with a conditional UPDATE."""
+
+    runner = models.ForeignKey(Runner, on_delete=models.CASCADE, related_name="gpu_slots")
+    index = models.PositiveIntegerField()
+    name = models.CharField(max_length=200, blank=True)
+    task = models.ForeignKey(JobTask, on_delete=models.SET_NULL, null=True, blank=True, related_name="gpu_slots")
+
+    class Meta:
+        ordering = ["runner", "index"]
+        constraints = [models.UniqueConstraint(fields=["runner", "index"], name="unique_gpu_per_runner")]
+
+    def __str__(self) -> str:
+        return f"GPU {self.index} of {self.runner_id}"

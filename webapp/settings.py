@@ -36,6 +36,19 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be an integer, not {value!r}") from None
 
 
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        number = float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, not {value!r}") from None
+    if not number > 0 or number == float("inf"):
+        raise ImproperlyConfigured(f"{name} must be a positive finite number, not {value!r}")
+    return number
+
+
 def env_list(name: str, default: list[str]) -> list[str]:
     value = os.environ.get(name)
     if value is None or value == "":
@@ -180,6 +193,22 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env_int("CELERY_TASK_SOFT_TIME_LIMIT", 3600)
 CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3900)
+
+# Runners and jobs (runner/): leases, heartbeats and the sweep that recovers lost work.
+RUNNER_HEARTBEAT_S = env_float("MEDALBOARD_RUNNER_HEARTBEAT_S", 10.0)
+RUNNER_OFFLINE_AFTER_HEARTBEATS = env_int("MEDALBOARD_RUNNER_OFFLINE_AFTER_HEARTBEATS", 3)
+RUNNER_WORK_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_WORK_DIR", VAR_DIR / "runner"))
+MAX_TIME_LIMIT_MINUTES = env_float("MEDALBOARD_MAX_TIME_LIMIT_MINUTES", 24 * 60)
+MAX_SEEDS = env_int("MEDALBOARD_MAX_SEEDS", 20)
+MAX_GPUS = env_int("MEDALBOARD_MAX_GPUS", 8)  # a job's GPU count while no runner has registered yet
+JOB_LEASE_S = env_float("MEDALBOARD_JOB_LEASE_S", 60.0)  # a running task's claim, renewed every second
+JOB_MAX_ATTEMPTS = env_int("MEDALBOARD_JOB_MAX_ATTEMPTS", 2)
+JOB_POLL_S = env_float("MEDALBOARD_JOB_POLL_S", 1.0)
+JOB_STOP_GRACE_S = env_float("MEDALBOARD_JOB_STOP_GRACE_S", 5.0)
+GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", 2100.0)  # above grade_run's hard time limit
+GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
+STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued
+SWEEP_INTERVAL_S = env_float("MEDALBOARD_SWEEP_INTERVAL_S", 30.0)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

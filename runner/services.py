@@ -1,0 +1,278 @@
+"""Job workflows: create (validate everything first, create nothing on a refusal), cancel, summarise.
+
+`create_job` makes one Job and one JobTask per competition x seed, and enqueues one Celery task per
+JobTask on commit, on the queue that names the hardware it needs (runner.routing). The web layer adds
+permissions and per-user limits around it; secrets arrive decrypted in `env` and are sealed here.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import re
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.models import Competition, Split
+from runner.models import AgentDefinition, Job, JobTask, Runner
+from runner.routing import gpu_type_matches, queue_for
+
+log = logging.getLogger(__name__)
+BASELINE = "baseline"
+NO_MODEL = "no-llm"
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
+NETWORK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class JobError(Exception):
+    """A job was refused; the message says why, in words a user can act on. Nothing was created."""
+
+
+def default_agent_image() -> str:
+    return getattr(settings, "MEDALBOARD_AGENT_IMAGE", "medalboard-agent:latest")
+
+
+def ensure_builtin_agents() -> None:
+    """The built-in baseline agent: the site's agent image running the baseline script."""
+    AgentDefinition.objects.update_or_create(
+        name=BASELINE,
+        defaults={
+            "image": "", "builtin": True, "env_vars": [],
+            "command": ["python3", "{TOOLS_DIR}/baseline_agent.py"],
+            "description": "Time-budgeted scikit-learn search with cross-validation; no LLM.",
+        },
+    )
+
+
+def create_job(
+    *, user, agent: str, model: str = "", competitions: list[str] | tuple[str, ...] = (), split: str | None = None,
+    seeds: int = 1, time_limit_minutes: float, gpus: int = 0, gpu_type: str = "", cpus: float = 1,
+    memory_gb: float = 4, settings: dict | None = None, network: str | None = None,
+    env: dict[str, str] | None = None,
+) -> Job:
+    """Validate the request, then create the job and its tasks; they are enqueued after commit."""
+    if agent == BASELINE:
+        ensure_builtin_agents()
+    definition = _agent(agent)
+    chosen = _competitions(competitions, split)
+    _check_numbers(seeds=seeds, time_limit_minutes=time_limit_minutes, gpus=gpus, cpus=cpus, memory_gb=memory_gb)
+    _check_gpus(gpus, gpu_type)
+    _check_image(definition)
+    _check_network(network)
+    sealed = _seal(definition, env or {})
+    with transaction.atomic():
+        job = Job.objects.create(
+            experiment=_experiment(user, definition, model, settings, gpus, gpu_type, cpus, memory_gb, time_limit_minutes),
+            agent=definition, model_name=model.strip(), settings=settings or {}, split=split or "", seeds=seeds,
+            time_limit_s=time_limit_minutes * 60, gpu_type=gpu_type.strip(), gpus=gpus, cpus=cpus,
+            memory_gb=memory_gb, network=network, sealed_env=sealed, created_by=user,
+        )
+        queue = queue_for(gpus=gpus, gpu_type=gpu_type)
+        tasks = JobTask.objects.bulk_create(
+            JobTask(job=job, competition=c, seed=s, queue=queue, max_attempts=settings_max_attempts())
+            for c in chosen for s in range(seeds)
+        )
+        ids = [t.pk for t in tasks]
+        transaction.on_commit(lambda: [enqueue_task(task_id) for task_id in ids])
+    return job
+
+
+def settings_max_attempts() -> int:
+    return max(1, settings.JOB_MAX_ATTEMPTS)
+
+
+def _agent(name: str) -> AgentDefinition:
+    definition = AgentDefinition.objects.filter(name=(name or "").strip()).first()
+    if definition is None:
+        known = ", ".join(AgentDefinition.objects.values_list("name", flat=True)) or BASELINE
+        raise JobError(f"unknown agent {name!r}; known agents: {known}")
+    return definition
+
+
+def _competitions(slugs, split: str | None) -> list[Competition]:
+    slugs = [s.strip() for s in slugs if s and s.strip()]
+    if slugs and split:
+        raise JobError("give competitions or a split, not both")
+    if split:
+        matches = list(Split.objects.filter(slug=split.strip()))
+        if not matches:
+            raise JobError(f"unknown split {split!r}")
+        if len(matches) > 1:
+            raise JobError(f"the split {split!r} exists in several benchmarks; name the competitions instead")
+        chosen = list(matches[0].competitions.order_by("slug"))
+        if not chosen:
+            raise JobError(f"the split {split!r} has no competitions")
+    elif slugs:
+        found = {c.slug: c for c in Competition.objects.filter(slug__in=slugs)}
+        unknown = [s for s in slugs if s not in found]
+        if unknown:
+            raise JobError(f"unknown competition{'s' if len(unknown) > 1 else ''}: {', '.join(unknown)}")
+        chosen = [found[s] for s in dict.fromkeys(slugs)]
+    else:
+        raise JobError("say which competitions to run: a list or a split")
+    missing = [c.slug for c in chosen if not getattr(c, "public_data_dir", "")]
+    if missing:
+        raise JobError(
+            f"no public data registered for {', '.join(missing[:10])}{' ...' if len(missing) > 10 else ''} "
+            "(import it with `import_competitions DIR --data-dir ROOT`)"
+        )
+    return chosen
+
+
+def _check_numbers(*, seeds, time_limit_minutes, gpus, cpus, memory_gb) -> None:
+    if not isinstance(seeds, int) or not 1 <= seeds <= settings.MAX_SEEDS:
+        raise JobError(f"seeds must be a whole number from 1 to {settings.MAX_SEEDS}, not {seeds!r}")
+    limit = settings.MAX_TIME_LIMIT_MINUTES
+    if not _finite(time_limit_minutes) or not 0 < time_limit_minutes <= limit:
+        raise JobError(f"the time limit must be above 0 and at most {limit:g} minutes, not {time_limit_minutes!r}")
+    if not isinstance(gpus, int) or gpus < 0:
+        raise JobError(f"gpus must be a whole number, 0 or more, not {gpus!r}")
+    if not _finite(cpus) or cpus <= 0 or not _finite(memory_gb) or memory_gb <= 0:
+        raise JobError("cpus and memory_gb must be positive numbers")
+
+
+def _finite(value) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _runners_to_ask() -> list[Runner]:
+    """The online runners; if none is online, every registered one (their hardware is still known)."""
+    runners = list(Runner.objects.all())
+    online = [r for r in runners if r.current_status != Runner.Status.OFFLINE]
+    return online or runners
+
+
+def _check_gpus(gpus: int, gpu_type: str) -> None:
+    if gpu_type.strip() and not gpus:
+        raise JobError("a GPU type was given without a GPU count")
+    if not gpus:
+        return
+    runners = _runners_to_ask()
+    if not runners:
+        if gpus > settings.MAX_GPUS:
+            raise JobError(f"at most {settings.MAX_GPUS} GPUs per task (no runner has registered yet)")
+        return
+    best = max(sum(1 for g in r.gpus if gpu_type_matches(gpu_type, str(g.get("name", "")))) for r in runners)
+    if gpus > best:
+        kind = f"{gpu_type.strip()} " if gpu_type.strip() else ""
+        raise JobError(f"{gpus} {kind}GPUs asked for, but no runner has more than {best}")
+
+
+def agent_image(definition: AgentDefinition) -> str:
+    return definition.image or default_agent_image()
+
+
+def _check_image(definition: AgentDefinition) -> None:
+    runners = _runners_to_ask()
+    if not runners and definition.builtin:
+        return  # the site's own image: built with the documented command on each runner
+    image = agent_image(definition)
+    if not any("*" in r.images or image in r.images for r in runners):
+        raise JobError(f"the image {image!r} does not exist on any runner")
+
+
+def _check_network(network: str | None) -> None:
+    if network is not None and not NETWORK_NAME.match(network):
+        raise JobError(f"{network!r} is not a network name")
+
+
+def _seal(definition: AgentDefinition, env: dict[str, str]) -> str:
+    bad = [k for k, v in env.items() if not ENV_NAME.match(str(k)) or not isinstance(v, str)]
+    if bad:
+        raise JobError(f"environment names must be letters, digits and _ with text values: {', '.join(map(str, bad))}")
+    missing = [name for name in definition.env_vars if name not in env]
+    if missing:
+        raise JobError(f"the agent {definition.name} needs {', '.join(missing)}")
+    if not env:
+        return ""
+    try:
+        from runner.secrets import seal
+    except ImportError:
+        raise JobError("secrets cannot be stored: encryption is not set up on this site") from None
+    return seal(env)
+
+
+def _experiment(user, definition, model, experiment_settings, gpus, gpu_type, cpus, memory_gb, minutes):
+    from leaderboard.services import get_or_create_experiment
+
+    return get_or_create_experiment(
+        agent_name=definition.name, agent_version="", model_name=model.strip() or NO_MODEL, hardware="",
+        gpu_type=gpu_type.strip(), gpu_count=gpus, cpu_count=math.ceil(cpus), memory_gb=memory_gb,
+        time_limit_hours=minutes / 60, experiment_settings=experiment_settings,
+    )
+
+
+def enqueue_task(task_id: int) -> bool:
+    """Publish one JobTask to its queue; False (and the task stays un-enqueued) if the broker is down.
+
+    The sweep publishes again the queued tasks that were never published."""
+    from runner.tasks import run_job_task
+
+    task = JobTask.objects.filter(pk=task_id).only("queue", "status").first()
+    if task is None or task.status != JobTask.Status.QUEUED:
+        return False
+    try:
+        result = run_job_task.apply_async(args=[task_id], queue=task.queue)
+    except Exception:  # noqa: BLE001 - the task is saved; the sweep enqueues it again
+        log.exception("could not enqueue job task %s; the sweep will try again", task_id)
+        return False
+    JobTask.objects.filter(pk=task_id).update(enqueued_at=timezone.now(), celery_task_id=result.id or "")
+    return True
+
+
+# --- cancelling and reading --------------------------------------------------------------------
+
+
+def cancel_job(*, job: Job, user) -> Job:
+    """Queued tasks end at once; running ones are stopped by their runner within seconds."""
+    if not (user.is_staff or job.created_by_id == user.pk):
+        raise PermissionError("only the job's creator or staff can cancel it")
+    with transaction.atomic():
+        Job.objects.filter(pk=job.pk).update(cancel_requested=True)
+        JobTask.objects.filter(job=job, status=JobTask.Status.QUEUED).update(
+            status=JobTask.Status.CANCELLED, error="cancelled before it started", finished_at=timezone.now(),
+        )
+    job.refresh_from_db()
+    return job
+
+
+@dataclass(frozen=True)
+class _Row:
+    job: int
+    competition: str
+    seed: int
+    status: str
+    run: int | None
+    score: float | None
+    valid_submission: bool | None
+    any_medal: bool | None
+
+
+def task_row(task: JobTask) -> dict:
+    """One line of `submit_job --wait`: the task and, once it has one, its run's grading outcome."""
+    run = task.run
+    graded = run is not None and run.status == run.Status.GRADED
+    return _Row(
+        job=task.job_id, competition=task.competition_id and task.competition.slug, seed=task.seed,
+        status=task.status, run=run.pk if run else None, score=run.score if graded else None,
+        valid_submission=run.valid_submission if graded else None, any_medal=run.any_medal if graded else None,
+    ).__dict__
+
+
+def job_summary(job: Job) -> dict:
+    """The job's derived status and one row per task (the rows `submit_job --wait` prints)."""
+    tasks = list(job.tasks.select_related("competition", "run").order_by("competition__slug", "seed"))
+    return {
+        "job": job.pk, "status": Job.Status(_derived(tasks)).value, "agent": job.agent.name,
+        "model": job.model_name, "cancel_requested": job.cancel_requested,
+        "tasks": [task_row(t) for t in tasks],
+    }
+
+
+def _derived(tasks: list[JobTask]) -> str:
+    from runner.models import derive_status
+
+    return derive_status([t.status for t in tasks])
