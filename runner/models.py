@@ -71,7 +71,9 @@ class AgentDefinition(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     image = models.CharField(max_length=300, blank=True, help_text="Docker image (empty: the site's agent image)")
     command = models.JSONField(default=list, help_text="argv run inside the sandbox")
-    env_vars = models.JSONField(default=list, blank=True, help_text="Names of secrets the agent needs, e.g. OPENAI_API_KEY")
+    env_vars = models.JSONField(
+        default=list, blank=True, help_text="Names of secrets the agent needs, e.g. OPENAI_API_KEY"
+    )
     builtin = models.BooleanField(default=False)
     description = models.TextField(blank=True)
 
@@ -103,7 +105,9 @@ class Job(models.Model):
     gpus = models.PositiveIntegerField(default=0)
     cpus = models.FloatField(default=1)
     memory_gb = models.FloatField(default=4)
-    network = models.CharField(max_length=200, null=True, blank=True, help_text="None: no network; else an egress network")
+    network = models.CharField(
+        max_length=200, null=True, blank=True, help_text="None: no network; else an egress network"
+    )
     # Secrets for the sandbox's environment only; sealed by runner.secrets, never shown anywhere.
     sealed_env = models.TextField(blank=True, default="")
     created_by = models.ForeignKey(

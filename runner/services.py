@@ -64,8 +64,9 @@ def create_job(
     _check_network(network)
     sealed = _seal(definition, env or {})
     with transaction.atomic():
+        experiment = _experiment(user, definition, model, settings, gpus, gpu_type, cpus, memory_gb, time_limit_minutes)
         job = Job.objects.create(
-            experiment=_experiment(user, definition, model, settings, gpus, gpu_type, cpus, memory_gb, time_limit_minutes),
+            experiment=experiment,
             agent=definition, model_name=model.strip(), settings=settings or {}, split=split or "", seeds=seeds,
             time_limit_s=time_limit_minutes * 60, gpu_type=gpu_type.strip(), gpus=gpus, cpus=cpus,
             memory_gb=memory_gb, network=network, sealed_env=sealed, created_by=user,
@@ -188,11 +189,14 @@ def _seal(definition: AgentDefinition, env: dict[str, str]) -> str:
         raise JobError(f"the agent {definition.name} needs {', '.join(missing)}")
     if not env:
         return ""
+    from django.core.exceptions import ImproperlyConfigured
+
+    from runner.secrets import seal
+
     try:
-        from runner.secrets import seal
-    except ImportError:
-        raise JobError("secrets cannot be stored: encryption is not set up on this site") from None
-    return seal(env)
+        return seal(env)
+    except ImproperlyConfigured as exc:
+        raise JobError(f"secrets cannot be stored on this site: {exc}") from None
 
 
 def _experiment(user, definition, model, experiment_settings, gpus, gpu_type, cpus, memory_gb, minutes):
