@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0002_trajectory_files'),
+        ('leaderboard', '0004_snapshots'),
     ]
 
     operations = [
