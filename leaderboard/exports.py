@@ -1,4 +1,6 @@
-"""A run's trajectory in Medalboard's own JSONL format (docs/trajectory-format.md), streamed.
+"""What leaves the site as a file: a run's trajectory in our JSONL format, and CSV cells made safe.
+
+A run's trajectory in Medalboard's own JSONL format (docs/trajectory-format.md), streamed.
 
 Researchers publish full trajectories, not only grading reports: this is the file to share. It holds
 what the run page shows (header, then one line per step) and nothing else: no grading report, no
@@ -14,6 +16,15 @@ from leaderboard.models import Run
 from leaderboard.trajectory_store import StoredTrajectory
 
 CHUNK = 1 << 20
+# A spreadsheet runs a cell that starts with one of these as a formula (OWASP "CSV injection").
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def csv_cell(value):
+    """Text that a spreadsheet would read as a formula gets a leading apostrophe; the rest is kept."""
+    if isinstance(value, str) and value.startswith(FORMULA_STARTS):
+        return "'" + value
+    return value
 
 
 def header_of(run: Run) -> dict:

@@ -2,7 +2,7 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
 from leaderboard import snapshots
-from leaderboard.models import Competition, Run
+from leaderboard.models import INT32_MAX, Competition, Run
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -33,10 +33,10 @@ class UploadRunForm(forms.Form):
     agent = forms.CharField(max_length=200)
     agent_version = forms.CharField(max_length=100, required=False)
     model = forms.CharField(max_length=200, label="Language model")
-    seed = forms.IntegerField(initial=0, min_value=0)
+    seed = forms.IntegerField(initial=0, min_value=0, max_value=INT32_MAX)
     hardware = forms.CharField(max_length=200, required=False, help_text="e.g. 36 vCPU, 440 GB RAM")
     gpu_type = forms.CharField(max_length=100, required=False, label="GPU type")
-    gpu_count = forms.IntegerField(initial=0, min_value=0, label="GPU count")
+    gpu_count = forms.IntegerField(initial=0, min_value=0, max_value=INT32_MAX, label="GPU count")
     time_limit_hours = forms.FloatField(required=False, min_value=0, label="Time limit (hours)")
     submission = forms.FileField(
         required=False,

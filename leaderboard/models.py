@@ -17,6 +17,10 @@ from django.dispatch import receiver
 
 from leaderboard import medals
 
+# The ranges of IntegerField and BigIntegerField on PostgreSQL: input beyond them is refused up front.
+INT32_MAX = 2**31 - 1
+INT64_MAX = 2**63 - 1
+
 
 class Benchmark(models.Model):
     slug = models.SlugField(unique=True)

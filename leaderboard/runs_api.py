@@ -10,15 +10,22 @@ import io
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard import services, snapshots, stats
-from leaderboard.models import Competition, Run, Split
+from leaderboard.exports import csv_cell
+from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, Split
 from leaderboard.pagination import RunCursorPagination
+
+
+class StorageUnavailableError(APIException):
+    status_code = status.HTTP_503_SERVICE_UNAVAILABLE
+    default_detail = "the artifact storage cannot be written to right now"
+
 
 # --- runs --------------------------------------------------------------------------------------
 
@@ -32,11 +39,12 @@ class RunInputSerializer(serializers.Serializer):
     agent = serializers.CharField(max_length=200)
     agent_version = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     model = serializers.CharField(max_length=200)
-    seed = serializers.IntegerField(min_value=0, default=0)
+    seed = serializers.IntegerField(min_value=0, max_value=INT32_MAX, default=0)
     hardware = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     gpu_type = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
-    gpu_count = serializers.IntegerField(min_value=0, default=0)
-    cpu_count = serializers.IntegerField(min_value=0, required=False, allow_null=True, default=None)
+    gpu_count = serializers.IntegerField(min_value=0, max_value=INT32_MAX, default=0)
+    cpu_count = serializers.IntegerField(min_value=0, max_value=INT32_MAX, required=False, allow_null=True,
+                                         default=None)
     memory_gb = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
     time_limit_hours = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
     submission = serializers.FileField(required=False, allow_null=True, default=None,
@@ -72,6 +80,13 @@ class RunInputSerializer(serializers.Serializer):
         if data["submission"] is not None and data["score"] is not None:
             raise ValidationError("a run with a submission is graded here: leave out the self-reported score")
         return data
+
+
+class RunFilterSerializer(serializers.Serializer):
+    competition = serializers.CharField(required=False, allow_blank=True, max_length=200,
+                                        help_text="Competition id, e.g. spaceship-titanic")
+    experiment = serializers.IntegerField(required=False, min_value=1, max_value=INT64_MAX)
+    status = serializers.ChoiceField(choices=Run.Status.choices, required=False, allow_blank=True)
 
 
 class ExperimentBriefSerializer(serializers.Serializer):
@@ -128,11 +143,17 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         runs = Run.objects.visible_to(self.request.user).select_related(
             "competition", "experiment__agent", "experiment__model", "owner"
         )
+        query = RunFilterSerializer(data=self.request.query_params)
+        query.is_valid(raise_exception=True)
         for param, lookup in (("competition", "competition__slug"), ("experiment", "experiment_id"),
                               ("status", "status")):
-            if value := self.request.query_params.get(param):
+            if (value := query.validated_data.get(param)) not in (None, ""):
                 runs = runs.filter(**{lookup: value})
         return runs
+
+    @extend_schema(parameters=[RunFilterSerializer])
+    def list(self, request, *args, **kwargs):
+        return super().list(request, *args, **kwargs)
 
     @extend_schema(request=RunInputSerializer, responses={201: RunOutputSerializer, 200: RunOutputSerializer})
     def create(self, request, *args, **kwargs):
@@ -151,6 +172,8 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             )
         except services.UploadError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
+        except services.StorageUnavailable as exc:
+            raise StorageUnavailableError(str(exc)) from exc
         created = run.created_at >= started  # an identical earlier upload comes back as 200
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
         return Response(RunOutputSerializer(run).data, status=code)
@@ -171,7 +194,7 @@ class CSVRenderer(BaseRenderer):
         out = io.StringIO()
         writer = csv.DictWriter(out, fieldnames=list(rows[0].keys()))
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({key: csv_cell(value) for key, value in row.items()} for row in rows)
         return out.getvalue()
 
 

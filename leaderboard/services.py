@@ -5,6 +5,7 @@ storage and grading behave the same whichever door was used.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import logging
@@ -30,10 +31,18 @@ log = logging.getLogger(__name__)
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
 MAX_ARCHIVE_MEMBERS = 10_000
 CODE_SUFFIXES = {".py", ".ipynb", ".r", ".sh", ".jl", ".cpp", ".c"}
+MAX_NAME_BYTES = 255  # the longest file or folder name most file systems store
+MAX_MEMBER_PATH = 500  # Artifact.name's length
+# Errors of the artifact storage itself (read-only, full, no permission): the site's fault, not the upload's.
+STORAGE_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
 
 
 class UploadError(Exception):
     """An upload was refused; the message says why, in words a user can act on."""
+
+
+class StorageUnavailable(Exception):
+    """The artifact storage refused a write; the upload is fine and can be sent again later."""
 
 
 @dataclass
@@ -140,6 +149,13 @@ def submit_run(
                 _set_outcome(run, uploads, self_reported_score, reported)
                 if run.status == Run.Status.PENDING:
                     transaction.on_commit(lambda: _enqueue_grading(run.pk))
+        except OSError as exc:
+            written.delete_all()
+            if exc.errno not in STORAGE_ERRNOS:
+                raise
+            log.error("artifact storage refused a write (%s); upload by %s refused with a 503", exc, owner)
+            raise StorageUnavailable("the artifact storage cannot be written to right now; "
+                                     "nothing was saved, please try again later") from exc
         except Exception:
             written.delete_all()
             raise
@@ -226,6 +242,7 @@ def _collect_uploads(
     uploads += list(extra_files)
     total = 0
     for upload in uploads:
+        _check_name(upload.name)
         upload.size, upload.sha256 = _measure(upload.file)
         total += upload.size
     if total > settings.MAX_UPLOAD_BYTES:
@@ -243,6 +260,16 @@ def _measure(file: File) -> tuple[int, str]:
             raise UploadError(f"{_basename(file.name)} is larger than the {settings.MAX_UPLOAD_BYTES:,}-byte limit")
     file.seek(0)
     return size, digest.hexdigest()
+
+
+def _check_name(name: str) -> None:
+    """Names are stored on disk and in Artifact.name: refuse what neither can hold."""
+    parts = PurePosixPath(name.replace("\\", "/")).parts
+    long = next((part for part in parts if len(part.encode()) > MAX_NAME_BYTES), None)
+    if long is not None:
+        raise UploadError(f"the file name {long[:60]!r}... is longer than {MAX_NAME_BYTES} bytes")
+    if len(name) > MAX_MEMBER_PATH:
+        raise UploadError(f"the path {name[:60]!r}... is longer than {MAX_MEMBER_PATH} characters")
 
 
 def _basename(name: str | None) -> str:
@@ -325,11 +352,22 @@ def _check_members(members: list[tuple[str, int]]) -> None:
         path = PurePosixPath(name.replace("\\", "/"))
         if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
             raise UploadError(f"the archive member {name!r} points outside the run folder")
+        _check_name(name)
         total += size
+    _check_file_and_folder([name for name, _ in members])
     if total > settings.MAX_UPLOAD_BYTES:
         raise UploadError(
             f"the archive unpacks to {total:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes"
         )
+
+
+def _check_file_and_folder(names: list[str]) -> None:
+    """A member that is a file cannot also be the folder of another member (`a` and `a/b`)."""
+    files = {PurePosixPath(name.replace("\\", "/")) for name in names}
+    folders = {parent for path in files for parent in path.parents}
+    both = sorted(files & folders)
+    if both:
+        raise UploadError(f"the archive holds both a file and a folder named {str(both[0])!r}")
 
 
 def _extract_zip(path: Path, target: Path) -> None:
@@ -412,16 +450,37 @@ def _import_trajectory(run: Run, uploads: Sequence[Upload], parsed, run_folder: 
         return
     if run_folder is not None and _import_from(run, run_folder, written):
         return
+    unreadable = []
     for number, upload in enumerate(uploads):
         if upload.kind not in (Artifact.Kind.TRAJECTORY, Artifact.Kind.LOG):
             continue
         with local_copy(upload.file, scratch / "detect", upload.name) as path:
             if _import_from(run, path, written):  # steps are read lazily: import while the copy exists
                 return
+            if upload.kind == Artifact.Kind.TRAJECTORY and _claims_a_trajectory(path):
+                unreadable.append(upload.name)
         if _is_archive(upload.name):  # a zipped log folder, e.g. MLAgentBench's env_log/ + agent_log/
             folder = _expand_archive(upload.file, scratch / f"trajectory-{number}" / "folder")
             if _import_from(run, _single_root(folder), written):
                 return
+    if unreadable:  # the CLI refuses these too (import_run: "not ... a known trajectory format")
+        raise UploadError(f"could not read the trajectory {unreadable[0]}: it is not a format Medalboard knows "
+                          f"({KNOWN_FORMATS}); see docs/trajectory-format.md")
+
+
+TRAJECTORY_SUFFIXES = (".json", ".jsonl", ".eval", ".traj")
+KNOWN_FORMATS = ("an AIDE journal, an Inspect .eval or .json log, OpenHands, SWE-agent .traj, MLAgentBench, "
+                 "Medalboard JSONL")
+
+
+def _claims_a_trajectory(path: Path) -> bool:
+    """A file sent as a trajectory that looks like one (by name or as JSON text) must be readable;
+    a plain text log beside a submission is kept as a file."""
+    if path.name.lower().endswith(TRAJECTORY_SUFFIXES):
+        return True
+    with path.open("rb") as f:
+        head = f.read(64).lstrip()
+    return head[:1] in (b"{", b"[") or head[:2] in (b"\xff\xfe", b"\xfe\xff")
 
 
 def _import_from(run: Run, path: Path, written: _Written) -> bool:
@@ -455,6 +514,10 @@ def _save_steps(run: Run, parsed, name: str, written: _Written) -> None:
         written.names.append(run.trajectory.file)
     except Exception as exc:  # noqa: BLE001 - an importer bug must refuse the upload, not half-save it
         raise UploadError(f"could not import {name}: {exc}") from exc
+    if run.n_steps == 0:
+        why = "; ".join(run.import_warnings[:3])
+        raise UploadError(f"could not read the trajectory {name}: it holds no readable steps"
+                          + (f" ({why})" if why else ""))
 
 
 def _set_outcome(run: Run, uploads: Sequence[Upload], score: float | None, reported: dict | None) -> None:

@@ -66,6 +66,7 @@ def _run_url(run) -> str:
 @login_required
 def upload_run(request):
     form = UploadRunForm(request.POST or None, request.FILES or None)
+    status = 200
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
@@ -80,9 +81,13 @@ def upload_run(request):
             )
         except services.UploadError as exc:
             form.add_error(None, str(exc))
+        except services.StorageUnavailable as exc:
+            form.add_error(None, str(exc))
+            status = 503
         else:
             return redirect("run-progress", pk=run.pk)
-    return render(request, "leaderboard/upload.html", {"form": form, "max_bytes": settings.MAX_UPLOAD_BYTES})
+    return render(request, "leaderboard/upload.html", {"form": form, "max_bytes": settings.MAX_UPLOAD_BYTES},
+                  status=status)
 
 
 def run_progress(request, pk: int):

@@ -44,6 +44,7 @@ __all__ = [
 # directory formats, then the specific JSON shapes.
 DETECTION_ORDER = ["jsonl", "mlagentbench", "mlebench_run", "inspect", "aide", "sweagent", "openhands"]
 VALID_KINDS = frozenset(StepKind.values)
+MAX_COUNT = 2**63 - 1  # Run.tokens_in and tokens_out are 64-bit
 
 
 _NOT_YET = object()
@@ -142,6 +143,11 @@ def _update_run(run: Run, parsed: ParsedTrajectory, count: int) -> None:
         "duration_s": meta.duration_s,
         "started_at": meta.started_at,
     }
+    for name in ("tokens_in", "tokens_out"):
+        if known[name] is not None and not 0 <= known[name] <= MAX_COUNT:
+            run.import_warnings.append(f"the trajectory's {name} total ({known[name]:.3g}) is not a count "
+                                       "between 0 and 2^63; not recorded")
+            known[name] = None
     for name, value in known.items():
         if value is not None:
             setattr(run, name, value)

@@ -46,7 +46,8 @@ class JsonlImporter(Importer):
     def read(self, path: Path) -> Iterator[ParsedTrajectory]:
         with open(path, "rb") as f:
             header = _header(f.readline(), path)
-        parsed = ParsedTrajectory(format=self.name, meta=meta_from_header(header), steps=iter(()))
+        parsed = ParsedTrajectory(format=self.name, meta=TrajectoryMeta(), steps=iter(()))
+        parsed.meta = meta_from_header(header, parsed)
         if header.get("version") != VERSION:
             parsed.warn(f"line 1: version {header.get('version')!r} is not {VERSION}; reading it as version {VERSION}")
         parsed.steps = _steps(path, parsed)
@@ -60,18 +61,32 @@ def _header(line: bytes, path: Path) -> dict:
         raise TrajectoryError(f"{path.name}: line 1 is not a JSON header: {exc}") from exc
     if not isinstance(header, dict) or header.get("format") != FORMAT:
         raise TrajectoryError(f"{path.name}: line 1 is not a {FORMAT} header")
+    for name, types in HEADER_TYPES.items():
+        value = header.get(name)
+        if value is not None and (not isinstance(value, types) or isinstance(value, bool)):
+            expected = " or ".join(t.__name__ for t in types)
+            raise TrajectoryError(f"{path.name}: line 1: {name!r} must be {expected}, not {type(value).__name__}")
     return header
 
 
-def meta_from_header(header: dict) -> TrajectoryMeta:
+# The header fields docs/trajectory.schema.json types (null is accepted for each: "not known").
+HEADER_TYPES: dict[str, tuple[type, ...]] = {
+    "task": (str,), "agent": (str,), "model": (str,), "started_at": (str,),
+    "tokens_in": (int, float), "tokens_out": (int, float),  # JSON readers give integers past 2^64 as floats
+    "cost_usd": (int, float), "duration_s": (int, float), "final_score": (int, float),
+    "sample_id": (str, int),
+}
+
+
+def meta_from_header(header: dict, parsed: ParsedTrajectory | None = None) -> TrajectoryMeta:
     known = {"format", "version", "task", "agent", "model", "started_at", "tokens_in", "tokens_out", "cost_usd",
              "duration_s", "final_score", "sample_id"}
     return TrajectoryMeta(
         task_name=str(header.get("task") or ""),
         agent=str(header.get("agent") or ""),
         model=str(header.get("model") or ""),
-        tokens_in=_int(header.get("tokens_in")),
-        tokens_out=_int(header.get("tokens_out")),
+        tokens_in=_count(header.get("tokens_in"), "line 1: tokens_in", parsed),
+        tokens_out=_count(header.get("tokens_out"), "line 1: tokens_out", parsed),
         cost_usd=to_float(header.get("cost_usd")),
         duration_s=to_float(header.get("duration_s")),
         started_at=parse_time(header.get("started_at")),
@@ -86,8 +101,21 @@ def _int(value: Any) -> int | None:
     return None if number is None else int(number)
 
 
+def _count(value: Any, where: str, parsed: ParsedTrajectory | None) -> int | None:
+    """A token count as a whole number the database can hold; anything beyond is dropped, with a warning."""
+    number = value if type(value) is int else _int(value)
+    if number is not None and not 0 <= number <= MAX_COUNT:
+        if parsed is not None:
+            parsed.warn(f"{where} = {number:.3g} is not a count between 0 and 2^63; not counted")
+        return None
+    return number
+
+
+MAX_COUNT = 2**63 - 1  # Run.tokens_in and tokens_out are 64-bit
+
+
 def _steps(path: Path, parsed: ParsedTrajectory) -> Iterator[StepData]:
-    totals = _Totals(parsed.meta)
+    totals = _Totals(parsed.meta, parsed)
     index = 0
     last_t = None
     decode, error = _decode_stored_line, msgspec.MsgspecError
@@ -117,7 +145,7 @@ def _steps(path: Path, parsed: ParsedTrajectory) -> Iterator[StepData]:
                 if step is None:
                     continue
             if step.kind == "llm":
-                totals.add(step)
+                totals.add(step, lineno)
             if step.t is not None:
                 last_t = step.t
             index += 1
@@ -225,19 +253,23 @@ def _str(value: Any) -> str:
 class _Totals:
     """Token and cost totals summed from llm steps when the header does not give them."""
 
-    def __init__(self, meta: TrajectoryMeta) -> None:
-        self.meta = meta
+    def __init__(self, meta: TrajectoryMeta, parsed: ParsedTrajectory) -> None:
+        self.meta, self.parsed = meta, parsed
         self.sum_tokens = meta.tokens_in is None and meta.tokens_out is None
         self.sum_cost = meta.cost_usd is None
 
-    def add(self, step: StepData) -> None:
+    def add(self, step: StepData, lineno: int) -> None:
         if step.kind != "llm":
             return
         d = step.data
         if self.sum_tokens:
-            tokens_in, tokens_out = d.get("tokens_in"), d.get("tokens_out")
-            self.meta.add_tokens(tokens_in if type(tokens_in) is int else _int(tokens_in),
-                                 tokens_out if type(tokens_out) is int else _int(tokens_out))
+            tokens_in = _count(d.get("tokens_in"), f"line {lineno}: tokens_in", self.parsed)
+            tokens_out = _count(d.get("tokens_out"), f"line {lineno}: tokens_out", self.parsed)
+            self.meta.add_tokens(tokens_in, tokens_out)
+            for name in ("tokens_in", "tokens_out"):
+                if (getattr(self.meta, name) or 0) > MAX_COUNT:
+                    self.parsed.warn(f"line {lineno}: the {name} total passes 2^63; not counted")
+                    setattr(self.meta, name, None)
         if self.sum_cost:
             cost = d.get("cost")
             self.meta.add_tokens(None, None, cost if type(cost) is float else to_float(cost))
