@@ -11,7 +11,6 @@ import uuid
 import pytest
 
 from runner.backends import SandboxSpec, StartFailed, get_backend
-from runner.backends.local import OUTPUT_LOG
 
 AGENT = """
 import json, os, sys
@@ -119,7 +118,7 @@ def test_agent_sees_the_layout_and_a_clean_environment(folders, monkeypatch):
     assert seen["cores"] == 1
     tail = sandbox.output_tail()
     assert "hello on stdout" in tail and "warning on stderr" in tail
-    assert tail == (work / "logs" / OUTPUT_LOG).read_text()
+    assert tail == (work / "logs" / "agent-output.log").read_text()
 
 
 def test_no_gpus_means_an_empty_cuda_visible_devices(folders):

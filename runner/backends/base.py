@@ -15,8 +15,11 @@ from __future__ import annotations
 
 import abc
 import math
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
+
+OUTPUT_LOG = "agent-output.log"  # the agent's stdout+stderr, kept in the host logs folder by every backend
 
 
 class BackendUnavailable(Exception):
@@ -80,6 +83,10 @@ class SandboxSpec:
         return self.workdir / "code"
 
     @property
+    def host_output_log(self) -> Path:
+        return self.host_logs_dir / OUTPUT_LOG
+
+    @property
     def core_count(self) -> int:
         """Whole cores the agent may use: ceil(cpus), at least 1."""
         return max(1, math.ceil(self.cpus))
@@ -96,6 +103,16 @@ def sandbox_env(spec: SandboxSpec, paths: SandboxPaths) -> dict[str, str]:
         "OMP_NUM_THREADS": threads, "OPENBLAS_NUM_THREADS": threads, "MKL_NUM_THREADS": threads,
         "MEDALBOARD_SANDBOX": spec.name,
     }
+
+
+def file_tail(path: Path, max_bytes: int) -> str:
+    """The last `max_bytes` of a log file as text ("" if there is none yet)."""
+    try:
+        with open(path, "rb") as log:
+            log.seek(max(0, log.seek(0, os.SEEK_END) - max_bytes))
+            return log.read().decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return ""
 
 
 class Sandbox(abc.ABC):

@@ -28,9 +28,8 @@ import sys
 import time
 from pathlib import Path
 
-from runner.backends.base import Backend, Sandbox, SandboxPaths, SandboxSpec, StartFailed, sandbox_env
+from runner.backends.base import Backend, Sandbox, SandboxPaths, SandboxSpec, StartFailed, file_tail, sandbox_env
 
-OUTPUT_LOG = "agent-output.log"
 POLL_INTERVAL_S = 0.05
 
 
@@ -56,7 +55,7 @@ class LocalBackend(Backend):
     def start(self, spec: SandboxSpec) -> LocalSandbox:
         for folder in (spec.host_submission_dir, spec.host_logs_dir, spec.host_code_dir, *_scratch_dirs(spec)):
             folder.mkdir(parents=True, exist_ok=True)
-        log = open(spec.host_logs_dir / OUTPUT_LOG, "ab")
+        log = open(spec.host_output_log, "ab")
         try:
             process = subprocess.Popen(
                 spec.command, cwd=spec.host_code_dir, env=self.environment(spec), stdin=subprocess.DEVNULL,
@@ -121,13 +120,7 @@ class LocalSandbox(Sandbox):
         self._log.close()
 
     def output_tail(self, max_bytes: int = 16_384) -> str:
-        path = self.spec.host_logs_dir / OUTPUT_LOG
-        try:
-            with open(path, "rb") as log:
-                log.seek(max(0, log.seek(0, os.SEEK_END) - max_bytes))
-                return log.read().decode("utf-8", errors="replace")
-        except FileNotFoundError:
-            return ""
+        return file_tail(self.spec.host_output_log, max_bytes)
 
     def _kill_rest(self) -> None:
         if self._group_alive():

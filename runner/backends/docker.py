@@ -1,0 +1,249 @@
+"""The Docker backend: one container per run, through the Docker SDK, with nothing the agent need not see.
+
+A container gets exactly five bind mounts: the competition's public data at /home/data and the
+agent tools at /opt/medalboard (read-only), and the run's submission, logs and code folders
+(writable). Never the private answers, never the project. Besides:
+
+- network `none`, unless the spec names an egress network (then that network, and only it);
+- device requests for exactly the assigned GPU indices (the container sees them as 0..n-1);
+- CPU (nano_cpus), memory with no extra swap, shm and pids limits; a read-only root filesystem with a
+  tmpfs /tmp (HOME and TMPDIR); all capabilities dropped; no-new-privileges; an init process
+  (docker-init) as PID 1 that forwards SIGTERM and reaps zombies;
+- a non-root user: the runner's own uid:gid, or AGENT_UID (1000) when the runner is root, in which
+  case the writable folders are handed to that uid first.
+
+stop() is `docker stop` (SIGTERM, SIGKILL after the grace); the files stay, since they are bind
+mounts. remove() first copies the container's output into logs/agent-output.log (where the local
+backend writes it too), then removes the container. Containers carry the label
+`medalboard.sandbox=1`, so remove_stale() finds what a dead runner left.
+
+No registry is reachable from a runner: images are only looked up locally and never pulled.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import docker
+import docker.errors
+import requests.exceptions
+from docker.types import DeviceRequest, Mount
+
+from runner.backends.base import (
+    Backend,
+    BackendUnavailable,
+    ImageNotFound,
+    Sandbox,
+    SandboxPaths,
+    SandboxSpec,
+    StartFailed,
+    file_tail,
+    sandbox_env,
+)
+
+LABEL = "medalboard.sandbox"
+AGENT_UID = 1000  # the `agent` user of the image runner/agent_image.py builds
+BUILD_HINT = "build it with `python manage.py build_agent_image --tag {image}`"
+PATHS = SandboxPaths(data="/home/data", submission="/home/submission", logs="/home/logs", code="/home/code",
+                     tools="/opt/medalboard")
+# Failures that mean "the daemon cannot be talked to", as opposed to an answer from it.
+CONNECTION_ERRORS = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ConnectionError)
+
+
+class DockerBackend(Backend):
+    name = "docker"
+
+    def __init__(self, client=None, *, runner_name: str = "") -> None:
+        self._client = client
+        self.runner_name = runner_name or os.uname().nodename
+
+    @property
+    def client(self):
+        if self._client is None:
+            with _daemon_errors():
+                self._client = docker.from_env()
+        return self._client
+
+    def check(self) -> None:
+        with _daemon_errors():
+            self.client.ping()
+
+    def image_exists(self, image: str) -> bool:
+        with _daemon_errors():
+            try:
+                self.client.images.get(image)
+            except docker.errors.ImageNotFound:
+                return False
+        return True
+
+    def paths(self, spec: SandboxSpec) -> SandboxPaths:
+        return PATHS
+
+    def start(self, spec: SandboxSpec) -> DockerSandbox:
+        if not self.image_exists(spec.image):  # create() would try to pull it from a registry
+            raise ImageNotFound(self._missing_image(spec.image))
+        self._prepare_folders(spec)
+        with _daemon_errors():
+            container = self._create(spec)
+            try:
+                container.start()
+            except docker.errors.APIError as exc:
+                container.remove(force=True)
+                raise StartFailed(f"sandbox {spec.name} could not start {spec.command[:1]!r}: {_explain(exc)}") from exc
+        return DockerSandbox(spec, container)
+
+    def container_kwargs(self, spec: SandboxSpec) -> dict:
+        """Everything given to containers.create for `spec` (also what the tests pin)."""
+        kwargs = dict(
+            image=spec.image, command=list(spec.command), name=spec.name, detach=True,
+            labels={LABEL: "1", "medalboard.runner": self.runner_name},
+            environment={**sandbox_env(spec, PATHS), "HOME": "/tmp", "TMPDIR": "/tmp"},
+            working_dir=PATHS.code, user=_sandbox_user(), mounts=_mounts(spec),
+            nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory_bytes, memswap_limit=spec.memory_bytes,
+            shm_size=spec.shm_bytes, pids_limit=spec.pids_limit,
+            read_only=True, tmpfs={"/tmp": f"rw,nosuid,nodev,size={spec.memory_bytes},mode=1777"},
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], init=True,
+        )
+        if spec.network:
+            kwargs["network"] = spec.network
+        else:
+            kwargs["network_mode"] = "none"
+        if spec.gpus:
+            kwargs["device_requests"] = [DeviceRequest(device_ids=[str(i) for i in spec.gpus], capabilities=[["gpu"]])]
+        return kwargs
+
+    def remove_stale(self, prefix: str = "medalboard-") -> int:
+        with _daemon_errors():
+            stale = [c for c in self.client.containers.list(all=True, filters={"label": f"{LABEL}=1"})
+                     if c.name.startswith(prefix)]
+            for container in stale:
+                _remove(container)
+        return len(stale)
+
+    def _create(self, spec: SandboxSpec):
+        try:
+            return self.client.containers.create(**self.container_kwargs(spec))
+        except docker.errors.ImageNotFound as exc:
+            raise ImageNotFound(self._missing_image(spec.image)) from exc
+        except docker.errors.NotFound as exc:  # e.g. the egress network does not exist
+            raise StartFailed(f"sandbox {spec.name}: {_explain(exc)}") from exc
+        except docker.errors.APIError as exc:
+            if exc.status_code != 409:
+                raise StartFailed(f"sandbox {spec.name}: {_explain(exc)}") from exc
+        # 409: a container of this very attempt is left over (the runner died after creating it)
+        _remove(self.client.containers.get(spec.name))
+        return self.client.containers.create(**self.container_kwargs(spec))
+
+    def _missing_image(self, image: str) -> str:
+        return f"image {image!r} does not exist on runner {self.runner_name}; " + BUILD_HINT.format(image=image)
+
+    @staticmethod
+    def _prepare_folders(spec: SandboxSpec) -> None:
+        for folder in (spec.data_dir, spec.tools_dir):
+            if not folder.is_dir():
+                raise StartFailed(f"sandbox {spec.name}: {folder} is not a folder")
+        for folder in (spec.host_submission_dir, spec.host_logs_dir, spec.host_code_dir):
+            folder.mkdir(parents=True, exist_ok=True)
+            if os.getuid() == 0:
+                os.chown(folder, AGENT_UID, AGENT_UID)
+
+
+class DockerSandbox(Sandbox):
+    def __init__(self, spec: SandboxSpec, container) -> None:
+        self.spec = spec
+        self._container = container
+        self._removed = False
+
+    @property
+    def id(self) -> str:
+        return self._container.id
+
+    def poll(self) -> int | None:
+        state = self._state()
+        if state["Status"] in ("exited", "dead"):
+            return int(state["ExitCode"])
+        return None
+
+    def stop(self, grace_s: float = 5.0) -> int | None:
+        with _daemon_errors():
+            self._container.stop(timeout=max(0, math.ceil(grace_s)))
+        return self.poll()
+
+    def remove(self) -> None:
+        if self._removed:
+            return
+        with _daemon_errors():
+            self._save_output()
+            _remove(self._container)
+        self._removed = True
+
+    def output_tail(self, max_bytes: int = 16_384) -> str:
+        if self._removed:
+            return file_tail(self.spec.host_output_log, max_bytes)
+        with _daemon_errors():
+            try:
+                data = self._container.logs(stdout=True, stderr=True, tail=max(100, max_bytes // 40))
+            except docker.errors.NotFound:
+                return file_tail(self.spec.host_output_log, max_bytes)
+        return data[-max_bytes:].decode("utf-8", errors="replace")
+
+    def _state(self) -> dict:
+        with _daemon_errors():
+            return self._container.client.api.inspect_container(self._container.id)["State"]
+
+    def _save_output(self) -> None:
+        try:
+            chunks = self._container.logs(stdout=True, stderr=True, stream=True)
+            with open(self.spec.host_output_log, "wb") as log:
+                for chunk in chunks:
+                    log.write(chunk)
+        except docker.errors.NotFound:
+            pass  # already gone: whatever was saved before stays
+
+
+def _mounts(spec: SandboxSpec) -> list[Mount]:
+    def bind(target: str, source, read_only: bool) -> Mount:
+        return Mount(target=target, source=str(source.resolve()), type="bind", read_only=read_only)
+
+    return [
+        bind(PATHS.data, spec.data_dir, True),
+        bind(PATHS.submission, spec.host_submission_dir, False),
+        bind(PATHS.logs, spec.host_logs_dir, False),
+        bind(PATHS.code, spec.host_code_dir, False),
+        bind(PATHS.tools, spec.tools_dir, True),
+    ]
+
+
+def _sandbox_user() -> str:
+    uid = os.getuid()
+    return f"{AGENT_UID}:{AGENT_UID}" if uid == 0 else f"{uid}:{os.getgid()}"
+
+
+def _remove(container) -> None:
+    try:
+        container.remove(force=True)
+    except docker.errors.NotFound:
+        pass
+    except docker.errors.APIError as exc:
+        if "already in progress" not in str(exc):
+            raise
+
+
+def _explain(exc: docker.errors.APIError) -> str:
+    return str(exc.explanation or exc)
+
+
+class _daemon_errors:
+    """Turn 'cannot talk to the daemon' into BackendUnavailable with where it was looked for."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, exc, traceback):
+        if exc is None or isinstance(exc, (docker.errors.APIError, BackendUnavailable)):
+            return False
+        if isinstance(exc, (*CONNECTION_ERRORS, docker.errors.DockerException)):
+            where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
+            raise BackendUnavailable(f"Docker daemon not reachable at {where}: {exc}") from exc
+        return False
