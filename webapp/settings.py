@@ -169,6 +169,8 @@ CATALOGUE_DIR = Path(os.environ.get("MEDALBOARD_CATALOGUE_DIR", BASE_DIR.parent 
 MAX_ACTIVE_JOBS_PER_USER = env_int("MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER", 3)  # runner.access
 SECRETS_KEY = os.environ.get("MEDALBOARD_SECRETS_KEY", "")  # runner.secrets: Fernet key for stored secrets
 MAX_UPLOAD_BYTES = env_int("MEDALBOARD_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
+# The Docker image the built-in agents run in; built locally by `manage.py build_agent_image`.
+MEDALBOARD_AGENT_IMAGE = os.environ.get("MEDALBOARD_AGENT_IMAGE") or "medalboard-agent:bookworm"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 

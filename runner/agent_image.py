@@ -1,0 +1,206 @@
+"""The agent base image: a Debian root filesystem made with debootstrap, turned into an image.
+
+No image registry is reachable from a runner, so the image is built on the machine itself from
+Debian's own packages: `debootstrap --variant=minbase` with python3 and Debian's numpy, pandas,
+scipy and scikit-learn, then `tar | docker import`. The package mirror and suite are read from the
+machine's own apt configuration (one-line `.list` files and deb822 `.sources` files), never written
+into the code, so the build uses whatever mirror (or snapshot, or proxy) the machine already trusts.
+
+    python manage.py build_agent_image [--tag medalboard-agent:bookworm] [--force]
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+APT_DIR = Path("/etc/apt")
+PACKAGES = (
+    "python3",
+    "python3-numpy",
+    "python3-pandas",
+    "python3-scipy",
+    "python3-sklearn",
+    "ca-certificates",  # an agent that opts into an egress network talks TLS to its LLM API
+)
+# The agent runs as this uid inside the container unless the runner itself is not root (then the
+# runner's own uid:gid, so files it writes into the bind mounts stay the runner's).
+AGENT_UID = 1000
+IMAGE_LABEL = "medalboard.agent-image"
+
+
+class ImageBuildError(Exception):
+    """The image could not be built; the message says which step failed and how."""
+
+
+@dataclass(frozen=True)
+class AptSource:
+    uri: str
+    suite: str
+    components: tuple[str, ...]
+    signed_by: str = ""
+
+
+def read_apt_sources(apt_dir: Path = APT_DIR) -> list[AptSource]:
+    """Every enabled binary (`deb`) source of the machine, in apt's reading order."""
+    files = [apt_dir / "sources.list"] if (apt_dir / "sources.list").is_file() else []
+    parts = apt_dir / "sources.list.d"
+    if parts.is_dir():
+        files += sorted(p for p in parts.iterdir() if p.suffix in (".list", ".sources") and p.is_file())
+    sources: list[AptSource] = []
+    for path in files:
+        text = path.read_text(errors="replace")
+        sources += _deb822_sources(text) if path.suffix == ".sources" else _one_line_sources(text)
+    return sources
+
+
+def _one_line_sources(text: str) -> list[AptSource]:
+    sources = []
+    for line in text.splitlines():
+        words = line.split("#", 1)[0].split()
+        if len(words) < 3 or words[0] != "deb":
+            continue
+        words = words[1:]
+        options = ""
+        if words[0].startswith("["):  # deb [signed-by=... arch=...] URI SUITE COMPONENTS
+            while words and not words[0].endswith("]"):
+                options += " " + words.pop(0)
+            options += " " + words.pop(0)
+        if len(words) >= 2:
+            signed = [o.split("=", 1)[1] for o in options.strip("[] ").split() if o.startswith("signed-by=")]
+            sources.append(AptSource(words[0], words[1], tuple(words[2:]), signed[0] if signed else ""))
+    return sources
+
+
+def _deb822_sources(text: str) -> list[AptSource]:
+    sources = []
+    for stanza in _deb822_stanzas(text):
+        if "deb" not in stanza.get("types", "").split() or stanza.get("enabled", "yes").lower() == "no":
+            continue
+        for uri in stanza.get("uris", "").split():
+            for suite in stanza.get("suites", "").split():
+                components = tuple(stanza.get("components", "").split())
+                sources.append(AptSource(uri, suite, components, stanza.get("signed-by", "").strip()))
+    return sources
+
+
+def _deb822_stanzas(text: str) -> list[dict[str, str]]:
+    stanzas, current, key = [], {}, None
+    for line in text.splitlines() + [""]:
+        if line.startswith("#"):
+            continue
+        if not line.strip():
+            if current:
+                stanzas.append(current)
+            current, key = {}, None
+        elif line[0] in " \t" and key:  # a continuation line (e.g. an inline Signed-By key)
+            current[key] += "\n" + line.strip()
+        elif ":" in line:
+            key, value = line.split(":", 1)
+            key = key.strip().lower()
+            current[key] = value.strip()
+    return stanzas
+
+
+def base_source(sources: list[AptSource]) -> AptSource:
+    """The machine's main Debian source: the first suite that is not -updates, -security, ... ."""
+    for source in sources:
+        if "-" not in source.suite and "/" not in source.suite and source.uri.startswith(("http", "file:")):
+            return source
+    raise ImageBuildError(
+        "no base Debian suite found in /etc/apt/sources.list or /etc/apt/sources.list.d/ "
+        "(need e.g. 'deb http://MIRROR/debian bookworm main')"
+    )
+
+
+def image_exists(image: str) -> bool:
+    from runner.backends.docker import DockerBackend
+
+    return DockerBackend().image_exists(image)
+
+
+def build(*, tag: str, force: bool = False, apt_dir: Path = APT_DIR, log=print) -> dict:
+    """Build the agent image `tag` unless it exists (or `force`); returns what was done and measured."""
+    if not force and image_exists(tag):
+        log(f"{tag} already exists; use --force to rebuild")
+        return {"tag": tag, "built": False}
+    for tool in ("debootstrap", "tar", "docker"):
+        if shutil.which(tool) is None:
+            raise ImageBuildError(f"{tool} is not installed (apt-get install debootstrap docker.io)")
+    source = base_source(read_apt_sources(apt_dir))
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="medalboard-rootfs-", dir="/var/tmp") as scratch:
+        rootfs = Path(scratch) / "rootfs"
+        _debootstrap(source, rootfs, log)
+        _finish_rootfs(rootfs)
+        _docker_import(rootfs, tag, source, log)
+    seconds = time.monotonic() - started
+    size = _image_size(tag)
+    log(f"built {tag} from {source.uri} {source.suite} in {seconds:.0f} s; image size {size / 1e6:.0f} MB")
+    return {"tag": tag, "built": True, "seconds": round(seconds, 1), "size_bytes": size, "mirror": source.uri,
+            "suite": source.suite}
+
+
+def _debootstrap(source: AptSource, rootfs: Path, log) -> None:
+    command = ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", "--components=main"]
+    if source.signed_by and Path(source.signed_by).is_file():
+        command.append(f"--keyring={source.signed_by}")
+    command += [source.suite, str(rootfs), source.uri]
+    log("running: " + " ".join(command))
+    _run(command, "debootstrap")
+
+
+def _finish_rootfs(rootfs: Path) -> None:
+    """Drop caches and docs; add the unprivileged `agent` user the container runs as."""
+    for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info"):
+        target = rootfs / junk
+        if target.is_dir():
+            for child in target.iterdir():
+                if child.is_dir() and not child.is_symlink():
+                    shutil.rmtree(child)
+                elif child.name != "lock":
+                    child.unlink()
+    with open(rootfs / "etc/passwd", "a") as passwd:
+        passwd.write(f"agent:x:{AGENT_UID}:{AGENT_UID}:Medalboard agent:/tmp:/bin/sh\n")
+    with open(rootfs / "etc/group", "a") as group:
+        group.write(f"agent:x:{AGENT_UID}:\n")
+    for folder in ("home/data", "home/submission", "home/logs", "home/code", "opt/medalboard"):
+        (rootfs / folder).mkdir(parents=True, exist_ok=True)
+
+
+def _docker_import(rootfs: Path, tag: str, source: AptSource, log) -> None:
+    changes = [
+        "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+        "ENV LANG=C.UTF-8",
+        "ENV HOME=/tmp",
+        "ENV PYTHONDONTWRITEBYTECODE=1",
+        "WORKDIR /home/code",
+        f"LABEL {IMAGE_LABEL}=1 medalboard.apt-source=\"{source.uri} {source.suite}\"",
+        'CMD ["python3"]',
+    ]
+    command = ["docker", "import"] + [arg for change in changes for arg in ("--change", change)] + ["-", tag]
+    log(f"importing the root filesystem as {tag}")
+    tar = subprocess.Popen(["tar", "-C", str(rootfs), "--numeric-owner", "-cf", "-", "."], stdout=subprocess.PIPE)
+    try:
+        _run(command, "docker import", stdin=tar.stdout)
+    finally:
+        tar.stdout.close()
+        if tar.wait() != 0:
+            raise ImageBuildError(f"tar of {rootfs} failed with exit code {tar.returncode}")
+
+
+def _run(command: list[str], step: str, stdin=None) -> None:
+    result = subprocess.run(command, stdin=stdin, capture_output=True, text=True)
+    if result.returncode != 0:
+        tail = (result.stderr or result.stdout)[-2000:]
+        raise ImageBuildError(f"{step} failed with exit code {result.returncode}:\n{tail}")
+
+
+def _image_size(tag: str) -> int:
+    import docker
+
+    return int(docker.from_env().images.get(tag).attrs.get("Size", 0))
