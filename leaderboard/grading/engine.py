@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 from django.core.exceptions import ObjectDoesNotExist
 
-from . import answers_cache, pandas_values, reading, validation
+from . import answers_cache, divergences, pandas_values, reading, validation
 from .align import align
 from .report import GradingReport
 from .specs import GraderSpec, Values, grader_for
@@ -76,6 +76,7 @@ def _score_into(report: GradingReport, competition: Competition, spec: GraderSpe
         score, notes = score_files(spec, submission, answers)
     except SubmissionError as exc:
         report.error = f"invalid submission: {exc}"
+        report.notes.extend(exc.notes)
         return report
     except AnswersError as exc:
         report.grading_available = False
@@ -89,6 +90,7 @@ def _score_into(report: GradingReport, competition: Competition, spec: GraderSpe
     report.notes.extend(notes)
     if not math.isfinite(score):
         report.error = "the metric is undefined for this submission (it evaluated to NaN)"
+        report.notes.extend([divergences.UNDEFINED_SCORE_NOTE] if math.isnan(score) else [])
         return report
     human = list(competition.human_scores.values_list("score", flat=True))
     report.set_score(score, competition.thresholds(), human)
@@ -106,7 +108,12 @@ def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[floa
     validation.check_not_empty(len(sub))
     validation.check_id_values(sub[spec.id_column].to_numpy(dtype=object), spec.id_column)
     _check_values(spec, sub, sub_targets)
-    aligned = align(spec, sub, ans, _taker(spec, targets, sub_targets))
+    take = _taker(spec, targets, sub_targets)
+    try:
+        aligned = align(spec, sub, ans, take)
+    except SubmissionError as exc:
+        exc.notes = tuple(divergences.when_rejected(spec, sub, ans, take))
+        raise
     y_true, y_pred = _drop_unscored(spec, aligned.y_true, aligned.y_pred, ans)
     if spec.values == Values.LABEL:
         y_true, y_pred, note = pandas_values.comparable(y_true, y_pred)
@@ -114,12 +121,19 @@ def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[floa
     if spec.positional_columns and sub_targets != targets:
         aligned.notes.append(f"the prediction columns {sub_targets} were scored by position as {targets}; "
                              "a grader that matches columns by name would score them differently")
-    if spec.context_columns:
-        context = ans[list(spec.context_columns)].to_numpy(dtype=object)
-        context = context if aligned.answers_order is None else context[aligned.answers_order]
-        context = context[:, 0] if len(spec.context_columns) == 1 else context
-        return spec.metric_info.fn(y_true, y_pred, context), aligned.notes
-    return spec.metric_info.fn(y_true, y_pred), aligned.notes
+    context = _context(spec, ans, aligned.answers_order)
+    score = spec.metric_info.fn(y_true, y_pred, *([] if context is None else [context]))
+    graded = divergences.Graded(spec, score, sub, ans, take, y_true, y_pred, context)
+    return score, [*aligned.notes, *divergences.notes_for(graded)]
+
+
+def _context(spec: GraderSpec, ans: pd.DataFrame, answers_order: np.ndarray | None) -> np.ndarray | None:
+    """The answers' context columns, row for row with y_true (1-D for one column); None without any."""
+    if not spec.context_columns:
+        return None
+    context = ans[list(spec.context_columns)].to_numpy(dtype=object)
+    context = context if answers_order is None else context[answers_order]
+    return context[:, 0] if len(spec.context_columns) == 1 else context
 
 
 def _answers(read: Callable):

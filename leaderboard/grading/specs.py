@@ -185,14 +185,16 @@ OTHERS: tuple[GraderSpec, ...] = (
     _checked("petfinder-pawpularity-score", "rmse", "Id", "Pawpularity", Values.NUMBER,
              "Like MLE-bench, every Pawpularity must lie in [1, 100]; a submission with one outside is invalid.",
              value_range=(1, 100)),
-    _checked("us-patent-phrase-to-phrase-matching", "pearson", "id", "score", Values.NUMBER),
+    _checked("us-patent-phrase-to-phrase-matching", "pearson", "id", "score", Values.NUMBER,
+             "A constant score column makes Pearson's r undefined: MLE-bench prints nan and calls the submission "
+             "valid; this grader reports the metric as undefined."),
     _checked("statoil-iceberg-classifier-challenge", "log-loss", "id", "is_iceberg", Values.PROBABILITY),
     _checked("invasive-species-monitoring", "roc-auc", "name", "invasive", Values.PROBABILITY),
     _checked("predict-volcanic-eruptions-ingv-oe", "mle-bench-rounded-mae", "segment_id", "time_to_eruption",
              Values.NUMBER,
              "Like MLE-bench, the score is the MAE rounded to a whole number (Python's round: halves to even).",
              "MLE-bench merges the submission into the answers on segment_id, so a repeated segment_id is scored "
-             "twice; this grader rejects it."),
+             "twice; this grader rejects it, and the report gives the number MLE-bench would print."),
     _checked("learning-agency-lab-automated-essay-scoring-2", "quadratic-weighted-kappa", "essay_id", "score",
              Values.INTEGER,
              "Scores must be whole numbers; MLE-bench would treat a fractional score such as 3.5 as a class of "
@@ -278,7 +280,11 @@ MLE_BENCH: tuple[GraderSpec, ...] = (
          Values.NUMBER, scored_rows_column="keep", required_columns=("deg_pH10", "deg_50C"),
          notes=("The config's grader.name says multi-class-log-loss, but MLE-bench's grade.py computes MCRMSE: the "
                 "mean over reactivity, deg_Mg_pH10 and deg_Mg_50C of the RMSE on the answers' rows marked keep. "
-                "deg_pH10 and deg_50C must be present but are not scored.",)),
+                "deg_pH10 and deg_50C must be present but are not scored.",
+                "MLE-bench applies the keep mask to its id-sorted submission by row position in the file, not by "
+                "id_seqpos: a submission whose rows are in another order than the answers is scored on the wrong "
+                "rows there. This grader matches rows by id_seqpos, and the report gives MLE-bench's number "
+                "when they differ.")),
     _mle("alaska2-image-steganalysis", "weighted-auc", "Id", ("Label",), Values.NUMBER,
          notes=("Weighted AUC as MLE-bench computes it: ROC area in the TPR bands [0, 0.4] and [0.4, 1], weighted "
                 "2 and 1, with a vertex interpolated at TPR 0.4. Label may be any number (a score).",)),
@@ -314,7 +320,10 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
          context_columns=("type",),
          notes=("The mean over the answers' coupling types of log(MAE), as MLE-bench computes it (lower is better). "
                 "MLE-bench merges the submission into the answers on id, so a repeated id would be scored twice; "
-                "this grader rejects it. A type predicted exactly has log(0): the score is then undefined.",)),
+                "this grader rejects it, and the report gives the number MLE-bench would print.",
+                "Each type's MAE is floored at 1e-9, as on Kaggle: a type predicted exactly scores log(1e-9) = "
+                "-20.72 rather than MLE-bench's log(0) = -inf, so a perfect submission is valid and earns gold; "
+                "the report then says MLE-bench would print -inf.")),
     _mle("hms-harmful-brain-activity-classification", "kl-divergence-of-votes", "eeg_id", HMS_VOTES,
          Values.PROBABILITY, rows_sum_to_one=True, row_sum_decimals=5, unique_ids=False,
          notes=("Kaggle's KL divergence, as MLE-bench computes it: the answers' expert votes are divided by "

@@ -17,6 +17,8 @@ SHOW = 5  # offending rows/ids quoted per message
 class SubmissionError(Exception):
     """The submission is invalid; the message is safe to show (it never quotes answer values)."""
 
+    notes: tuple[str, ...] = ()  # e.g. the number MLE-bench would print for this file (divergences.when_rejected)
+
 
 def sample(items: Sequence, total: int | None = None) -> str:
     total = len(items) if total is None else total
