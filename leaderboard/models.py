@@ -221,7 +221,7 @@ class RunQuerySet(models.QuerySet):
             .only(
                 "id", "experiment_id", "competition_id", "seed", "status", "verification", "score",
                 "valid_submission", "gold_medal", "silver_medal", "bronze_medal", "above_median", "any_medal",
-                "cost_usd", "tokens_in", "tokens_out", "created_at",
+                "cost_usd", "tokens_in", "tokens_out", "created_at", "is_demo",
                 "experiment__id", "experiment__name", "experiment__hardware", "experiment__gpu_type",
                 "experiment__gpu_count", "experiment__time_limit_hours", "experiment__agent_id",
                 "experiment__model_id", "experiment__agent__id", "experiment__agent__name",
@@ -259,6 +259,8 @@ class Run(MedalFlags, models.Model):
         GRADING = "grading", "Grading"
         GRADED = "graded", "Graded"
         FAILED = "failed", "Failed"
+        # The site cannot grade it yet (no answers registered); the file's format passed its check.
+        WAITING = "waiting", "Waiting for answers"
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="runs")
     competition = models.ForeignKey(
@@ -305,6 +307,8 @@ class Run(MedalFlags, models.Model):
     trajectory_format = models.CharField(max_length=50, blank=True)
     import_warnings = models.JSONField(default=list, blank=True)
     notes = models.TextField(blank=True)
+    # Scored against synthetic answers (seed_demo): its medals say nothing about Kaggle's humans.
+    is_demo = models.BooleanField(default=False)
     content_hash = models.CharField(max_length=64, blank=True, db_index=True, help_text="Makes uploads idempotent")
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -325,6 +329,24 @@ class Run(MedalFlags, models.Model):
     def can_edit(self, user) -> bool:
         return user.is_authenticated and (user.is_staff or self.owner_id == user.pk)
 
+    @property
+    def state(self) -> str:
+        """What happened to the run, in words a reader can act on: a graded run without a file says
+        "no submission", a rejected file "invalid submission", never just "graded" and "none"."""
+        if self.status != Run.Status.GRADED:
+            return self.get_status_display().lower()
+        if self.score is None and not self.submission_exists:
+            return "no submission"
+        if self.score is None and self.competition_id is None:
+            return "not graded (task outside the catalogue)"
+        if not self.valid_submission:
+            return "invalid submission"
+        return "graded"
+
+    @property
+    def medal_label(self) -> str:
+        """The medal, or "–" where no valid score exists to earn one."""
+        return self.medals().label if self.score is not None else "–"
 
 
 class Artifact(models.Model):

@@ -173,8 +173,9 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     return render(request, "leaderboard/run_detail.html", {
         "run": run,
         "snapshots_figure": snapshots.run_figure(run),
-        "medal": run.medals().label,
         "can_edit": run.can_edit(request.user),
+        "thresholds": run.competition.thresholds() if run.competition else None,
+        "artifacts": list(run.artifacts.all()),
         "window": window(stored),
         "page_size": PAGE_SIZE,
         "kinds": [(k, label, stored.kind_counts.get(k, 0)) for k, label in StepKind.choices],

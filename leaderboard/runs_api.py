@@ -108,7 +108,10 @@ class RunOutputSerializer(serializers.Serializer):
     is_private = serializers.BooleanField()
     origin = serializers.CharField()
     verification = serializers.CharField()
+    demo = serializers.BooleanField(source="is_demo", help_text="Scored against synthetic demo answers (seed_demo)")
     status = serializers.CharField()
+    state = serializers.CharField(help_text="What happened, in words: graded, no submission, invalid submission, "
+                                            "waiting for answers, ...")
     score = serializers.FloatField(allow_null=True)
     submission_exists = serializers.BooleanField()
     valid_submission = serializers.BooleanField()
@@ -224,6 +227,7 @@ class LeaderboardRowSerializer(serializers.Serializer):
     n_runs_in_split = serializers.IntegerField()
     n_competitions = serializers.IntegerField()
     verification = serializers.CharField()
+    demo = serializers.BooleanField(help_text="Some runs were scored against synthetic demo answers (seed_demo)")
     any_medal_pct = serializers.FloatField(allow_null=True)
     any_medal_sem = serializers.FloatField(allow_null=True)
     gold_medal_pct = serializers.FloatField(allow_null=True)

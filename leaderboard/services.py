@@ -592,6 +592,8 @@ def copy_outcome(target, report, competition: Competition | None) -> bool:
 def store_report(run: Run, report) -> None:
     available = copy_outcome(run, report, run.competition)
     run.status = Run.Status.GRADED if available else Run.Status.FAILED
+    if getattr(report, "awaiting_answers", False):
+        run.status = Run.Status.WAITING
     if available:
         run.verification = Run.Verification.VERIFIED
     run.save()

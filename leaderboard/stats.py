@@ -85,10 +85,16 @@ class ExperimentStats:
     cost_usd: float | None = None  # mean per counted run, where known
     tokens: float | None = None  # mean tokens in + out per counted run, where known
     verified: bool = False  # every counted run (or, with none counted yet, every run) was graded here
+    demo: bool = False  # some of those runs were scored against seed_demo's synthetic answers
 
     @property
     def n_seeds(self) -> int:
         return len(self.seeds)
+
+    @property
+    def most_in_a_seed(self) -> int:
+        """How close the nearest incomplete seed is: its number of competitions with a run."""
+        return max(self.incomplete_seeds.values(), default=0)
 
     def row(self) -> dict:
         """A flat dict for the JSON/CSV exports and the table."""
@@ -98,7 +104,7 @@ class ExperimentStats:
             "time_limit_hours": e.time_limit_hours, "n_seeds": self.n_seeds, "n_runs": self.n_runs,
             "n_runs_in_split": self.n_runs_in_split,
             "n_competitions": self.n_competitions,
-            "verification": "verified" if self.verified else "self_reported",
+            "verification": "verified" if self.verified else "self_reported", "demo": self.demo,
         }
         for key, estimate in self.metrics.items():
             row[f"{key}_pct"], row[f"{key}_sem"] = _round(estimate.mean), _round(estimate.sem)
@@ -109,6 +115,7 @@ class ExperimentStats:
 
 
 def _round(value: float | None) -> float | None:
+    """The one rounding of a figure (2 decimals, as MLE-bench's README); pages show it as it is."""
     return None if value is None else round(value, 2)
 
 
@@ -150,6 +157,7 @@ def experiment_stats(
     stats.n_runs_in_split = sum(len(by_competition) for by_competition in grid.values())
     shown = counted or [run for by_competition in grid.values() for run in by_competition.values()]
     stats.verified = bool(shown) and all(r.verification == Run.Verification.VERIFIED for r in shown)
+    stats.demo = any(r.is_demo for r in shown)
     stats.cost_usd = _mean_known(r.cost_usd for r in counted)
     stats.tokens = _mean_known(
         (r.tokens_in or 0) + (r.tokens_out or 0) if r.tokens_in is not None or r.tokens_out is not None else None

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from leaderboard import replay, views
+from leaderboard import replay, run_files, views
 
 urlpatterns = [
     path("", views.leaderboard, name="home"),
@@ -9,6 +9,8 @@ urlpatterns = [
     path("runs/<int:pk>/", replay.run_detail, name="run-detail"),
     path("runs/<int:pk>/steps/", replay.run_steps_window, name="run-steps-window"),
     path("runs/<int:pk>/trajectory.jsonl", replay.run_trajectory_download, name="run-trajectory"),
+    path("runs/<int:pk>/files/<int:artifact_id>/", run_files.artifact_download, name="run-artifact"),
+    path("runs/<int:pk>/grading-report.json", run_files.report_download, name="run-report"),
     path("compare/", replay.compare, name="compare"),
     path("compare/experiments/", views.compare_experiments, name="compare-experiments"),
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment-detail"),

@@ -13,7 +13,7 @@ from rest_framework.authtoken.models import Token
 from leaderboard import paired, published, services, stats
 from leaderboard.charts import cost_frontier_figure, human_leaderboard_figure, pass_at_k_figure
 from leaderboard.forms import RunEditForm, SignupForm, UploadRunForm
-from leaderboard.grading import grader_for, grading_available
+from leaderboard.grading import format_check, grader_for, grading_available
 from leaderboard.models import Competition, Experiment, Run, Split
 from leaderboard.runs_api import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv
 
@@ -27,8 +27,10 @@ def competition_list(request):
     if query:
         competitions = competitions.filter(Q(slug__icontains=query) | Q(name__icontains=query))
     competitions = list(competitions)
+    with_answers = format_check.competitions_with_answers()
     for competition in competitions:
         competition.grading_available = grading_available(competition.slug)
+        competition.answers_registered = competition.pk in with_answers
     return render(request, "leaderboard/competition_list.html", {
         "competitions": competitions,
         "splits": Split.objects.all(),
@@ -47,6 +49,7 @@ def competition_detail(request, slug: str):
     return render(request, "leaderboard/competition_detail.html", {
         "competition": competition,
         "grader": grader_for(competition.slug),
+        "answers_registered": format_check.answers_file(competition) is not None,
         "thresholds": thresholds,
         "figure": figure,
     })
@@ -98,8 +101,9 @@ def run_progress(request, pk: int):
 def run_status(request, pk: int):
     run = get_object_or_404(Run.objects.visible_to(request.user), pk=pk)
     return JsonResponse({
-        "id": run.pk, "status": run.status, "done": run.status in (Run.Status.GRADED, Run.Status.FAILED),
-        "score": run.score, "medal": run.medals().label, "any_medal": run.any_medal,
+        "id": run.pk, "status": run.status, "state": run.state,
+        "done": run.status in (Run.Status.GRADED, Run.Status.FAILED, Run.Status.WAITING),
+        "score": run.score, "medal": run.medal_label, "any_medal": run.any_medal,
         "valid_submission": run.valid_submission, "grading_error": run.grading_error, "url": _run_url(run),
     })
 
@@ -179,7 +183,7 @@ def leaderboard(request):
     front = stats.pareto_front([(r["cost_usd"], r["any_medal_pct"]) for r in priced])
     return render(request, "leaderboard/leaderboard.html", {
         "rows": rows, "split": split, "params": params, "split_choices": stats.split_choices(),
-        "has_demo": any("DEMO" in row["agent"] for row in rows),
+        "has_demo": any(row["demo"] for row in rows),
         "cost_figure": cost_frontier_figure(priced, front) if len(priced) >= 2 else None,
         "metrics": stats.METRICS, "published": published.published_results(params["split"]),
         "research": stats.research_results(stats.research_runs(request.user)),
@@ -215,6 +219,7 @@ def experiment_detail(request, pk: int):
     ])
     return render(request, "leaderboard/experiment.html", {
         "experiment": experiment, "summaries": summaries, "seeds": seeds, "rows": rows,
+        "has_demo_runs": any(r.is_demo for r in runs), "n_value_columns": len(stats.METRICS) + len(ks),
         "research": research, "metrics": stats.METRICS, "n_runs": len(runs), "ks": ks,
         "pass_at_k_figure": pass_at_k_figure(curves) if curves else None,
         "others": Experiment.objects.filter(runs__in=Run.objects.visible_to(request.user))

@@ -43,10 +43,37 @@ def test_grade_with_registered_answers(catalogue, files):
     assert _grade("spooky-author-identification", str(files / "sub.csv"))["valid_submission"] is True
 
 
-def test_grade_reports_an_invalid_file_as_json(catalogue, files):
+def _failing_grade(*args) -> tuple[dict, CommandError]:
+    out = StringIO()
+    with pytest.raises(CommandError) as failure:
+        call_command("grade", *args, stdout=out)
+    return json.loads(out.getvalue()), failure.value
+
+
+def test_grade_reports_an_invalid_file_as_json_and_fails(catalogue, files):
     (files / "bad.csv").write_text("id,EAP\nid00001,1\n")
-    report = _grade("spooky-author-identification", str(files / "bad.csv"), "--answers", str(files / "answers.csv"))
+    report, error = _failing_grade("spooky-author-identification", str(files / "bad.csv"),
+                                   "--answers", str(files / "answers.csv"))
     assert report["valid_submission"] is False and "missing column(s) 'HPL', 'MWS'" in report["error"]
+    assert error.returncode == 1 and "missing column(s)" in str(error)
+
+
+def test_a_missing_file_exits_non_zero_with_the_report(catalogue, files):
+    report, error = _failing_grade("spooky-author-identification", str(files / "absent.csv"),
+                                   "--answers", str(files / "answers.csv"))
+    assert report["submission_exists"] is False and report["error"] == "no submission file"
+    assert error.returncode == 1
+
+
+def test_the_process_exit_status_is_non_zero(catalogue, files, capsys):
+    """As a shell runs it (manage.py's argv path): JSON on stdout, exit status 1."""
+    from django.core.management import execute_from_command_line
+
+    with pytest.raises(SystemExit) as exit_:
+        execute_from_command_line(["manage.py", "grade", "spooky-author-identification", str(files / "absent.csv"),
+                                   "--answers", str(files / "answers.csv")])
+    assert exit_.value.code == 1
+    assert json.loads(capsys.readouterr().out)["error"] == "no submission file"
 
 
 def test_unknown_competition_is_a_command_error(catalogue, files):

@@ -74,11 +74,13 @@ def test_header_shows_run_facts(client, catalogue):
         assert text in html, text
 
 
-def test_header_shows_grading_error_and_invalid_submission(client, run):
+def test_header_shows_grading_error_and_invalid_submission(client, run, catalogue):
     run.grading_error, run.submission_exists = "submission.csv has 3 columns, expected 2", True
+    run.status, run.competition = Run.Status.GRADED, catalogue.get(slug="spaceship-titanic")
     run.save()
     html = get_page(client, run).content.decode()
-    assert "invalid submission" in html and "expected 2" in html and 'class="medal none"' in html
+    assert '<span class="state state-graded">invalid submission</span>' in html and "expected 2" in html
+    assert 'class="medal none"' not in html  # no medal where no valid score exists
     assert "Self-reported" in html
 
 
@@ -177,5 +179,5 @@ def test_html_size_and_queries_do_not_grow_with_length(client, db):
 
 def test_query_count_is_pinned(client, run, django_assert_num_queries):
     add_steps(run, KIND_SPECS * 40)
-    with django_assert_num_queries(4):  # run + kind counts + one window of steps + graded snapshots
+    with django_assert_num_queries(5):  # run + kind counts + one window of steps + graded snapshots + files
         get_page(client, run)

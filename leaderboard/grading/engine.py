@@ -11,9 +11,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 import pandas as pd
-from django.core.exceptions import ObjectDoesNotExist
 
-from . import answers_cache, divergences, pandas_values, reading, validation
+from . import answers_cache, divergences, format_check, pandas_values, reading, validation
 from .align import align
 from .report import GradingReport
 from .specs import GraderSpec, Values, grader_for
@@ -43,12 +42,26 @@ def grade_submission(competition: Competition, submission_path: Path | None,
         report.error = "no submission file"
         return report
     report.submission_exists = True
-    answers = Path(answers_path) if answers_path else _registered_answers(competition)
+    answers = Path(answers_path) if answers_path else format_check.answers_file(competition)
     if answers is None:
-        report.grading_available = False  # nothing was judged: the run stays unverified
-        report.error = f"answers not registered for {competition.slug}: ask an administrator to register them"
-        return report
+        return _await_answers(report, competition, spec, Path(submission_path))
     return _score_into(report, competition, spec, Path(submission_path), answers)
+
+
+def _await_answers(report: GradingReport, competition: Competition, spec: GraderSpec,
+                   submission: Path) -> GradingReport:
+    """No answers here yet: a bad file is still invalid now; a good one waits to be scored."""
+    try:
+        checked = format_check.check_format(spec, submission, format_check.sample_submission(competition))
+    except SubmissionError as exc:
+        report.error = f"invalid submission: {exc}"
+        return report
+    report.grading_available = False  # nothing was scored: the run stays unverified
+    report.awaiting_answers = True
+    report.notes.append(f"format checked against {checked}")
+    report.error = (f"waiting for answers: this site has no answers registered for {competition.slug} yet, "
+                    "so the run is graded when an administrator registers them (manage.py regrade)")
+    return report
 
 
 def _new_report(competition: Competition, spec: GraderSpec | None) -> GradingReport:
@@ -60,14 +73,6 @@ def _new_report(competition: Competition, spec: GraderSpec | None) -> GradingRep
         if competition.has_human_baseline and bool(competition.is_lower_better) != spec.lower_is_better:
             report.notes.append("the human leaderboard's direction disagrees with the metric's")
     return report
-
-
-def _registered_answers(competition: Competition) -> Path | None:
-    try:
-        path = competition.answers.answers_path
-    except ObjectDoesNotExist:
-        return None
-    return Path(path) if path else None
 
 
 def _score_into(report: GradingReport, competition: Competition, spec: GraderSpec, submission: Path,

@@ -30,6 +30,7 @@ class GradingReport:
     error: str | None = None
     notes: list[str] = field(default_factory=list)
     grading_available: bool = True  # False: nothing was judged (no grader, answers missing or unreadable)
+    awaiting_answers: bool = False  # True: the file's format passed; the answers are not registered yet
     metric: str | None = None
 
     def set_thresholds(self, thresholds: medals.Thresholds | None) -> None:

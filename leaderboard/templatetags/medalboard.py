@@ -1,6 +1,11 @@
+import html
+import re
+from urllib.parse import urlsplit
+
 import markdown as markdown_lib
 import nh3
 from django import template
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 
 register = template.Library()
@@ -15,8 +20,27 @@ _ALLOWED_TAGS = {
 
 @register.filter
 def render_markdown(text: str) -> str:
-    html = markdown_lib.markdown(text or "", extensions=["tables", "fenced_code", "sane_lists"])
-    return mark_safe(nh3.clean(html, tags=_ALLOWED_TAGS, url_schemes={"http", "https", "mailto"}))
+    rendered = markdown_lib.markdown(text or "", extensions=["tables", "fenced_code", "sane_lists"])
+    clean = nh3.clean(rendered, tags=_ALLOWED_TAGS, url_schemes={"http", "https", "mailto"})
+    return mark_safe(_IMG.sub(_image_link, clean))
+
+
+# nh3's output quotes every attribute with " and escapes the values, so these patterns are exact.
+_IMG = re.compile(r"<img\b[^>]*>")
+_ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
+
+
+def _image_link(match: re.Match) -> str:
+    """An image on another host becomes a link to it: a reader's browser contacts that host only
+    when the reader asks. (Images on this site, relative URLs, stay images.)"""
+    attributes = {name: html.unescape(value) for name, value in _ATTRIBUTE.findall(match.group(0))}
+    src = attributes.get("src", "")
+    host = urlsplit(src).hostname
+    if not host:
+        return match.group(0)
+    label = attributes.get("alt") or attributes.get("title") or "image"
+    return format_html('<a class="external-image" href="{}" rel="noopener noreferrer nofollow" target="_blank" '
+                       'title="opens {}">[{}: load image from {}]</a>', src, src, label, host)
 
 
 @register.filter

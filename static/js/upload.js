@@ -33,11 +33,11 @@
       const response = await fetch(progress.dataset.statusUrl, {headers: {Accept: "application/json"}});
       if (response.ok) {
         const data = await response.json();
-        statusEl.textContent = data.status;
+        statusEl.textContent = data.state;
         statusEl.dataset.status = data.status;
         if (data.done) {
-          resultEl.textContent = data.status === "failed" ? "Grading failed: " + data.grading_error
-            : "Graded: score " + data.score + ", medal: " + data.medal;
+          resultEl.textContent = data.state === "graded" ? "Graded: score " + data.score + ", medal: " + data.medal
+            : data.state + ": " + data.grading_error;
           window.location.assign(data.url || progress.dataset.runUrl);
           return;
         }

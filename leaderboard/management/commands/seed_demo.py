@@ -103,6 +103,8 @@ class Command(BaseCommand):
             submission=ContentFile(csv_text.encode(), name="submission.csv"),
             notes=f"{SYNTHETIC_LABEL}: answers generated from scikit-learn's bundled data.",
         )
+        Run.objects.filter(pk=run.pk).update(is_demo=True)
+        run.is_demo = True
         if run.status == Run.Status.GRADED:
             return run
         from leaderboard.grading import grade_submission
