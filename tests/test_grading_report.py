@@ -53,7 +53,8 @@ def test_answers_not_registered(catalogue, cactus_files):
     CompetitionAnswers.objects.filter(competition=competition).delete()
     report = grade_submission(competition, submission)
     assert report.submission_exists and report.score is None
-    assert report.error.startswith("answers not registered")
+    assert report.awaiting_answers and not report.grading_available and not report.valid_submission
+    assert report.error.startswith("waiting for answers: this site has no answers registered")
 
 
 def test_registered_answers_are_used_and_never_shown(catalogue, cactus_files):
