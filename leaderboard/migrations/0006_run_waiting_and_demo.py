@@ -12,7 +12,7 @@ def mark_demo_runs(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0003_run_newest_first_index'),
+        ('leaderboard', '0005_run_grading_claim'),
     ]
 
     operations = [
