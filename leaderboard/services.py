@@ -174,8 +174,12 @@ def _enqueue_grading(run_id: int) -> None:
 
     try:
         grade_run.delay(run_id)
-    except Exception:  # noqa: BLE001 - the run is saved; it stays pending until enqueued again
+    except Exception:  # noqa: BLE001 - the run is saved; the sweep (leaderboard.recovery) enqueues it again
         log.exception("could not enqueue grading of run %s; it stays pending", run_id)
+        return
+    from django.utils import timezone
+
+    Run.objects.filter(pk=run_id, grading_enqueued_at__isnull=True).update(grading_enqueued_at=timezone.now())
 
 
 def get_or_create_experiment(
@@ -564,15 +568,19 @@ def apply_medals(run: Run, competition: Competition | None) -> None:
 # --- grading a stored run (called by leaderboard.tasks.grade_run) --------------------------------
 
 
-def grade_stored_run(run: Run) -> Run:
-    """Grade the run's submission against the competition's answers and store the outcome."""
+def grade_stored_run(run: Run, fence=None) -> Run:
+    """Grade the run's submission against the competition's answers and store the outcome; `fence`,
+    if given, runs first in the transaction that stores it (it raises if the grader lost its claim)."""
     from leaderboard.grading import grade_submission
 
     submission = run.artifacts.filter(kind=Artifact.Kind.SUBMISSION).first()
     with tempfile.TemporaryDirectory(prefix="medalboard-grade-") as scratch:
         path = artifact_path(submission, Path(scratch)) if submission is not None else None
         report = grade_submission(run.competition, path)
-    store_report(run, report)
+    with transaction.atomic():
+        if fence is not None:
+            fence()
+        store_report(run, report)
     return run
 
 

@@ -1,18 +1,24 @@
 """Celery tasks of the leaderboard: grading uploaded runs and their submission snapshots.
 
-Tasks take ids. A run is claimed with a conditional UPDATE (pending -> grading) so two workers never
-grade the same run; transient failures (storage hiccups) are retried a bounded number of times,
+Tasks take ids. A run is claimed with a conditional UPDATE (pending -> grading, an owner, a lease
+expiry, attempts + 1) so two workers never grade the same run, and its result is stored only while
+the claim still holds; the sweep (leaderboard.recovery) re-queues expired claims and pending runs
+nobody picked up; transient failures (storage hiccups) are retried a bounded number of times,
 anything else marks the run failed with the reason.
 """
 
 from __future__ import annotations
 
 import logging
+import uuid
+from datetime import timedelta
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import OperationalError
+from django.db.models import F
+from django.utils import timezone
 
 from leaderboard.models import Run, Snapshot
 
@@ -23,12 +29,63 @@ TRANSIENT_ERRORS = (OSError, TimeoutError, ConnectionError, OperationalError)
 MAX_RETRIES = 3
 
 
-def _claim(run_id: int) -> bool:
-    return Run.objects.filter(pk=run_id, status=Run.Status.PENDING).update(status=Run.Status.GRADING) == 1
+def _claim(run_id: int, owner: str) -> bool:
+    return claim_grading(run_id, owner)
 
 
-def _fail(run_id: int, message: str) -> None:
-    Run.objects.filter(pk=run_id).update(status=Run.Status.FAILED, grading_error=message[:5000])
+def claim_grading(run_id: int, owner: str) -> bool:
+    """pending -> grading, held by `owner` until the lease expires (the sweep then recovers it)."""
+    return Run.objects.filter(pk=run_id, status=Run.Status.PENDING).update(
+        status=Run.Status.GRADING, grading_owner=owner, grading_attempts=F("grading_attempts") + 1,
+        grading_lease_expires_at=timezone.now() + timedelta(seconds=settings.GRADING_LEASE_S),
+    ) == 1
+
+
+class ClaimLost(Exception):
+    """The grading claim expired and was handed on: this grader must not write its result."""
+
+
+def _fence(run_id: int, owner: str) -> None:
+    if Run.objects.filter(pk=run_id, status=Run.Status.GRADING, grading_owner=owner).update(
+        grading_lease_expires_at=None
+    ) != 1:
+        raise ClaimLost(f"run {run_id}: the grading claim of {owner} was lost")
+
+
+def _fail(run_id: int, message: str, owner: str) -> None:
+    Run.objects.filter(pk=run_id, status=Run.Status.GRADING, grading_owner=owner).update(
+        status=Run.Status.FAILED, grading_error=message[:5000], grading_lease_expires_at=None
+    )
+
+
+def _release(run_id: int, owner: str) -> None:
+    Run.objects.filter(pk=run_id, status=Run.Status.GRADING, grading_owner=owner).update(
+        status=Run.Status.PENDING, grading_lease_expires_at=None, grading_enqueued_at=None
+    )
+
+
+def grade_claimed(run_id: int, owner: str) -> str:
+    """Grade a run this owner claimed; the result is stored only if the claim still holds (fenced in
+    the same transaction). Transient errors hand the run back as pending and re-raise."""
+    from leaderboard.services import grade_stored_run
+
+    run = Run.objects.select_related("competition").get(pk=run_id)
+    try:
+        grade_stored_run(run, fence=lambda: _fence(run_id, owner))
+    except ClaimLost:
+        log.warning("run %s: grading result dropped, the claim moved on", run_id)
+        return "claim lost"
+    except SoftTimeLimitExceeded:
+        _fail(run_id, "grading took longer than its time limit", owner)
+        return Run.Status.FAILED
+    except TRANSIENT_ERRORS:
+        _release(run_id, owner)
+        raise
+    except Exception as exc:  # noqa: BLE001 - permanent: record why, never retry
+        log.exception("grading run %s failed", run_id)
+        _fail(run_id, f"{exc.__class__.__name__}: {exc}", owner)
+        return Run.Status.FAILED
+    return run.status
 
 
 @shared_task(
@@ -37,36 +94,27 @@ def _fail(run_id: int, message: str) -> None:
     soft_time_limit=min(settings.CELERY_TASK_SOFT_TIME_LIMIT, 1800),
     time_limit=min(settings.CELERY_TASK_TIME_LIMIT, 1900),
     acks_late=True,
+    reject_on_worker_lost=True,
 )
 def grade_run(self, run_id: int) -> str:
     """Grade one pending run; returns the status it ended in (or why nothing was done)."""
-    from leaderboard.services import grade_stored_run
-
+    owner = f"grade-{self.request.id or uuid.uuid4().hex}-{self.request.retries}"
     try:
-        claimed = _claim(run_id)
+        claimed = _claim(run_id, owner)
     except OperationalError as exc:  # nothing was changed: the run is still pending
         if self.request.retries >= MAX_RETRIES:
             raise
         raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
     if not claimed:
         return "not pending"
-    run = Run.objects.select_related("competition").get(pk=run_id)
     try:
-        grade_stored_run(run)
-    except SoftTimeLimitExceeded:
-        _fail(run_id, "grading took longer than its time limit")
-        return Run.Status.FAILED
+        return grade_claimed(run_id, owner)
     except TRANSIENT_ERRORS as exc:
         if self.request.retries >= MAX_RETRIES:
-            _fail(run_id, f"grading failed after {MAX_RETRIES} retries: {exc}")
+            Run.objects.filter(pk=run_id, status=Run.Status.PENDING).update(
+                status=Run.Status.FAILED, grading_error=f"grading failed after {MAX_RETRIES} retries: {exc}"[:5000])
             return Run.Status.FAILED
-        Run.objects.filter(pk=run_id, status=Run.Status.GRADING).update(status=Run.Status.PENDING)
         raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
-    except Exception as exc:  # noqa: BLE001 - permanent: record why, never retry
-        log.exception("grading run %s failed", run_id)
-        _fail(run_id, f"{exc.__class__.__name__}: {exc}")
-        return Run.Status.FAILED
-    return run.status
 
 
 @shared_task(

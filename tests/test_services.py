@@ -209,7 +209,7 @@ def test_grade_run_claims_a_run_once(alice, catalogue, tmp_path):
 def test_grade_run_records_permanent_errors_without_retrying(alice, catalogue, monkeypatch):
     run = submit(alice)
 
-    def broken(run):
+    def broken(run, **kwargs):
         raise ValueError("the grader fell over")
 
     monkeypatch.setattr(services, "grade_stored_run", broken)
@@ -235,7 +235,7 @@ def test_transient_errors_are_retried_a_bounded_number_of_times(alice, catalogue
     run = submit(alice)
     calls = []
 
-    def flaky(run):
+    def flaky(run, **kwargs):
         calls.append(run.pk)
         raise OSError("storage briefly unavailable")
 
@@ -264,11 +264,11 @@ def test_a_locked_database_while_claiming_is_retried(alice, catalogue, monkeypat
     attempts = []
     real_claim = tasks._claim
 
-    def locked_once(run_id):
+    def locked_once(run_id, owner):
         attempts.append(run_id)
         if len(attempts) == 1:
             raise OperationalError("database table is locked: leaderboard_run")
-        return real_claim(run_id)
+        return real_claim(run_id, owner)
 
     monkeypatch.setattr(tasks, "_claim", locked_once)
     tasks.grade_run.apply(args=[run.pk])  # eager: the retry runs inline

@@ -185,7 +185,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "store_processed": False,
     }
     if CELERY_BROKER_URL.startswith("filesystem")
-    else {}
+    # Redis redelivers an unacknowledged task (its worker died) after the visibility timeout: just
+    # above the longest task limit, so a live task is never delivered twice while within its limit.
+    # A job task runs longer (its own wall clock) and a redelivery finds it claimed and does nothing.
+    else {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", env_int("CELERY_TASK_TIME_LIMIT", 3900) + 300)}
 )
 if CELERY_BROKER_URL.startswith("filesystem"):
     for _folder in CELERY_BROKER_TRANSPORT_OPTIONS.values():

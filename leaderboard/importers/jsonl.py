@@ -180,6 +180,20 @@ def _suspect(buffer: bytes) -> bool:
     return b"\x7f" in buffer or b"\r" in buffer or _NOT_RAW.search(buffer) is not None
 
 
+def parse_step_line(line: bytes, lineno: int, index: int, parsed: ParsedTrajectory) -> StepData | None:
+    """One step line read on its own (a runner streaming a trajectory as the agent writes it): the
+    step it holds as the `index`-th step, or None for a blank or unreadable line (warned in `parsed`)."""
+    return _step(line, lineno, index, parsed) if line.strip() else None
+
+
+def is_header_line(line: bytes) -> bool:
+    try:
+        header = orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return False
+    return isinstance(header, dict) and header.get("format") == FORMAT
+
+
 def _step(line: bytes, lineno: int, index: int, parsed: ParsedTrajectory) -> StepData | None:
     """The general path: a line that needs repairs, warnings or escaping."""
     try:

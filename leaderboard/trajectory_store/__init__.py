@@ -1,6 +1,7 @@
 """Where a run's steps live: one JSONL file per trajectory in artifact storage, indexed by blocks.
 
     write_steps(run, steps)                 # writing.py: the importers' steps -> file + index
+    live = LiveTrajectory(run); live.append(new_steps)   # a run's steps while it works (runners)
     stored = StoredTrajectory.of(run)       # reading.py: windows, pages, search, single steps
     for step in stored.steps(start=0, kinds=["code"]): ...
 
@@ -29,6 +30,7 @@ from leaderboard.trajectory_store.writing import (
     BLOCK_BYTES,
     BLOCK_STEPS,
     OUTLINE_LIMIT,
+    LiveTrajectory,
     Writer,
     delete_file,
     new_file_name,
@@ -38,6 +40,7 @@ from leaderboard.trajectory_store.writing import (
 )
 
 __all__ = [
-    "BLOCK_BYTES", "BLOCK_STEPS", "OUTLINE_LIMIT", "Block", "StoredStep", "StoredTrajectory", "Writer", "delete_file",
+    "BLOCK_BYTES", "BLOCK_STEPS", "OUTLINE_LIMIT", "Block", "LiveTrajectory",
+    "StoredStep", "StoredTrajectory", "Writer", "delete_file",
     "new_file_name", "outline_of", "read_steps_at", "write_file", "write_steps", "write_trajectory",
 ]

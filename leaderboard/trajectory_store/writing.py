@@ -123,14 +123,29 @@ class BackgroundWrites:
         self.f.flush()
 
 
+class DirectWrites:
+    """Writes in the caller's thread and flushes each chunk: for a live trajectory, whose blocks are
+    read while the file grows."""
+
+    def __init__(self, f) -> None:
+        self.f = f
+
+    def write(self, chunk: bytes) -> None:
+        self.f.write(chunk)
+        self.f.flush()
+
+    def close(self) -> None:
+        self.f.flush()
+
+
 class Writer:
     """Appends steps to a binary file in blocks; collects the block index, kind counts and outline.
 
     Per step it only keeps the step; the bookkeeping runs once per block over the whole block, which
     is what keeps an import of 100,000 steps near the cost of parsing them (benchmarks/ingest.py)."""
 
-    def __init__(self, f, on_blocks: Callable[[list[Block]], None] | None = None) -> None:
-        self.f = BackgroundWrites(f)
+    def __init__(self, f, on_blocks: Callable[[list[Block]], None] | None = None, background: bool = True) -> None:
+        self.f = BackgroundWrites(f) if background else DirectWrites(f)
         self.on_blocks = on_blocks  # called with each SAVE_BLOCKS blocks; without it, self.blocks keeps all
         self.blocks: list[Block] = []
         self.kind_counts: Counter[str] = Counter()
@@ -157,6 +172,10 @@ class Writer:
                 self._flush()
                 pending, size = self._pending, 0
         self._pending, self._size = pending, size
+
+    def close_block(self) -> None:
+        """End the current block now (a live trajectory makes its newest steps readable at once)."""
+        self._flush()
 
     def _flush(self) -> None:
         steps = self._pending
@@ -255,30 +274,77 @@ def write_trajectory(storage: Storage, run_id: int, steps: Iterable[StepData], t
     written, so memory stays flat however many blocks there are. On any error the file is removed."""
     name = new_file_name(run_id)
 
-    def save_blocks(blocks: list[Block]) -> None:
-        block_model.objects.bulk_create(
-            [block_model(trajectory=trajectory, first=b.first, count=b.count, offset=b.offset, length=b.length,
-                         kinds=orjson.dumps(b.kinds).decode(), diff_bases=orjson.dumps(b.diff_bases).decode())
-             for b in blocks],
-            batch_size=500,
-        )
-
     try:
         with transaction.atomic():
             trajectory = trajectory_model.objects.create(run_id=run_id, file=name)
-            writer = write_file(storage, name, steps, save_blocks)
-            missing = writer.outline.missing_roots()
-            blocks = [Block(*row, {}) for row in block_model.objects.filter(
-                trajectory=trajectory, first__lte=max(missing, default=-1)
-            ).order_by("first").values_list("first", "count", "offset", "length")]
-            trajectory.n_steps, trajectory.kind_counts = writer.count, dict(writer.kind_counts)
-            trajectory.outline = orjson.dumps(writer.outline.as_json(read_steps_at(storage, name, blocks, missing))
-                                              ).decode()
-            trajectory.save(update_fields=["n_steps", "kind_counts", "outline"])
+            writer = write_file(storage, name, steps, lambda blocks: save_block_rows(block_model, trajectory, blocks))
+            save_summary(storage, trajectory, writer, block_model)
     except BaseException:
         delete_file(storage, name)
         raise
     return trajectory
+
+
+def save_block_rows(block_model, trajectory, blocks: list[Block]) -> None:
+    block_model.objects.bulk_create(
+        [block_model(trajectory=trajectory, first=b.first, count=b.count, offset=b.offset, length=b.length,
+                     kinds=orjson.dumps(b.kinds).decode(), diff_bases=orjson.dumps(b.diff_bases).decode())
+         for b in blocks],
+        batch_size=500,
+    )
+
+
+def save_summary(storage: Storage, trajectory, writer: Writer, block_model) -> None:
+    """The Trajectory row's step count, kind counts and outline, from what the writer has written."""
+    name = trajectory.file
+    missing = writer.outline.missing_roots()
+    blocks = [Block(*row, {}) for row in block_model.objects.filter(
+        trajectory=trajectory, first__lte=max(missing, default=-1)
+    ).order_by("first").values_list("first", "count", "offset", "length")]
+    trajectory.n_steps, trajectory.kind_counts = writer.count, dict(writer.kind_counts)
+    trajectory.outline = orjson.dumps(writer.outline.as_json(read_steps_at(storage, name, blocks, missing))).decode()
+    trajectory.save(update_fields=["n_steps", "kind_counts", "outline"])
+
+
+class LiveTrajectory:
+    """A trajectory written while its run works. Each append() stores the new steps as one more block
+    and refreshes the counts and the outline in one transaction, so the replay page shows the steps so
+    far. It appends to the file in place, so it needs storage with local paths (the default; a shared
+    volume across runner hosts). `fence` runs first inside each transaction: a runner that lost its
+    claim on the run raises there and writes nothing."""
+
+    def __init__(self, run, storage: Storage | None = None) -> None:
+        from leaderboard.models import StepBlock, Trajectory
+
+        self.storage, self.run, self.block_model = storage or default_storage, run, StepBlock
+        name = new_file_name(run.pk)
+        path = Path(self.storage.path(name))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.file = open(path, "xb")  # noqa: SIM115 - closed by close()
+        self.writer = Writer(self.file, background=False)
+        with transaction.atomic():
+            Trajectory.objects.filter(run=run).delete()
+            self.trajectory = Trajectory.objects.create(run=run, file=name)
+
+    @property
+    def count(self) -> int:
+        return self.writer.count
+
+    def append(self, steps: list[StepData], fence: Callable[[], None] | None = None) -> None:
+        if not steps:
+            return
+        self.writer.add_all(steps)
+        self.writer.close_block()
+        blocks, self.writer.blocks = self.writer.blocks, []
+        with transaction.atomic():
+            if fence is not None:
+                fence()
+            save_block_rows(self.block_model, self.trajectory, blocks)
+            save_summary(self.storage, self.trajectory, self.writer, self.block_model)
+            type(self.run).objects.filter(pk=self.run.pk).update(n_steps=self.writer.count)
+
+    def close(self) -> None:
+        self.file.close()
 
 
 def write_steps(run, steps: Iterable[StepData]):

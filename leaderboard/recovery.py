@@ -1,0 +1,81 @@
+"""The grading half of the periodic sweep: no run is stuck pending or grading, none graded twice.
+
+- An expired grading claim (the worker died mid-grading) goes back to pending and is enqueued again,
+  until GRADING_MAX_ATTEMPTS claims were lost; then the run fails with the reason.
+- A pending run that was never enqueued (the broker was down at upload time), or whose message
+  was lost, is enqueued again once it has waited STALE_PENDING_S.
+
+Every change is a conditional UPDATE on the state it read, so several workers sweeping at once
+is safe: one of them wins each change, the others match no row.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from leaderboard.models import Run
+
+log = logging.getLogger(__name__)
+
+
+def sweep_grading() -> dict[str, int]:
+    return {**_expired_claims(), "requeued_pending": _stale_pending()}
+
+
+def _expired_claims() -> dict[str, int]:
+    counts = {"retried": 0, "failed": 0}
+    now = timezone.now()
+    for run in Run.objects.filter(status=Run.Status.GRADING, grading_lease_expires_at__lt=now).only(
+        "pk", "grading_owner", "grading_attempts"
+    ):
+        same = Run.objects.filter(pk=run.pk, status=Run.Status.GRADING, grading_owner=run.grading_owner,
+                                  grading_lease_expires_at__lt=now)
+        n = run.grading_attempts
+        if n >= settings.GRADING_MAX_ATTEMPTS:
+            counts["failed"] += same.update(
+                status=Run.Status.FAILED, grading_lease_expires_at=None,
+                grading_error=f"grading was interrupted {n} times (the worker grading it was lost); gave up",
+            )
+        else:
+            counts["retried"] += same.update(
+                status=Run.Status.PENDING, grading_lease_expires_at=None, grading_enqueued_at=None,
+                grading_error=f"grading attempt {n} was interrupted (the worker grading it was lost); retrying",
+            )
+    return counts
+
+
+def _stale_pending() -> int:
+    cutoff = timezone.now() - timedelta(seconds=settings.STALE_PENDING_S)
+    stale = Run.objects.filter(status=Run.Status.PENDING).filter(
+        Q(grading_enqueued_at__isnull=True, updated_at__lt=cutoff)
+        | Q(grading_enqueued_at__isnull=True, grading_attempts__gt=0)
+        | Q(grading_enqueued_at__lt=cutoff)
+    )
+    requeued = 0
+    for run_id, enqueued_at in stale.values_list("pk", "grading_enqueued_at"):
+        if _enqueue_once(run_id, enqueued_at):
+            requeued += 1
+    return requeued
+
+
+def _enqueue_once(run_id: int, enqueued_at) -> bool:
+    """Enqueue unless another sweeper just did (it moved grading_enqueued_at first)."""
+    from leaderboard.tasks import grade_run
+
+    now = timezone.now()
+    if Run.objects.filter(pk=run_id, status=Run.Status.PENDING, grading_enqueued_at=enqueued_at).update(
+        grading_enqueued_at=now
+    ) != 1:
+        return False
+    try:
+        grade_run.delay(run_id)
+    except Exception as exc:  # noqa: BLE001 - the broker is still down: try again next sweep
+        log.warning("sweep: could not enqueue grading of run %s: %s", run_id, exc)
+        Run.objects.filter(pk=run_id, grading_enqueued_at=now).update(grading_enqueued_at=enqueued_at)
+        return False
+    return True

@@ -1,0 +1,386 @@
+"""The supervisor: one claimed job task from sandbox start to graded run.
+
+    outcome = execute(task_id, runner=runner, backend=backend)
+
+It creates the Run up front (origin job, status running) so the run page shows it live, starts the
+sandbox and then, every JOB_POLL_S: renews the lease, streams the new complete lines of
+LOGS/trajectory.jsonl into the run's trajectory, keeps a snapshot each time SUBMISSION/submission.csv
+changes, checks for cancellation and enforces the wall clock (SIGTERM, SIGKILL after a grace period,
+partial output kept). At the end it stores the submission, logs and code as artifacts, replaces the
+live trajectory with the file read by the JSONL importer (the same steps an upload would give),
+and grades the run with the same claim and grader as an upload. The sandbox is always removed.
+
+The competition's public data folder is mounted as it is. MLE-bench's prepared folders hold
+description.md; when one does not, the supervisor writes the catalogue's description to
+CODE/description.md and DESCRIPTION_FILE names whichever exists.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files import File
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.models import Artifact, Run
+from runner import leases
+from runner.backends import Backend, BackendUnavailable, SandboxSpec
+from runner.leases import Claim, LeaseLost
+from runner.models import Job, JobTask, Runner
+
+log = logging.getLogger(__name__)
+TOOLS_DIR = Path(__file__).resolve().parent / "agent_tools"
+TRAJECTORY_FILE = "trajectory.jsonl"
+SUBMISSION_FILE = "submission.csv"
+LOG_TAIL_BYTES = 16_384
+LOG_TAIL_EVERY_S = 3.0
+
+
+@dataclass
+class Outcome:
+    status: str
+    error: str = ""
+    exit_code: int | None = None
+
+
+# --- the entry point ------------------------------------------------------------------------------
+
+
+def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
+    """Run the claimed task to its end. Raises BackendUnavailable (the task was handed back to the
+    queue: retry later) and LeaseLost (someone else owns it now: do nothing more)."""
+    task = JobTask.objects.select_related("job__agent", "job__experiment", "job__created_by", "competition").get(
+        pk=held.task_id
+    )
+    try:
+        backend.check()
+    except BackendUnavailable as exc:
+        leases.release(held, error=f"{backend.name} unavailable: {exc}")
+        raise
+    gpus = leases.take_gpus(held, runner, task.job.gpus, task.job.gpu_type) if task.job.gpus else []
+    run = _prepare_run(held, task)
+    spec = _spec(held, task, backend, gpus)
+    try:
+        sandbox = backend.start(spec)
+    except BackendUnavailable as exc:
+        leases.free_gpus(held.task_id)
+        leases.release(held, error=f"{backend.name} unavailable: {exc}")
+        raise
+    except Exception as exc:  # noqa: BLE001 - ImageNotFound, StartFailed: permanent, say which
+        return _end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec)
+    try:
+        leases.fence(held, agent_started_at=timezone.now())
+        outcome = Supervisor(held, task, run, spec, sandbox).watch()
+    except LeaseLost:
+        _stop(sandbox)
+        raise
+    finally:
+        sandbox.remove()
+    return _end(held, run, outcome, spec)
+
+
+def _stop(sandbox) -> None:
+    try:
+        sandbox.stop(settings.JOB_STOP_GRACE_S)
+    except Exception:  # noqa: BLE001 - remove() in the caller kills what is left
+        log.exception("stopping sandbox %s failed", sandbox.spec.name)
+
+
+# --- before the start ---------------------------------------------------------------------------
+
+
+def _prepare_run(held: Claim, task: JobTask) -> Run:
+    """The task's Run, created on the first attempt; a re-run starts it afresh."""
+    job = task.job
+    with transaction.atomic():
+        leases.fence(held)
+        run = task.run
+        if run is None:
+            run = Run.objects.create(
+                experiment=job.experiment, competition=task.competition, task_name=task.competition.slug,
+                seed=task.seed, owner=job.created_by, origin=Run.Origin.JOB, status=Run.Status.RUNNING,
+                verification=Run.Verification.VERIFIED, started_at=timezone.now(),
+            )
+            leases.fence(held, run=run)
+        else:
+            _reset_run(run, held.attempt)
+    return run
+
+
+def _reset_run(run: Run, attempt: int) -> None:
+    names = [a.file.name for a in run.artifacts.all() if a.file]
+    run.artifacts.all().delete()
+    transaction.on_commit(lambda: [_delete_stored(name) for name in names])
+    Run.objects.filter(pk=run.pk).update(
+        status=Run.Status.RUNNING, started_at=timezone.now(), finished_at=None, score=None,
+        submission_exists=False, valid_submission=False, grading_report={}, n_steps=0,
+        grading_error=f"attempt {attempt}: re-running after the previous attempt was lost",
+    )
+    run.refresh_from_db()
+
+
+def _delete_stored(name: str) -> None:
+    from django.core.files.storage import default_storage
+
+    default_storage.delete(name)
+
+
+def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int]) -> SandboxSpec:
+    job = task.job
+    workdir = Path(settings.RUNNER_WORK_DIR) / f"task-{task.pk}-a{held.attempt}"
+    (workdir / "code").mkdir(parents=True, exist_ok=True)
+    data_dir = Path(task.competition.public_data_dir)
+    spec = SandboxSpec(
+        name=f"medalboard-task-{task.pk}-a{held.attempt}", command=list(job.agent.command), data_dir=data_dir,
+        workdir=workdir, tools_dir=TOOLS_DIR, image=_image(job), env=_env(job, task), gpus=tuple(gpus),
+        cpus=job.cpus, memory_bytes=int(job.memory_gb * (1 << 30)), time_limit_s=job.time_limit_s,
+        network=job.network,
+    )
+    paths = backend.paths(spec)
+    description = _description(task, data_dir, workdir, paths)
+    variables = {**paths.env(), "DESCRIPTION_FILE": description}
+    command = [_expand(part, variables) for part in job.agent.command]
+    return dataclasses.replace(spec, command=command, env={**spec.env, "DESCRIPTION_FILE": description})
+
+
+def _image(job: Job) -> str:
+    from runner.services import agent_image
+
+    return agent_image(job.agent)
+
+
+def _env(job: Job, task: JobTask) -> dict[str, str]:
+    from runner.secrets import unseal
+
+    return {
+        **unseal(job.sealed_env),  # secrets: only ever into the sandbox's environment
+        "SEED": str(task.seed), "COMPETITION_ID": task.competition.slug, "MODEL": job.model_name,
+        "AGENT_SETTINGS": json.dumps(job.settings, sort_keys=True),
+    }
+
+
+def _description(task: JobTask, data_dir: Path, workdir: Path, paths) -> str:
+    if (data_dir / "description.md").is_file():
+        return f"{paths.data}/description.md"
+    (workdir / "code" / "description.md").write_text(task.competition.description or "")
+    return f"{paths.code}/description.md"
+
+
+def _expand(part: str, variables: dict[str, str]) -> str:
+    """`{TOOLS_DIR}`-style placeholders in an agent's argv, replaced by the sandbox's own paths."""
+    for name, value in variables.items():
+        part = part.replace("{" + name + "}", value)
+    return part
+
+
+# --- while it runs ------------------------------------------------------------------------------
+
+
+class LineTail:
+    """The complete new lines of a growing file since the last call (a partial last line waits)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path, self.offset, self.lineno = path, 0, 0
+
+    def new_lines(self) -> list[bytes]:
+        try:
+            with open(self.path, "rb") as f:
+                f.seek(self.offset)
+                chunk = f.read()
+        except FileNotFoundError:
+            return []
+        end = chunk.rfind(b"\n")
+        if end < 0:
+            return []
+        self.offset += end + 1
+        lines = chunk[:end].split(b"\n")
+        self.lineno += len(lines)
+        return lines
+
+
+class TrajectoryStream:
+    """New lines of the agent's trajectory file -> steps appended to the run's live trajectory."""
+
+    def __init__(self, run: Run, path: Path) -> None:
+        from leaderboard.importers.base import ParsedTrajectory, TrajectoryMeta
+        from leaderboard.trajectory_store import LiveTrajectory
+
+        self.tail = LineTail(path)
+        self.live = LiveTrajectory(run)
+        self.parsed = ParsedTrajectory(format="jsonl", meta=TrajectoryMeta(), steps=iter(()))
+
+    def pump(self, fence) -> int:
+        from leaderboard.importers.jsonl import is_header_line, parse_step_line
+
+        steps = []
+        first = self.tail.lineno + 1
+        for lineno, line in enumerate(self.tail.new_lines(), start=first):
+            if lineno == 1 and is_header_line(line):
+                continue
+            step = parse_step_line(line, lineno, self.live.count + len(steps), self.parsed)
+            if step is not None:
+                steps.append(step)
+        self.live.append(steps, fence)
+        return len(steps)
+
+    def close(self) -> None:
+        self.live.close()
+
+
+@dataclass
+class SnapshotWatch:
+    path: Path
+    seen: str = ""
+    times: set = field(default_factory=set)
+
+    def changed(self) -> bytes | None:
+        try:
+            content = self.path.read_bytes()
+        except FileNotFoundError:
+            return None
+        digest = hashlib.sha256(content).hexdigest()
+        if digest == self.seen:
+            return None
+        self.seen = digest
+        return content
+
+
+class Supervisor:
+    def __init__(self, held: Claim, task: JobTask, run: Run, spec: SandboxSpec, sandbox) -> None:
+        self.held, self.task, self.run, self.spec, self.sandbox = held, task, run, spec, sandbox
+        self.stream = TrajectoryStream(run, spec.host_logs_dir / TRAJECTORY_FILE)
+        self.snapshots = SnapshotWatch(spec.host_submission_dir / SUBMISSION_FILE)
+        self.started = time.monotonic()
+        self.last_tail = 0.0
+
+    def fence(self) -> None:
+        leases.fence(self.held)
+
+    def watch(self) -> Outcome:
+        try:
+            while True:
+                code = self.sandbox.poll()
+                self.tick(final=code is not None)  # after the exit: the last lines, the last submission
+                if code is not None:
+                    return Outcome(JobTask.Status.SUCCEEDED if code == 0 else JobTask.Status.FAILED,
+                                   "" if code == 0 else f"the agent exited with code {code}", code)
+                if self._cancelled():
+                    return self._stop(JobTask.Status.CANCELLED, "cancelled")
+                if self.elapsed() >= self.spec.time_limit_s:
+                    return self._stop(JobTask.Status.TIMED_OUT, f"stopped at the {self.spec.time_limit_s:g} s limit")
+                time.sleep(settings.JOB_POLL_S)
+        finally:
+            self.stream.close()
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def tick(self, final: bool = False) -> None:
+        self.fence()
+        self.stream.pump(self.fence)
+        self._snapshot()
+        if final or time.monotonic() - self.last_tail >= LOG_TAIL_EVERY_S:
+            self.last_tail = time.monotonic()
+            leases.fence(self.held, log_tail=self._tail())
+
+    def _tail(self) -> str:
+        from runner.secrets import redact
+
+        return redact(self.sandbox.output_tail(LOG_TAIL_BYTES), _env(self.task.job, self.task))
+
+    def _snapshot(self) -> None:
+        from leaderboard.snapshots import SnapshotError, add_snapshot
+
+        content = self.snapshots.changed()
+        if content is None:
+            return
+        seconds = round(self.elapsed(), 1)
+        from django.core.files.base import ContentFile
+
+        try:
+            with transaction.atomic():
+                self.fence()
+                add_snapshot(run=self.run, elapsed_seconds=seconds, file=ContentFile(content, name=SUBMISSION_FILE))
+        except SnapshotError as exc:
+            log.warning("run %s: snapshot at %s s not kept: %s", self.run.pk, seconds, exc)
+
+    def _cancelled(self) -> bool:
+        return Job.objects.filter(pk=self.task.job_id, cancel_requested=True).exists()
+
+    def _stop(self, status: str, why: str) -> Outcome:
+        code = self.sandbox.stop(settings.JOB_STOP_GRACE_S)
+        self.tick(final=True)
+        return Outcome(status, why, code)
+
+
+# --- after the end ------------------------------------------------------------------------------
+
+
+def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec) -> Outcome:
+    """Store what the agent left, then grade it (unless cancelled) and end the task."""
+    with transaction.atomic():
+        leases.fence(held, status=JobTask.Status.GRADING, error=outcome.error[:5000])
+        _store_outputs(run, spec)
+        _final_trajectory(run, spec)
+    if outcome.status == JobTask.Status.CANCELLED:
+        Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="cancelled by its job",
+                                             finished_at=timezone.now())
+    else:
+        _grade(held, run)
+    leases.finish(held, outcome.status)
+    return outcome
+
+
+def _store_outputs(run: Run, spec: SandboxSpec) -> None:
+    from leaderboard.services import Upload, store_upload
+
+    has_submission = False
+    for folder, kind in ((spec.host_submission_dir, Artifact.Kind.SUBMISSION), (spec.host_logs_dir, Artifact.Kind.LOG),
+                         (spec.host_code_dir, Artifact.Kind.CODE)):
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []:
+            rel = path.relative_to(spec.workdir).as_posix()
+            is_submission = kind == Artifact.Kind.SUBMISSION and path.name == SUBMISSION_FILE
+            with path.open("rb") as f:
+                store_upload(run, Upload(kind if is_submission or kind != Artifact.Kind.SUBMISSION
+                                         else Artifact.Kind.OTHER, rel, File(f, name=path.name)))
+            has_submission |= is_submission
+    finished = timezone.now()
+    Run.objects.filter(pk=run.pk).update(
+        submission_exists=has_submission, finished_at=finished,
+        duration_s=(finished - run.started_at).total_seconds() if run.started_at else None,
+    )
+
+
+def _final_trajectory(run: Run, spec: SandboxSpec) -> None:
+    """The trajectory as the JSONL importer reads the whole file: what an upload of it would store."""
+    from leaderboard.importers import TrajectoryError, detect, read_trajectories, save_steps
+
+    path = spec.host_logs_dir / TRAJECTORY_FILE
+    if not path.is_file() or detect(path) is None:
+        return
+    try:
+        parsed = next(iter(read_trajectories(path)), None)
+    except TrajectoryError as exc:
+        Run.objects.filter(pk=run.pk).update(import_warnings=[f"{TRAJECTORY_FILE}: {exc}"])
+        return
+    if parsed is not None:
+        run.refresh_from_db()
+        save_steps(run, parsed)
+
+
+def _grade(held: Claim, run: Run) -> None:
+    from leaderboard.tasks import claim_grading, grade_claimed
+
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.PENDING)
+    owner = f"job-task-{held.task_id}-{held.token[:8]}"
+    if claim_grading(run.pk, owner):
+        grade_claimed(run.pk, owner)
+

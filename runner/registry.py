@@ -1,0 +1,63 @@
+"""Runners register, heartbeat and drain. `manage.py runner` registers its machine before starting
+its worker; the worker's heartbeat thread (runner.worker) keeps `last_heartbeat` fresh, and a runner
+whose heartbeats stop is shown offline (Runner.current_status) after a few intervals."""
+
+from __future__ import annotations
+
+from django.db import transaction
+from django.utils import timezone
+
+from runner.backends import Backend
+from runner.hardware import Hardware
+from runner.leases import sync_gpu_slots
+from runner.models import AgentDefinition, Runner
+from runner.routing import GRADING_QUEUE, queues_for_hardware
+
+
+def default_queues(hardware: Hardware) -> list[str]:
+    """Every job queue the hardware can serve, and the grading queue."""
+    return [*queues_for_hardware(g.name for g in hardware.gpus), GRADING_QUEUE]
+
+
+def default_concurrency(hardware: Hardware) -> int:
+    """One task per GPU, or on a CPU-only machine one per two cores (at least one, at most eight)."""
+    return len(hardware.gpus) or max(1, min(8, hardware.cpu_count // 2))
+
+
+def images_present(backend: Backend) -> list[str]:
+    """The agent images this runner can start ("*": any, for the local backend, which ignores them)."""
+    from runner.services import agent_image, ensure_builtin_agents
+
+    if backend.name == "local":
+        return ["*"]
+    ensure_builtin_agents()
+    wanted = {agent_image(a) for a in AgentDefinition.objects.all()}
+    return sorted(image for image in wanted if backend.image_exists(image))
+
+
+@transaction.atomic
+def register(*, name: str, backend: Backend, hardware: Hardware, queues: list[str], concurrency: int,
+             version: str = "") -> Runner:
+    now = timezone.now()
+    runner, _ = Runner.objects.update_or_create(name=name, defaults={
+        "hostname": hardware.hostname, "backend": backend.name, "gpus": hardware.gpus_json(),
+        "cpu_count": hardware.cpu_count, "memory_gb": hardware.memory_gb, "queues": queues,
+        "concurrency": concurrency, "images": images_present(backend), "status": Runner.Status.ONLINE,
+        "last_heartbeat": now, "started_at": now, "version": version,
+    })
+    sync_gpu_slots(runner)
+    return runner
+
+
+def heartbeat(name: str) -> None:
+    Runner.objects.filter(name=name).update(last_heartbeat=timezone.now())
+
+
+def set_draining(name: str, draining: bool = True) -> bool:
+    """A draining runner finishes what it runs and takes nothing new; False if no such runner."""
+    status = Runner.Status.DRAINING if draining else Runner.Status.ONLINE
+    return Runner.objects.filter(name=name).update(status=status) == 1
+
+
+def is_draining(name: str) -> bool:
+    return Runner.objects.filter(name=name, status=Runner.Status.DRAINING).exists()

@@ -1,0 +1,107 @@
+"""The Celery task that runs one job task (competition x seed) on the runner that takes it.
+
+Acknowledged late and rejected back to the queue if the worker dies; a duplicate delivery finds the
+task already claimed and does nothing. The wall clock is enforced by the supervisor, not by Celery's
+time limits (which would kill the worker process mid-run), so this task has none.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from functools import cache
+
+from celery import shared_task
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.models import Run
+from runner import leases
+from runner.backends import Backend, BackendUnavailable, get_backend
+from runner.models import JobTask, Runner
+
+log = logging.getLogger(__name__)
+BACKEND_RETRIES = 6  # engine down: retried after 5, 10, 20, 40, 80, 160 s, then failed
+GPU_WAIT_S = 5
+DRAIN_BOUNCE_S = 10
+
+
+def runner_name() -> str:
+    return os.environ.get("MEDALBOARD_RUNNER_NAME", "")
+
+
+def current_runner() -> Runner | None:
+    name = runner_name()
+    return Runner.objects.filter(name=name).first() if name else None
+
+
+@cache
+def current_backend() -> Backend:
+    return get_backend(os.environ.get("MEDALBOARD_RUNNER_BACKEND", "local"))
+
+
+@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None,
+             soft_time_limit=None, time_limit=None)
+def run_job_task(self, task_id: int) -> str:
+    """Claim the task, run it, end it; returns the task's final status or why nothing was done."""
+    from runner.execution import execute
+
+    runner = current_runner()
+    if runner is not None and runner.status == Runner.Status.DRAINING:
+        raise self.retry(countdown=DRAIN_BOUNCE_S)  # back to the queue, for a runner that is not draining
+    held = leases.claim(task_id, runner)
+    if held is None:
+        return "not queued"
+    try:
+        return execute(held, runner=runner, backend=current_backend()).status
+    except leases.LeaseLost:
+        log.warning("job task %s: lease lost; another attempt owns it", task_id)
+        return "lease lost"
+    except leases.NoFreeGpus:
+        leases.release(held)
+        raise self.retry(countdown=GPU_WAIT_S) from None
+    except BackendUnavailable as exc:  # execute() handed the task back to the queue
+        if self.request.retries >= BACKEND_RETRIES:
+            return _fail_queued(task_id, f"{current_backend().name} unavailable after {BACKEND_RETRIES} retries: {exc}")
+        countdown = 5 * 2**self.request.retries
+        JobTask.objects.filter(pk=task_id, status=JobTask.Status.QUEUED).update(
+            error=f"{current_backend().name} unavailable: {exc}; retry {self.request.retries + 1} "
+                  f"of {BACKEND_RETRIES} in {countdown} s")
+        raise self.retry(countdown=countdown) from None
+    except Exception as exc:  # noqa: BLE001 - a bug or a permanent error: the task fails, saying why
+        log.exception("job task %s failed", task_id)
+        return _fail_held(held, f"{exc.__class__.__name__}: {exc}")
+
+
+def _fail_queued(task_id: int, why: str) -> str:
+    JobTask.objects.filter(pk=task_id, status=JobTask.Status.QUEUED).update(
+        status=JobTask.Status.FAILED, error=why[:5000], finished_at=timezone.now()
+    )
+    _fail_run(task_id, why)
+    return JobTask.Status.FAILED
+
+
+def _fail_held(held: leases.Claim, why: str) -> str:
+    try:
+        with transaction.atomic():
+            leases.finish(held, JobTask.Status.FAILED, error=why[:5000])
+            _fail_run(held.task_id, why)
+    except leases.LeaseLost:
+        return "lease lost"
+    return JobTask.Status.FAILED
+
+
+def _fail_run(task_id: int, why: str) -> None:
+    run_id = JobTask.objects.values_list("run_id", flat=True).get(pk=task_id)
+    if run_id is not None:
+        Run.objects.filter(pk=run_id, status__in=(Run.Status.RUNNING, Run.Status.PENDING)).update(
+            status=Run.Status.FAILED, grading_error=why[:5000], finished_at=timezone.now()
+        )
+
+
+@shared_task
+def sweep() -> dict:
+    """The recovery sweep as a task, for deployments that also schedule it with celery beat."""
+    from runner.recovery import sweep as run_sweep
+
+    return run_sweep()

@@ -1,0 +1,58 @@
+"""What every Celery worker of the site runs beside its tasks, as a worker bootstep (so the embedded
+default, a bare `celery -A webapp worker`, has it too, with no separate beat process):
+
+- the recovery sweep (runner.recovery.sweep) every SWEEP_INTERVAL_S;
+- on a runner (MEDALBOARD_RUNNER_NAME set by `manage.py runner`), a heartbeat every
+  RUNNER_HEARTBEAT_S, which also reports the images the runner has.
+Several workers sweeping at once is safe: the sweep only makes conditional updates.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+
+from celery import bootsteps
+
+log = logging.getLogger(__name__)
+
+
+def _every(interval: float, stop: threading.Event, work, name: str) -> threading.Thread:
+    def loop() -> None:
+        from django.db import close_old_connections
+
+        while not stop.wait(interval):
+            try:
+                work()
+            except Exception:  # noqa: BLE001 - a failed pass is retried at the next interval
+                log.exception("%s failed", name)
+            finally:
+                close_old_connections()
+
+    thread = threading.Thread(target=loop, name=name, daemon=True)
+    thread.start()
+    return thread
+
+
+class RecoveryStep(bootsteps.StartStopStep):
+    """The sweep and, on runners, the heartbeat: daemon threads of the worker's main process."""
+
+    def __init__(self, worker, **kwargs) -> None:
+        super().__init__(worker, **kwargs)
+        self.stop_event = threading.Event()
+
+    def start(self, worker) -> None:
+        from django.conf import settings
+
+        from runner.recovery import sweep
+
+        _every(settings.SWEEP_INTERVAL_S, self.stop_event, sweep, "medalboard-sweep")
+        if os.environ.get("MEDALBOARD_RUNNER_NAME"):
+            from runner.registry import heartbeat
+
+            name = os.environ["MEDALBOARD_RUNNER_NAME"]
+            _every(settings.RUNNER_HEARTBEAT_S, self.stop_event, lambda: heartbeat(name), "medalboard-heartbeat")
+
+    def stop(self, worker) -> None:
+        self.stop_event.set()

@@ -1,0 +1,109 @@
+"""The supervisor runs a claimed task with the real local backend: the run exists up front, steps
+are streamed while the agent works, each new submission is kept as a snapshot, the outputs are
+stored, the run graded as an upload would be; time limit and cancel stop the sandbox."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.models import Artifact, Run
+from runner import execution, leases
+from runner.backends.local import LocalBackend
+from runner.models import Job, JobTask
+from tests.job_support import fast_jobs, job_world, scripted_job  # noqa: F401  (fixtures)
+
+
+def run_task(task: JobTask, runner) -> execution.Outcome:
+    held = leases.claim(task.pk, runner)
+    assert held is not None and leases.claim(task.pk, runner) is None  # claimed once
+    return execution.execute(held, runner=runner, backend=LocalBackend())
+
+
+def test_a_task_runs_streams_snapshots_and_is_graded(alice, job_world, monkeypatch, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        job = scripted_job(alice, steps=4, sleep=0.5)
+    task = job.tasks.get()
+    pumped = []
+    real_pump = execution.TrajectoryStream.pump
+    monkeypatch.setattr(execution.TrajectoryStream, "pump",
+                        lambda self, fence: pumped.append(real_pump(self, fence)) or pumped[-1])
+    outcome = run_task(task, job_world)
+    assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
+    task.refresh_from_db()
+    run = task.run
+    assert task.status == JobTask.Status.SUCCEEDED and task.attempts == 1 and task.agent_started_at
+    assert run.origin == Run.Origin.JOB and run.owner == alice and run.experiment == job.experiment
+    assert run.status == Run.Status.GRADED and run.verification == Run.Verification.VERIFIED
+    assert run.score == pytest.approx(1.0) and run.valid_submission and run.gold_medal
+    assert sum(1 for n in pumped if n) >= 2, pumped  # steps arrived over several polls, not at the end
+    assert run.trajectory.n_steps == 4 and run.n_steps == 4
+    names = set(run.artifacts.values_list("kind", "name"))
+    assert (Artifact.Kind.SUBMISSION, "submission/submission.csv") in names
+    assert (Artifact.Kind.LOG, "logs/trajectory.jsonl") in names and (Artifact.Kind.CODE, "code/solution.py") in names
+    assert 1 <= run.snapshots.count() <= 4
+    assert "step 3: 40/40" in task.log_tail
+
+
+def test_the_time_limit_stops_the_agent_and_grades_what_exists(alice, job_world, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        job = scripted_job(alice, minutes=2.5 / 60, steps=2, sleep=0.2, hang=60, ignore_term=True)
+    outcome = run_task(job.tasks.get(), job_world)
+    task = JobTask.objects.get(pk=job.tasks.get().pk)
+    assert outcome.status == task.status == JobTask.Status.TIMED_OUT
+    assert "2.5 s limit" in task.error
+    assert task.run.status == Run.Status.GRADED and task.run.score == pytest.approx(1.0)
+    assert (task.finished_at - task.agent_started_at).total_seconds() < 2.5 + 1 + 3  # limit + grace + grading
+
+
+def test_cancelling_stops_the_sandbox_and_keeps_partial_output(alice, job_world, monkeypatch,
+                                                               django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        job = scripted_job(alice, steps=2, sleep=0.1, hang=60)
+    ticks = []
+    real_tick = execution.Supervisor.tick
+
+    def tick(self, final=False):
+        real_tick(self, final)
+        ticks.append(1)
+        if len(ticks) == 8:
+            Job.objects.filter(pk=job.pk).update(cancel_requested=True)
+
+    monkeypatch.setattr(execution.Supervisor, "tick", tick)
+    outcome = run_task(job.tasks.get(), job_world)
+    task = JobTask.objects.get(pk=job.tasks.get().pk)
+    assert outcome.status == task.status == JobTask.Status.CANCELLED
+    assert task.run.status == Run.Status.FAILED and "cancelled" in task.run.grading_error
+    assert task.run.trajectory.n_steps == 2 and task.run.artifacts.filter(kind=Artifact.Kind.SUBMISSION).exists()
+
+
+def test_an_agent_that_fails_is_recorded_and_still_graded(alice, job_world, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        job = scripted_job(alice, steps=1, sleep=0, exit=3)
+    outcome = run_task(job.tasks.get(), job_world)
+    task = JobTask.objects.get(pk=job.tasks.get().pk)
+    assert outcome.status == task.status == JobTask.Status.FAILED and "exited with code 3" in task.error
+    assert task.run.status == Run.Status.GRADED
+
+
+def test_a_stale_attempt_that_lost_its_lease_writes_nothing(alice, job_world, monkeypatch,
+                                                           django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        job = scripted_job(alice, steps=3, sleep=0.3)
+    task = job.tasks.get()
+    real_tick = execution.Supervisor.tick
+    calls = []
+
+    def tick(self, final=False):
+        calls.append(1)
+        if len(calls) == 3:  # the sweep gave the task to another attempt meanwhile
+            JobTask.objects.filter(pk=task.pk).update(lease_owner="someone-else")
+        real_tick(self, final)
+
+    monkeypatch.setattr(execution.Supervisor, "tick", tick)
+    with pytest.raises(leases.LeaseLost):
+        run_task(task, job_world)
+    task.refresh_from_db()
+    assert task.status == JobTask.Status.RUNNING and task.lease_owner == "someone-else"
+    # what it had kept while it held the lease stays (snapshots); nothing after: no outputs, no grade
+    assert task.run.status == Run.Status.RUNNING
+    assert not task.run.artifacts.exclude(kind=Artifact.Kind.SNAPSHOT).exists()
