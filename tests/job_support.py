@@ -55,3 +55,80 @@ def job_world(catalogue, tmp_path, monkeypatch, fast_jobs):
 def scripted_job(user, minutes: float = 1.0, seeds: int = 1, **agent_settings):
     return create_job(user=user, agent="scripted", competitions=[COMPETITION], seeds=seeds,
                       time_limit_minutes=minutes, settings=agent_settings)
+
+
+# --- real worker processes ----------------------------------------------------------------------
+
+FAST_ENV = {
+    "MEDALBOARD_JOB_POLL_S": "0.2", "MEDALBOARD_JOB_LEASE_S": "4", "MEDALBOARD_JOB_STOP_GRACE_S": "1",
+    "MEDALBOARD_RUNNER_HEARTBEAT_S": "1", "MEDALBOARD_SWEEP_INTERVAL_S": "1", "MEDALBOARD_STALE_PENDING_S": "2",
+    "MEDALBOARD_GRADING_LEASE_S": "4",
+}
+
+
+def database_url() -> str:
+    """The test database as a URL, for worker processes (SQLite file or PostgreSQL test database)."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    if db["ENGINE"].endswith("sqlite3"):
+        return f"sqlite:///{db['NAME']}"
+    auth = db["USER"] + (f":{db['PASSWORD']}" if db["PASSWORD"] else "")
+    return f"postgres://{auth}@{db['HOST'] or 'localhost'}:{db['PORT'] or 5432}/{db['NAME']}"
+
+
+class WorkerProcess:
+    """`celery -A webapp worker` in its own process group, on the test database and broker."""
+
+    def __init__(self, log_path: Path, queues: str, runner: str = "", extra_env: dict | None = None) -> None:
+        import os
+        import subprocess
+
+        from django.conf import settings
+
+        env = {**os.environ, **FAST_ENV, "DJANGO_SETTINGS_MODULE": "webapp.test_settings",
+               "DATABASE_URL": database_url(), "MEDALBOARD_RUNNER_WORK_DIR": str(settings.RUNNER_WORK_DIR),
+               "MEDALBOARD_RUNNER_NAME": runner, "MEDALBOARD_RUNNER_BACKEND": "local", **(extra_env or {})}
+        self.log_path = log_path
+        self.log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [str(Path(sys.executable).parent / "celery"), "-A", "webapp", "worker", "-Q", queues, "--pool", "solo",
+             "--loglevel", "INFO", "--without-gossip", "--without-mingle", "-n", f"test-{os.getpid()}-{id(self)}@%h"],
+            cwd=settings.BASE_DIR, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
+        )
+
+    def kill9(self) -> None:
+        import os
+        import signal
+
+        os.killpg(self.process.pid, signal.SIGKILL)
+        self.process.wait()
+
+    def stop(self) -> None:
+        import os
+        import signal
+        import subprocess
+
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        self.log.close()
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")[-5000:]
+
+
+def wait_until(check, timeout: float, what: str, worker: WorkerProcess | None = None):
+    import time
+
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.2)
+    raise AssertionError(f"not {what} after {timeout} s" + (f"\n--- worker log ---\n{worker.output()}" if worker else ""))

@@ -17,11 +17,21 @@ if CELERY_BROKER_URL.startswith("filesystem"):  # noqa: F405
     # Tests publish to a throwaway broker folder, never into the developer's var/broker/.
     import tempfile
 
-    _broker = Path(tempfile.mkdtemp(prefix="medalboard-test-broker-"))  # noqa: F405
+    # Worker processes a test starts inherit the folder through the environment.
+    _broker = Path(os.environ.setdefault(  # noqa: F405
+        "MEDALBOARD_TEST_BROKER_DIR", tempfile.mkdtemp(prefix="medalboard-test-broker-")))
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(_broker / "queue"), "data_folder_out": str(_broker / "queue"),
         "processed_folder": str(_broker / "processed"), "control_folder": str(_broker / "control"),
         "store_processed": False,
     }
     for _folder in ("queue", "processed", "control"):
-        (_broker / _folder).mkdir()
+        (_broker / _folder).mkdir(exist_ok=True)
+
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
+    # A file rather than memory, so that real worker processes a test starts (tests/job_support.py)
+    # share the test database; each test session gets its own file.
+    import tempfile
+
+    DATABASES["default"]["TEST"] = {"NAME": os.environ.setdefault(  # noqa: F405
+        "MEDALBOARD_TEST_DB", str(Path(tempfile.mkdtemp(prefix="medalboard-test-db-")) / "test.sqlite3"))}  # noqa: F405
