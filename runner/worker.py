@@ -19,10 +19,12 @@ log = logging.getLogger(__name__)
 
 
 def _every(interval: float, stop: threading.Event, work, name: str) -> threading.Thread:
+    starter = threading.current_thread()  # the worker's own thread: the loop ends with it
+
     def loop() -> None:
         from django.db import close_old_connections
 
-        while not stop.wait(interval):
+        while not stop.wait(interval) and starter.is_alive():
             try:
                 work()
             except Exception:  # noqa: BLE001 - a failed pass is retried at the next interval

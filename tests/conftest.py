@@ -139,3 +139,37 @@ def tmp_catalogue(tmp_path):
     (target / "splits" / "low.txt").write_text("aerial-cactus-identification\n")
     (target / "splits" / "dev.txt").write_text("spaceship-titanic\n")
     return target
+
+
+@pytest.fixture
+def fast_jobs(settings, tmp_path):
+    settings.JOB_POLL_S = 0.2
+    settings.JOB_LEASE_S = 5
+    settings.JOB_STOP_GRACE_S = 1
+    settings.RUNNER_WORK_DIR = tmp_path / "work"
+    return settings
+
+
+@pytest.fixture
+def job_world(catalogue, tmp_path, monkeypatch, fast_jobs):
+    """spaceship-titanic with registered answers and public data, a local runner, the scripted agent."""
+    import sys
+
+    from django.utils import timezone
+
+    from leaderboard.models import Competition
+    from runner.models import AgentDefinition, Runner
+    from tests.job_support import COMPETITION, SCRIPTED_AGENT, public_data
+    from tests.test_services import answers_for
+
+    answers_for(tmp_path, catalogue)
+    data = public_data(tmp_path)
+    if "public_data_dir" not in {f.name for f in Competition._meta.get_fields()}:
+        monkeypatch.setattr(Competition, "public_data_dir", str(data), raising=False)
+    else:
+        Competition.objects.filter(slug=COMPETITION).update(public_data_dir=str(data))
+    runner = Runner.objects.create(name="test-runner", backend="local", images=["*"], cpu_count=2,
+                                   last_heartbeat=timezone.now(), queues=["jobs.cpu"])
+    AgentDefinition.objects.update_or_create(name="scripted", defaults={
+        "command": [sys.executable, str(SCRIPTED_AGENT)], "image": ""})
+    return runner

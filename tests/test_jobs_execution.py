@@ -10,7 +10,7 @@ from leaderboard.models import Artifact, Run
 from runner import execution, leases
 from runner.backends.local import LocalBackend
 from runner.models import Job, JobTask
-from tests.job_support import fast_jobs, job_world, scripted_job  # noqa: F401  (fixtures)
+from tests.job_support import scripted_job
 
 
 def run_task(task: JobTask, runner) -> execution.Outcome:
