@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+
 import plotly.graph_objects as go
 
 from leaderboard.medals import Thresholds
@@ -87,6 +89,47 @@ def snapshots_figure(points: list[tuple[float, float | None, str]], thresholds: 
     fig.update_layout(
         xaxis={"title": "hours since start", "rangemode": "tozero"}, yaxis={"title": "score"},
         yaxis2={"overlaying": "y", "visible": False, "range": [0, 1]}, legend={"orientation": "h"},
+        margin={"l": 60, "r": 20, "t": 20, "b": 50}, height=320, template="plotly_white",
+    )
+    return fig.to_plotly_json()
+
+
+def add_run_marks(figure: dict, marks: list[dict]) -> dict:
+    """Agent runs as marks under the human distribution; hovering names the run, clicking opens it."""
+    if not marks:
+        return figure
+    colours = {**MEDAL_COLOURS, "above median": MEDAL_COLOURS["median"], "none": "#555b66"}
+    trace = go.Scatter(
+        x=[m["score"] for m in marks], y=[0] * len(marks), yaxis="y2", mode="markers", name="agent runs",
+        marker={"symbol": "line-ns-open", "size": 22, "line": {"width": 2},
+                "color": [colours.get(m["medal"], "#555b66") for m in marks]},
+        text=[html.escape(f"{m['label']} · {m['medal']}") for m in marks], customdata=[m["url"] for m in marks],
+        hovertemplate="%{text}<br>score %{x}<br>click to open the run<extra></extra>",
+    ).to_plotly_json()
+    figure = {**figure, "data": [*figure["data"], trace]}
+    layout = dict(figure.get("layout", {}))
+    layout["yaxis2"] = {"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True}
+    layout["showlegend"] = True
+    layout["legend"] = {"orientation": "h", "y": -0.2}
+    figure["layout"] = layout
+    return figure
+
+
+def beaten_share_figure(shares: list[tuple[str, float]]) -> dict:
+    """An experiment's distribution over its competitions of the % of human teams beaten."""
+    fig = go.Figure(go.Histogram(
+        x=[pct for _, pct in shares], xbins={"start": 0, "end": 100, "size": 5}, marker_color="#2f5fa7",
+        name="competitions", hovertemplate="%{x}% of human teams beaten<br>%{y} competitions<extra></extra>",
+    ))
+    fig.add_trace(go.Scatter(
+        x=[pct for _, pct in shares], y=[0] * len(shares), mode="markers", name="competition",
+        text=[html.escape(slug) for slug, _ in shares],
+        marker={"symbol": "line-ns-open", "size": 14, "color": "#555b66"},
+        hovertemplate="%{text}: beats %{x:.1f}% of human teams<extra></extra>",
+    ))
+    fig.update_layout(
+        xaxis={"title": "share of human teams beaten (%, mean over seeds)", "range": [0, 100]},
+        yaxis={"title": "competitions"}, bargap=0.05, showlegend=False,
         margin={"l": 60, "r": 20, "t": 20, "b": 50}, height=320, template="plotly_white",
     )
     return fig.to_plotly_json()

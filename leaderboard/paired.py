@@ -47,7 +47,8 @@ class Comparison:
     beats_humans: PairedTest = field(default_factory=lambda: PairedTest(0))
 
 
-def _sides(runs: Iterable[Run]) -> dict[int, Side]:
+def per_competition(runs: Iterable[Run]) -> dict[int, Side]:
+    """Per competition: medal rate and mean share of human teams beaten over the latest run of each seed."""
     by_competition: dict[int, dict[int, Run]] = defaultdict(dict)
     for run in runs:  # oldest first: the latest run of a seed counts, as on the leaderboard
         by_competition[run.competition_id][run.seed] = run
@@ -83,8 +84,8 @@ def paired_test(a: list[float], b: list[float]) -> PairedTest:
 
 def compare(runs_a: Iterable[Run], runs_b: Iterable[Run], competition_ids: set[int]) -> Comparison:
     """Graded runs of two experiments, restricted to the split's competitions."""
-    a = {c: s for c, s in _sides(r for r in runs_a if r.competition_id in competition_ids).items()}
-    b = {c: s for c, s in _sides(r for r in runs_b if r.competition_id in competition_ids).items()}
+    a = {c: s for c, s in per_competition(r for r in runs_a if r.competition_id in competition_ids).items()}
+    b = {c: s for c, s in per_competition(r for r in runs_b if r.competition_id in competition_ids).items()}
     both = sorted(set(a) & set(b))
     comparison = Comparison(rows=[(c, a[c], b[c]) for c in both],
                             only_a=sorted(set(a) - set(b)), only_b=sorted(set(b) - set(a)))

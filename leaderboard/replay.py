@@ -15,12 +15,13 @@ from itertools import islice
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from leaderboard import snapshots
+from leaderboard import snapshots, static_export
 from leaderboard.exports import trajectory_lines
 from leaderboard.models import Run, StepKind
 from leaderboard.trajectory_store import StoredStep, StoredTrajectory
 
 PAGE_SIZE = 100
+EXPORT_STEPS = 2000  # steps a static export of the replay holds (the JSONL download has them all)
 # Cards show this much of any one text; "show all" fetches the rest through the steps API.
 TEXT_LIMIT = 4000
 COMPARE_ROWS = 200
@@ -170,18 +171,26 @@ def _language(data: dict) -> str:
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = visible_run(request, pk)
     stored = StoredTrajectory.of(run)
-    return render(request, "leaderboard/run_detail.html", {
+    exported = request.GET.get("export") == "html"
+    context = {
         "run": run,
         "snapshots_figure": snapshots.run_figure(run),
         "can_edit": run.can_edit(request.user),
         "thresholds": run.competition.thresholds() if run.competition else None,
         "artifacts": list(run.artifacts.all()),
-        "window": window(stored),
+        "window": window(stored, size=EXPORT_STEPS if exported else PAGE_SIZE),
         "page_size": PAGE_SIZE,
         "kinds": [(k, label, stored.kind_counts.get(k, 0)) for k, label in StepKind.choices],
         "n_steps": stored.n_steps,
         "missing_file": stored.missing_file,
-    })
+    }
+    if exported:
+        from leaderboard.steps_api import outline_payload
+
+        context["outline"] = outline_payload(run) if not stored.missing_file else {"tree": [], "scores": []}
+        return static_export.export_page(request, "leaderboard/run_detail.html", context,
+                                         f"medalboard-run-{run.pk}.html")
+    return render(request, "leaderboard/run_detail.html", context)
 
 
 def run_trajectory_download(request: HttpRequest, pk: int) -> StreamingHttpResponse:

@@ -126,9 +126,13 @@ class RunOutlineView(APIView):
     permission_classes = [AllowAny]
 
     def get(self, request, pk: int) -> Response:
-        outline = outline_of(visible_run(request, pk))
-        data = {"tree": outline.get("tree", []), "scores": [{"index": i, "t": t, "score": v}
-                for i, t, v in outline.get("scores", [])], "truncated": outline.get("truncated", False)}
         # Built by the trajectory store in exactly this shape; running 10,000 items through the
         # serializer only to copy them took most of this response's time.
-        return Response(data)
+        return Response(outline_payload(visible_run(request, pk)))
+
+
+def outline_payload(run) -> dict:
+    """The outline endpoint's body (also embedded in a static export of the replay)."""
+    outline = outline_of(run)
+    return {"tree": outline.get("tree", []), "scores": [{"index": i, "t": t, "score": v}
+            for i, t, v in outline.get("scores", [])], "truncated": outline.get("truncated", False)}

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from leaderboard import replay, run_files, views
+from leaderboard import replay, run_files, scaling_views, views
 
 urlpatterns = [
     path("", views.leaderboard, name="home"),
@@ -14,6 +14,7 @@ urlpatterns = [
     path("compare/", replay.compare, name="compare"),
     path("compare/experiments/", views.compare_experiments, name="compare-experiments"),
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment-detail"),
+    path("scaling/<slug:kind>/", scaling_views.scaling_page, name="scaling"),
     path("runs/upload/", views.upload_run, name="upload-run"),
     path("runs/<int:pk>/progress/", views.run_progress, name="run-progress"),
     path("runs/<int:pk>/status.json", views.run_status, name="run-status"),

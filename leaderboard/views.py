@@ -10,8 +10,14 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
-from leaderboard import paired, published, services, stats
-from leaderboard.charts import cost_frontier_figure, human_leaderboard_figure, pass_at_k_figure
+from leaderboard import humans, paired, published, services, static_export, stats
+from leaderboard.charts import (
+    add_run_marks,
+    beaten_share_figure,
+    cost_frontier_figure,
+    human_leaderboard_figure,
+    pass_at_k_figure,
+)
 from leaderboard.forms import RunEditForm, SignupForm, UploadRunForm
 from leaderboard.grading import format_check, grader_for, grading_available
 from leaderboard.models import Competition, Experiment, Run, Split
@@ -42,16 +48,18 @@ def competition_list(request):
 def competition_detail(request, slug: str):
     competition = get_object_or_404(Competition.objects.for_list(), slug=slug)
     thresholds = competition.thresholds()
-    figure = None
+    figure, marks = None, []
     if thresholds is not None:
         scores = list(competition.human_scores.values_list("score", flat=True))
-        figure = human_leaderboard_figure(scores, thresholds)
+        marks = humans.run_marks(competition=competition, user=request.user)
+        figure = add_run_marks(human_leaderboard_figure(scores, thresholds), marks)
     return render(request, "leaderboard/competition_detail.html", {
         "competition": competition,
         "grader": grader_for(competition.slug),
         "answers_registered": format_check.answers_file(competition) is not None,
         "thresholds": thresholds,
         "figure": figure,
+        "n_marks": len(marks),
     })
 
 
@@ -181,14 +189,14 @@ def leaderboard(request):
         row["cells"] = [(key, row[f"{key}_pct"], row[f"{key}_sem"]) for key in stats.METRICS]
     priced = [r for r in rows if r["cost_usd"] is not None and r["any_medal_pct"] is not None]
     front = stats.pareto_front([(r["cost_usd"], r["any_medal_pct"]) for r in priced])
-    return render(request, "leaderboard/leaderboard.html", {
+    return static_export.render_or_export(request, "leaderboard/leaderboard.html", {
         "rows": rows, "split": split, "params": params, "split_choices": stats.split_choices(),
         "has_demo": any(row["demo"] for row in rows),
         "cost_figure": cost_frontier_figure(priced, front) if len(priced) >= 2 else None,
         "metrics": stats.METRICS, "published": published.published_results(params["split"]),
         "research": stats.research_results(stats.research_runs(request.user)),
         "query_string": request.GET.urlencode(),
-    })
+    }, f"medalboard-{split.slug}.html")
 
 
 def experiment_detail(request, pk: int):
@@ -217,15 +225,16 @@ def experiment_detail(request, pk: int):
         r for r in runs if r.status == Run.Status.GRADED and r.competition is not None
         and r.competition.kind == Competition.Kind.RESEARCH and r.competition.baseline_score is not None
     ])
-    return render(request, "leaderboard/experiment.html", {
+    return static_export.render_or_export(request, "leaderboard/experiment.html", {
         "experiment": experiment, "summaries": summaries, "seeds": seeds, "rows": rows,
         "has_demo_runs": any(r.is_demo for r in runs), "n_value_columns": len(stats.METRICS) + len(ks),
         "research": research, "metrics": stats.METRICS, "n_runs": len(runs), "ks": ks,
         "pass_at_k_figure": pass_at_k_figure(curves) if curves else None,
+        "beaten_figure": beaten_share_figure(shares) if (shares := humans.beaten_shares(runs)) else None,
         "others": Experiment.objects.filter(runs__in=Run.objects.visible_to(request.user))
         .exclude(pk=experiment.pk).select_related("agent", "model").distinct(),
         "split_choices": stats.split_choices(),
-    })
+    }, f"medalboard-experiment-{experiment.pk}.html")
 
 
 def compare_experiments(request):

@@ -22,12 +22,16 @@ SEEDS = range(4)
 
 @pytest.fixture
 def world(db, catalogue, bob):
-    """3 competitions in a test split; 4 experiments (three differ only in hardware); seeded runs with
+    return make_world(bob)
+
+
+def make_world(private_owner) -> dict:
+    """3 competitions in a test split; 5 experiments (four differ only in hardware); seeded runs with
     snapshots; seed 3 of the first experiment incomplete; one re-run that replaces an earlier run;
-    one private run of bob's that the public never sees."""
+    one private run of `private_owner`'s that the public never sees."""
     rng = random.Random(7)
     split = Split.objects.create(benchmark=Benchmark.objects.get(slug="mle-bench"), slug="tiny-test", name="Tiny")
-    competitions = list(Competition.objects.filter(benchmark__slug="mle-bench").order_by("slug")[:3])
+    competitions = list(Competition.objects.filter(benchmark__slug="mle-bench", n_teams__gt=0).order_by("slug")[:3])
     split.competitions.set(competitions)
     agent, other = Agent.objects.create(name="synthetic-a"), Agent.objects.create(name="synthetic-b")
     model = LanguageModel.objects.create(name="synthetic-model")
@@ -43,7 +47,7 @@ def world(db, catalogue, bob):
                     continue  # an incomplete seed
                 _run(rng, experiment, competition, seed)
     _run(rng, experiments[1], competitions[0], 0)  # a re-run: the latest one counts
-    _run(rng, experiments[0], competitions[1], 1, owner=bob, is_private=True)
+    _run(rng, experiments[0], competitions[1], 1, owner=private_owner, is_private=True)
     return {"split": split, "competitions": competitions, "experiments": experiments}
 
 

@@ -276,7 +276,8 @@
   // Outline: the tree-search tree (SVG) and the score-over-time chart (Plotly)
 
   Replay.prototype.loadOutline = async function () {
-    const outline = await getJSON(this.root.dataset.outlineUrl);
+    const embedded = document.getElementById("replay-outline-data"); // a static export carries it
+    const outline = embedded ? JSON.parse(embedded.textContent) : await getJSON(this.root.dataset.outlineUrl);
     if (outline.tree.length) drawTree(document.getElementById("tree"), outline.tree, (i) => this.queue(() => this.goTo(i)));
     if (outline.scores.length) this.drawScores(outline.scores);
   };
