@@ -344,6 +344,18 @@ class Run(MedalFlags, models.Model):
         return "graded"
 
     @property
+    def progress(self) -> str:
+        """Where grading stands (issue 9): queued, grading, retrying (attempt n), or failed and why."""
+        n = self.grading_attempts
+        if self.status == Run.Status.PENDING:
+            return f"retrying (attempt {n + 1})" if n else "queued for grading"
+        if self.status == Run.Status.GRADING:
+            return f"grading (attempt {n})" if n > 1 else "grading"
+        if self.status == Run.Status.FAILED:
+            return f"failed: {self.grading_error}" if self.grading_error else "failed"
+        return self.state
+
+    @property
     def medal_label(self) -> str:
         """The medal, or "–" where no valid score exists to earn one."""
         return self.medals().label if self.score is not None else "–"

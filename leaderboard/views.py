@@ -109,7 +109,7 @@ def run_progress(request, pk: int):
 def run_status(request, pk: int):
     run = get_object_or_404(Run.objects.visible_to(request.user), pk=pk)
     return JsonResponse({
-        "id": run.pk, "status": run.status, "state": run.state,
+        "id": run.pk, "status": run.status, "state": run.state, "progress": run.progress,
         "done": run.status in (Run.Status.GRADED, Run.Status.FAILED, Run.Status.WAITING),
         "score": run.score, "medal": run.medal_label, "any_medal": run.any_medal,
         "valid_submission": run.valid_submission, "grading_error": run.grading_error, "url": _run_url(run),

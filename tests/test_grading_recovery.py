@@ -130,3 +130,19 @@ def test_kill_9_of_a_worker_mid_grading_ends_graded_once(transactional_db, catal
     assert run.status == Run.Status.GRADED, run.grading_error
     assert run.grading_attempts == 2 and run.score == pytest.approx(1.0)
     assert "attempt 1 was interrupted" in run.grading_error or run.grading_error == ""
+
+
+def test_the_progress_page_says_what_is_happening(client, alice, catalogue, published):
+    run = submit(alice)
+    status = lambda: client.get(f"/runs/{run.pk}/status.json").json()["progress"]  # noqa: E731
+    assert status() == "queued for grading"
+    assert "queued for grading" in client.get(f"/runs/{run.pk}/progress/").content.decode()
+    tasks.claim_grading(run.pk, "w1")
+    assert status() == "grading"
+    expire(run)
+    recovery.sweep_grading()
+    assert status() == "retrying (attempt 2)"
+    tasks.claim_grading(run.pk, "w2")
+    assert status() == "grading (attempt 2)"
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="the grader fell over")
+    assert status() == "failed: the grader fell over"

@@ -33,7 +33,7 @@
       const response = await fetch(progress.dataset.statusUrl, {headers: {Accept: "application/json"}});
       if (response.ok) {
         const data = await response.json();
-        statusEl.textContent = data.state;
+        statusEl.textContent = data.progress || data.state;
         statusEl.dataset.status = data.status;
         if (data.done) {
           resultEl.textContent = data.state === "graded" ? "Graded: score " + data.score + ", medal: " + data.medal
