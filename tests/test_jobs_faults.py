@@ -1,0 +1,90 @@
+"""Faults with real processes and engines: a runner killed with kill -9 mid-run (re-run with its
+attempt counted, or failed with its partial logs; never lost, never graded twice), and an engine
+that is down (a clear error on the task, retries with back-off, then failed)."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.models import Artifact, Run
+from runner import tasks
+from runner.backends import BackendUnavailable
+from runner.backends.local import LocalBackend
+from runner.models import JobTask, Runner
+from runner.recovery import sweep
+from tests.job_support import WorkerProcess, scripted_job, wait_until
+
+
+class DaemonDown(LocalBackend):
+    name = "docker"
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.checks = 0
+
+    def check(self) -> None:
+        self.checks += 1
+        raise BackendUnavailable("Cannot connect to the Docker daemon at unix:///var/run/docker.sock")
+
+
+def test_an_engine_that_is_down_is_retried_with_back_off_then_fails_clearly(
+    alice, job_world, monkeypatch, django_capture_on_commit_callbacks
+):
+    backend = DaemonDown()
+    monkeypatch.setattr(tasks, "current_backend", lambda: backend)
+    with django_capture_on_commit_callbacks(execute=False):
+        task = scripted_job(alice).tasks.get()
+    countdowns = []
+    real_retry = tasks.run_job_task.retry
+    monkeypatch.setattr(tasks.run_job_task, "retry",
+                        lambda *a, **kw: countdowns.append(kw.get("countdown")) or real_retry(*a, **kw))
+    result = tasks.run_job_task.apply(args=[task.pk]).get()  # eager: the retries run inline
+    task.refresh_from_db()
+    assert result == task.status == JobTask.Status.FAILED
+    assert task.error == ("docker unavailable after 6 retries: "
+                          "Cannot connect to the Docker daemon at unix:///var/run/docker.sock")
+    assert countdowns == [5, 10, 20, 40, 80, 160] and backend.checks == 7
+    assert task.attempts == 0 and task.run is None  # the agent never started: no attempt used
+
+
+def start_runner(tmp_path, name: str) -> WorkerProcess:
+    return WorkerProcess(tmp_path / f"{name}.log", "jobs.cpu,celery", runner=name)
+
+
+@pytest.mark.parametrize("max_attempts", [2, 1])
+def test_kill_9_of_a_runner_mid_run(transactional_db, alice, job_world, tmp_path, max_attempts):
+    Runner.objects.create(name="second-runner", backend="local", images=["*"])
+    job = scripted_job(alice, steps=6, sleep=1.0)  # committed: published to jobs.cpu at once
+    job.tasks.update(max_attempts=max_attempts)
+    task = job.tasks.get()
+    first = start_runner(tmp_path, "test-runner")
+    try:
+        wait_until(lambda: Run.objects.filter(job_task=task, n_steps__gte=2).exists(), 60, "streaming", first)
+        first.kill9()
+    finally:
+        first.stop()
+    task.refresh_from_db()
+    assert task.status == JobTask.Status.RUNNING and task.attempts == 1
+    second = start_runner(tmp_path, "second-runner")  # its sweep finds the expired lease
+    try:
+        task = wait_until(lambda: JobTask.objects.filter(pk=task.pk, status__in=JobTask.FINISHED).first(), 90,
+                          "finished", second)
+        run = wait_until(lambda: Run.objects.filter(pk=task.run_id, status__in=("graded", "failed")).first(), 30,
+                         "graded", second)
+    finally:
+        second.stop()
+    if max_attempts == 2:
+        assert task.status == JobTask.Status.SUCCEEDED and task.attempts == 2, task.error
+        assert task.runner.name == "second-runner"
+        assert run.status == Run.Status.GRADED and run.score == pytest.approx(1.0)
+        assert run.grading_attempts == 1  # graded once
+        assert run.trajectory.n_steps == 6
+    else:
+        assert task.status == JobTask.Status.FAILED and task.attempts == 1
+        assert "lost during attempt 1 of 1" in task.error and "partial logs kept" in task.error
+        assert run.status == Run.Status.FAILED and run.grading_attempts == 0  # never graded
+        assert run.trajectory.n_steps >= 2  # the steps streamed before the kill are kept
+        tail = run.artifacts.get(kind=Artifact.Kind.LOG, name="logs/agent-output-tail.log")
+        assert b"step 1" in tail.file.read()
+    assert sweep() == {"tasks_requeued": 0, "tasks_failed": 0, "tasks_ended": 0, "tasks_published": 0,
+                       "retried": 0, "failed": 0, "requeued_pending": 0}

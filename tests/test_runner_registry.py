@@ -1,0 +1,59 @@
+"""Runners register, heartbeat, go offline when heartbeats stop, and can be drained."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.utils import timezone
+
+from runner import registry, tasks
+from runner.models import JobTask, Runner
+from tests.job_support import scripted_job
+
+
+def test_the_runner_command_registers_this_machine(db, capsys, settings, tmp_path):
+    settings.RUNNER_WORK_DIR = tmp_path
+    call_command("runner", "--backend", "local", "--name", "box-1", "--register-only")
+    runner = Runner.objects.get(name="box-1")
+    assert runner.backend == "local" and runner.images == ["*"] and runner.cpu_count >= 1
+    assert runner.queues[0] == "jobs.cpu" and "celery" in runner.queues
+    assert runner.current_status == Runner.Status.ONLINE
+    assert "runner box-1 (local)" in capsys.readouterr().out
+
+
+def test_missed_heartbeats_show_a_runner_offline(db, settings):
+    settings.RUNNER_HEARTBEAT_S, settings.RUNNER_OFFLINE_AFTER_HEARTBEATS = 10, 3
+    runner = Runner.objects.create(name="r", last_heartbeat=timezone.now() - timedelta(seconds=29))
+    assert runner.current_status == Runner.Status.ONLINE
+    Runner.objects.filter(pk=runner.pk).update(last_heartbeat=timezone.now() - timedelta(seconds=31))
+    runner.refresh_from_db()
+    assert runner.current_status == Runner.Status.OFFLINE
+    registry.heartbeat("r")
+    runner.refresh_from_db()
+    assert runner.current_status == Runner.Status.ONLINE
+
+
+def test_a_draining_runner_takes_no_new_task(alice, job_world, monkeypatch, django_capture_on_commit_callbacks):
+    call_command("runner", "--drain", "test-runner")
+    assert Runner.objects.get(name="test-runner").current_status == Runner.Status.DRAINING
+    with django_capture_on_commit_callbacks(execute=False):
+        task = scripted_job(alice).tasks.get()
+    monkeypatch.setenv("MEDALBOARD_RUNNER_NAME", "test-runner")
+    bounced = []
+
+    def retry(*args, **kwargs):
+        bounced.append(kwargs.get("countdown"))
+        raise RuntimeError("bounced back to the queue")
+
+    monkeypatch.setattr(tasks.run_job_task, "retry", retry)
+    with pytest.raises(RuntimeError, match="bounced"):
+        tasks.run_job_task.run(task.pk)
+    assert bounced == [tasks.DRAIN_BOUNCE_S]
+    assert JobTask.objects.get(pk=task.pk).status == JobTask.Status.QUEUED  # not claimed
+    call_command("runner", "--resume", "test-runner")
+    assert Runner.objects.get(name="test-runner").status == Runner.Status.ONLINE
+    with pytest.raises(CommandError, match="no runner called 'nope'"):
+        call_command("runner", "--drain", "nope")
