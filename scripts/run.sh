@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole product on one machine with embedded defaults: SQLite, the filesystem Celery broker,
 # the local execution backend. Imports the catalogue and demo content, then serves the site on
-# 127.0.0.1:8000 with a Celery worker beside it. Ctrl-C stops both.
+# 127.0.0.1:8000 with a local-backend runner (a Celery worker) beside it. Ctrl-C stops both.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBUG="${DEBUG:-true}"
@@ -11,9 +11,13 @@ mkdir -p "${MEDALBOARD_VAR_DIR:-var}"
 $PY manage.py migrate --noinput -v0
 $PY manage.py import_competitions
 if $PY manage.py help seed_demo >/dev/null 2>&1; then $PY manage.py seed_demo; fi
-.venv/bin/celery -A webapp worker --loglevel=INFO --concurrency=2 >"${MEDALBOARD_VAR_DIR:-var}/worker.log" 2>&1 &
+if $PY manage.py help make_smoke_competitions >/dev/null 2>&1; then $PY manage.py make_smoke_competitions; fi
+# One local-backend runner: a Celery worker for job tasks (jobs.cpu) and grading (celery), with the
+# recovery sweep and a heartbeat. It runs agents as subprocesses: trusted agents only (see README).
+$PY manage.py runner --backend local --name "local-$(hostname)" --concurrency 2 --loglevel INFO \
+  >"${MEDALBOARD_VAR_DIR:-var}/worker.log" 2>&1 &
 WORKER=$!
 trap 'kill $WORKER 2>/dev/null || true' EXIT INT TERM
-echo "Celery worker started (pid $WORKER, log ${MEDALBOARD_VAR_DIR:-var}/worker.log)"
+echo "Local runner started (pid $WORKER, log ${MEDALBOARD_VAR_DIR:-var}/worker.log)"
 echo "Medalboard on http://127.0.0.1:${PORT:-8000}/"
 $PY manage.py runserver "127.0.0.1:${PORT:-8000}"
