@@ -12,22 +12,54 @@ MEDAL_COLOURS = {"gold": "#d4a017", "silver": "#8a8d91", "bronze": "#b0703c", "m
 
 
 def human_leaderboard_figure(scores: list[float], thresholds: Thresholds, title: str = "") -> dict:
-    """Distribution of the human teams' scores with the medal and median thresholds drawn on it."""
-    fig = go.Figure(go.Histogram(x=scores, nbinsx=60, marker_color="#9bb7d4", name="human teams",
+    """Distribution of the human teams' scores with the medal and median thresholds drawn on it.
+
+    The x-axis spans the best teams down to the bulk (and every threshold), not the few outliers that
+    would squeeze the rest into one bar; how many teams lie outside is said on the chart. Threshold labels
+    sit on their own rows so close thresholds never print over each other."""
+    low, high = bulk_range(scores, [getattr(thresholds, name) for name in THRESHOLD_NAMES],
+                           bool(thresholds.is_lower_better))
+    size = (high - low) / 60 or 1.0
+    fig = go.Figure(go.Histogram(x=scores, xbins={"start": low, "end": high + size / 2, "size": size},
+                                 marker_color="#9bb7d4", name="human teams",
                                  hovertemplate="score %{x}<br>%{y} teams<extra></extra>"))
-    for name in ("gold", "silver", "bronze", "median"):
+    for row, name in enumerate(sorted(THRESHOLD_NAMES, key=lambda n: getattr(thresholds, n))):
         value = getattr(thresholds, name)
         fig.add_vline(x=value, line_color=MEDAL_COLOURS[name], line_width=2,
                       line_dash="dot" if name == "median" else "solid")
-        fig.add_annotation(x=value, y=1, yref="paper", text=f"{name} {value:g}", showarrow=False,
-                           textangle=-90, xanchor="right", yanchor="top", font={"color": MEDAL_COLOURS[name]})
+        fig.add_annotation(x=value, y=1 - 0.1 * row, yref="paper", text=f"{name} {value:g}", showarrow=False,
+                           xanchor="left", yanchor="top", xshift=3, bgcolor="rgba(255,255,255,0.85)",
+                           font={"color": MEDAL_COLOURS[name], "size": 12}, name=f"threshold-{name}")
     direction = "lower is better" if thresholds.is_lower_better else "higher is better"
+    arrow = "← better" if thresholds.is_lower_better else "better →"
+    outside = sum(1 for s in scores if s < low or s > high)
     fig.update_layout(
         title=title or f"{thresholds.n_teams} human teams ({direction})",
-        xaxis_title="private leaderboard score", yaxis_title="teams", bargap=0.02,
-        margin={"l": 50, "r": 20, "t": 50, "b": 50}, height=380, template="plotly_white", showlegend=False,
+        xaxis={"title": f"private leaderboard score ({direction}, {arrow})", "range": [low, high]},
+        yaxis_title="teams", bargap=0.02, margin={"l": 50, "r": 20, "t": 50, "b": 70}, height=380,
+        template="plotly_white", showlegend=False,
     )
+    if outside:
+        fig.add_annotation(x=1, y=-0.22, xref="paper", yref="paper", xanchor="right", showarrow=False,
+                           text=f"{outside} outlying team{'s' if outside != 1 else ''} outside the axis",
+                           font={"size": 11, "color": "#6b7280"}, name="outside-note")
     return fig.to_plotly_json()
+
+
+THRESHOLD_NAMES = ("gold", "silver", "bronze", "median")
+
+
+def bulk_range(scores: list[float], must_show: list[float], lower_is_better: bool) -> tuple[float, float]:
+    """The axis for a leaderboard: every team from the best down to the 5th percentile from the
+    bottom, widened by a tenth of that spread and to every value in must_show. Only the worse tail,
+    where failed and joke submissions sit, is cut, and never past the scores' own extremes."""
+    ordered = sorted(scores)
+    n = len(ordered)
+    q_low, q_high = ordered[int(0.05 * (n - 1))], ordered[int(0.95 * (n - 1))]
+    pad = (q_high - q_low) * 0.1 or abs(q_high) * 0.05 or 1.0
+    low = ordered[0] if lower_is_better else max(min(q_low - pad, *must_show), ordered[0])
+    high = ordered[-1] if not lower_is_better else min(max(q_high + pad, *must_show), ordered[-1])
+    return (low, high) if high > low else (low - pad, high + pad)
 
 
 def pass_at_k_figure(curves: dict[str, list[tuple[int, float]]]) -> dict:
@@ -109,6 +141,10 @@ def add_run_marks(figure: dict, marks: list[dict]) -> dict:
     figure = {**figure, "data": [*figure["data"], trace]}
     layout = dict(figure.get("layout", {}))
     layout["yaxis2"] = {"overlaying": "y", "range": [0, 1], "visible": False, "fixedrange": True}
+    if "range" in layout.get("xaxis", {}):  # the axis shows the humans' bulk: widen it to every run
+        scores = [m["score"] for m in marks]
+        low, high = layout["xaxis"]["range"]
+        layout["xaxis"] = {**layout["xaxis"], "range": [min(low, *scores), max(high, *scores)]}
     layout["showlegend"] = True
     layout["legend"] = {"orientation": "h", "y": -0.2}
     figure["layout"] = layout
@@ -133,3 +169,21 @@ def beaten_share_figure(shares: list[tuple[str, float]]) -> dict:
         margin={"l": 60, "r": 20, "t": 20, "b": 50}, height=320, template="plotly_white",
     )
     return fig.to_plotly_json()
+
+
+def score_axis(competition) -> dict:
+    """The metric and its direction for a run's score axes; the direction may be unknown ("")."""
+    from leaderboard.grading import grader_for
+
+    if competition is None:
+        return {"metric": "score", "direction": ""}
+    grader = grader_for(competition.slug)
+    metric = grader.metric if grader else competition.config_metric or "score"
+    lower = grader.lower_is_better if grader else competition.is_lower_better
+    return {"metric": metric, "direction": "" if lower is None else "lower" if lower else "higher"}
+
+
+def axis_title(axis: dict) -> str:
+    direction = f"{axis['direction']} is better" if axis["direction"] else "direction not stated"
+    return f"{axis['metric']} ({direction})"
+

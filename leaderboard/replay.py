@@ -15,9 +15,10 @@ from itertools import islice
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from leaderboard import snapshots, static_export
+from leaderboard import charts, snapshots, static_export
 from leaderboard.exports import trajectory_lines
 from leaderboard.models import Run, StepKind
+from leaderboard.runs_index import runs_index
 from leaderboard.trajectory_store import StoredStep, StoredTrajectory
 
 PAGE_SIZE = 100
@@ -175,6 +176,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "run": run,
         "snapshots_figure": snapshots.run_figure(run),
+        "score_axis": charts.score_axis(run.competition),
+        "has_scores": bool(stored.kind_counts.get(StepKind.SCORE)),
         "can_edit": run.can_edit(request.user),
         "thresholds": run.competition.thresholds() if run.competition else None,
         "artifacts": list(run.artifacts.all()),
@@ -290,17 +293,21 @@ def score_series(run: Run, stored: StoredTrajectory) -> dict:
 
 
 def compare(request: HttpRequest) -> HttpResponse:
-    ids = [p for p in request.GET.get("runs", "").split(",") if p.strip().isdigit()]
+    ids = [p for value in request.GET.getlist("runs") for p in value.split(",") if p.strip().isdigit()]
     if len(ids) != 2:
-        raise Http404("compare needs ?runs=<a>,<b>")
+        return runs_index(request, notice="Pick two runs to compare: tick them in the list below.")
     a, b = visible_run(request, int(ids[0])), visible_run(request, int(ids[1]))
     stored_a, stored_b = StoredTrajectory.of(a), StoredTrajectory.of(b)
     align = "time" if request.GET.get("align") == "time" else "index"
     start = _int_param(request, "start", 0)
     best_a, best_b = best_code_step(a, stored_a), best_code_step(b, stored_b)
+    axes = [charts.score_axis(a.competition), charts.score_axis(b.competition)]
+    scores = {"a": score_series(a, stored_a), "b": score_series(b, stored_b)}
     return render(request, "leaderboard/compare.html", {
-        "a": a, "b": b, "align": align, "start": start, "next_start": start + COMPARE_ROWS,
+        "a": a, "b": b, "has_scores": bool(scores["a"]["y"] or scores["b"]["y"]),
+        "score_title": charts.axis_title(axes[0]) if axes[0] == axes[1] else "score (each run's own metric)",
+        "align": align, "start": start, "next_start": start + COMPARE_ROWS,
         "rows": aligned_rows(stored_a, stored_b, align, start), "rows_per_page": COMPARE_ROWS,
         "best_a": best_a, "best_b": best_b, "solution_diff": solution_diff(best_a, best_b),
-        "scores": {"a": score_series(a, stored_a), "b": score_series(b, stored_b)},
+        "scores": scores,
     })

@@ -1,11 +1,12 @@
 from django.urls import path
 
-from leaderboard import replay, run_files, scaling_views, views
+from leaderboard import replay, run_files, runs_index, scaling_views, views
 
 urlpatterns = [
     path("", views.leaderboard, name="home"),
     path("competitions/", views.competition_list, name="competition-list"),
     path("competitions/<str:slug>/", views.competition_detail, name="competition-detail"),
+    path("runs/", runs_index.runs_index, name="runs-index"),
     path("runs/<int:pk>/", replay.run_detail, name="run-detail"),
     path("runs/<int:pk>/steps/", replay.run_steps_window, name="run-steps-window"),
     path("runs/<int:pk>/trajectory.jsonl", replay.run_trajectory_download, name="run-trajectory"),

@@ -10,7 +10,7 @@ from django.urls import NoReverseMatch, reverse
 from django.views.decorators.http import require_POST
 from rest_framework.authtoken.models import Token
 
-from leaderboard import humans, paired, published, services, static_export, stats
+from leaderboard import humans, paired, published, runs_index, services, static_export, stats
 from leaderboard.charts import (
     add_run_marks,
     beaten_share_figure,
@@ -57,6 +57,7 @@ def competition_detail(request, slug: str):
         "competition": competition,
         "grader": grader_for(competition.slug),
         "answers_registered": format_check.answers_file(competition) is not None,
+        "runs": runs_index.best_runs(user=request.user, competition=competition),
         "thresholds": thresholds,
         "figure": figure,
         "n_marks": len(marks),

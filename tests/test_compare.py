@@ -75,9 +75,10 @@ def test_best_is_the_best_scoring_code_step_else_the_last(db, catalogue):
     assert best_code_step(unscored).index == 2
 
 
-def test_needs_two_runs(client, db):
-    assert client.get(reverse("compare"), {"runs": "1"}).status_code == 404
-    assert client.get(reverse("compare")).status_code == 404
+def test_without_two_runs_it_is_a_picker(client, db):
+    for params in ({"runs": "1"}, {}):
+        response = client.get(reverse("compare"), params)
+        assert response.status_code == 200 and b"Pick two runs to compare" in response.content
 
 
 def test_private_run_of_someone_else_is_404(client, alice, bob):

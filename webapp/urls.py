@@ -3,6 +3,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.routers import DefaultRouter
 
+from leaderboard import plotly_asset
 from leaderboard.api import CompetitionViewSet
 from leaderboard.runs_api import LeaderboardAPIView, RunViewSet
 from leaderboard.scaling_api import HardwareAPIView, PassAtKAPIView, TimeCurveAPIView
@@ -15,6 +16,7 @@ router.register("runs", RunViewSet, basename="run")
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("accounts/", include("django.contrib.auth.urls")),
+    path("assets/plotly/<str:version>/plotly.min.js", plotly_asset.plotly_js, name="plotly-js"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("api/runs/<int:pk>/steps/", RunStepsView.as_view(), name="run-steps"),

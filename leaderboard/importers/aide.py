@@ -104,18 +104,23 @@ def _steps(nodes: list[dict], node2parent: dict[str, str], parsed: ParsedTraject
             parsed.warn(f"node {node_id}: parent {parent_id} is not an earlier node; shown as a root")
             parent_id = None
         parent = by_id.get(parent_id)
+        metric = node.get("metric") or {}
         common = {
             "node_id": node_id,
             "step": node.get("step"),
             "stage": "draft" if parent is None else "debug" if parent.get("is_buggy") else "improve",
             "buggy": bool(node.get("is_buggy")),
             "is_best": node_id == best,
+            # the node's own metric, so the solution tree can colour every node (its score step has it too)
+            "node_score": to_float(metric.get("value")),
+            "maximize": metric.get("maximize") if isinstance(metric.get("maximize"), bool) else None,
         }
         t = None if start is None or to_float(node.get("ctime")) is None else to_float(node["ctime"]) - start
         for i, step in enumerate(_node_steps(make, node, parent, common, t)):
-            if i == 0:
+            if i == 0:  # the node's first step stands for it in the tree, draft or not
                 first_step[node_id] = step.index
                 step.parent_index = first_step.get(parent_id)
+                step.data["tree_node"] = True
             yield step
 
 

@@ -43,6 +43,14 @@ def _image_link(match: re.Match) -> str:
                        'title="opens {}">[{}: load image from {}]</a>', src, src, label, host)
 
 
+@register.simple_tag
+def plotly_script() -> str:
+    """Plotly, compressed and cached for a year (leaderboard.plotly_asset); only on pages with a chart."""
+    from leaderboard import plotly_asset
+
+    return format_html('<script src="{}"></script>', plotly_asset.url())
+
+
 @register.filter
 def score(value, digits: int = 5) -> str:
     if value is None:

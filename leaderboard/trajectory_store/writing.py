@@ -49,10 +49,11 @@ class Outline:
                 self.scores.append([step.index, step.t, step.score])
             else:
                 self.truncated = True
-        if step.parent_index is not None:
+        if step.parent_index is not None or is_tree_node(step):
             if len(self.nodes) < OUTLINE_LIMIT:
                 self.nodes[step.index] = node(step)
-                self.parents.add(step.parent_index)
+                if step.parent_index is not None:
+                    self.parents.add(step.parent_index)
             else:
                 self.truncated = True
         if step.kind == "code":
@@ -84,10 +85,20 @@ class Outline:
         return sorted(self.parents - self.nodes.keys())
 
 
+def is_tree_node(step: StepData) -> bool:
+    """A root of a search tree (an AIDE draft) that no other step may point at is still a node."""
+    return isinstance(step.data, dict) and step.data.get("tree_node") is True
+
+
 def node(step: StepData) -> dict:
+    """A tree node: its score is the step's, or the node's own metric (`node_score`) that a tree-search
+    importer gives its first step; `maximize` says which way the metric is better (None: unknown)."""
     data = step.data or {}
+    score = step.score if step.score is not None else data.get("node_score")
     return {"index": step.index, "parent_index": step.parent_index, "kind": step.kind, "title": step.title,
-            "score": step.score, "buggy": data.get("buggy") is True, "is_best": data.get("is_best") is True}
+            "score": score if isinstance(score, int | float) else None, "buggy": data.get("buggy") is True,
+            "is_best": data.get("is_best") is True,
+            "maximize": data.get("maximize") if isinstance(data.get("maximize"), bool) else None}
 
 
 class BackgroundWrites:
@@ -187,7 +198,8 @@ class Writer:
         self.f.write(chunk)
         kinds = Counter(s.kind for s in steps)
         bases: dict[str, int] = {}
-        for step in [s for s in steps if s.score is not None or s.parent_index is not None or s.kind == "code"]:
+        for step in [s for s in steps if s.score is not None or s.parent_index is not None or s.kind == "code"
+                     or is_tree_node(s)]:
             self.outline.add(step)
             if step.kind == "code":
                 self._track_file(step, bases)

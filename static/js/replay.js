@@ -279,20 +279,28 @@
     const embedded = document.getElementById("replay-outline-data"); // a static export carries it
     const outline = embedded ? JSON.parse(embedded.textContent) : await getJSON(this.root.dataset.outlineUrl);
     if (outline.tree.length) drawTree(document.getElementById("tree"), outline.tree, (i) => this.queue(() => this.goTo(i)));
-    if (outline.scores.length) this.drawScores(outline.scores);
+    const known = outline.tree.map((n) => n.maximize).find((m) => m === true || m === false);
+    const direction = this.root.dataset.scoreDirection || (known === undefined ? "" : known ? "higher" : "lower");
+    if (outline.scores.length) this.drawScores(outline.scores, scoreTitle(this.root.dataset.scoreMetric, direction));
   };
 
-  Replay.prototype.drawScores = function (scores) {
+  function scoreTitle(metric, direction) {
+    return (metric || "score") + " (" + (direction ? direction + " is better" : "direction not stated") + ")";
+  }
+
+  Replay.prototype.drawScores = function (scores, yTitle) {
     const el = document.getElementById("score-chart");
     document.getElementById("scores-card").hidden = false;
     if (!window.Plotly) return;
+    const timed = scores.every((p) => p.t !== null);
     const trace = {
-      x: scores.map((p) => (p.t === null ? p.index : p.t)), y: scores.map((p) => p.score),
+      x: scores.map((p) => (timed ? p.t : p.index)), y: scores.map((p) => p.score),
       customdata: scores.map((p) => p.index), mode: "lines+markers", type: "scatter", name: "score",
       hovertemplate: "step %{customdata}<br>t=%{x:.0f}s<br>score=%{y}<extra></extra>",
     };
-    const layout = { margin: { l: 50, r: 10, t: 10, b: 40 }, height: 300,
-      xaxis: { title: { text: "seconds since start" } }, yaxis: { title: { text: "score" } } };
+    const layout = { margin: { l: 60, r: 10, t: 10, b: 60 }, height: 300,
+      xaxis: { title: { text: timed ? "seconds since start" : "step", standoff: 8 }, automargin: true },
+      yaxis: { title: { text: yTitle, standoff: 6 }, automargin: true } };
     window.Plotly.newPlot(el, [trace], layout, { displaylogo: false, responsive: true }).then(() => {
       el.dataset.drawn = "true";
       el.on("plotly_click", (event) => this.queue(() => this.goTo(event.points[0].customdata)));
@@ -322,9 +330,11 @@
     return { nodes: Array.from(byIndex.values()), columns: column };
   }
 
-  function scoreColour(score, low, high) {
+  // Dark = better, in the metric's direction (lower-is-better metrics flip the scale).
+  function scoreColour(score, low, high, maximize) {
     if (score === null || high === low) return score === null ? "#d0d5dd" : "#2f5fa7";
-    const f = (score - low) / (high - low);
+    const up = (score - low) / (high - low);
+    const f = maximize === false ? 1 - up : up;
     return "hsl(215, 60%, " + Math.round(85 - f * 55) + "%)";
   }
 
@@ -341,7 +351,10 @@
       const [x1, y1] = pos(n), [x2, y2] = pos(c);
       root.appendChild(svg("line", { x1, y1, x2, y2, class: "tree-edge" }));
     }));
-    placed.forEach((n) => root.appendChild(treeNode(n, pos(n), scoreColour(n.score, low, high), open)));
+    const directions = placed.map((n) => n.maximize).filter((m) => m === true || m === false);
+    const maximize = directions.length ? directions[0] : null;
+    placed.forEach((n) => root.appendChild(treeNode(n, pos(n), scoreColour(n.score, low, high, maximize), open)));
+    container.dataset.direction = maximize === false ? "lower" : maximize === true ? "higher" : "unknown";
     container.replaceChildren(root);
     container.dataset.drawn = "true";
   }
@@ -367,7 +380,9 @@
     if (!window.Plotly) return;
     const traces = ["a", "b"].map((key) => ({ ...series[key], mode: "lines+markers", type: "scatter",
       hovertemplate: "step %{customdata}<br>t=%{x:.0f}s<br>score=%{y}<extra>%{fullData.name}</extra>" }));
-    const layout = { margin: { l: 50, r: 10, t: 10, b: 40 }, height: 320, xaxis: { title: { text: "seconds since start" } } };
+    const layout = { margin: { l: 60, r: 10, t: 10, b: 60 }, height: 320,
+      xaxis: { title: { text: "seconds since start (step number where a run has no times)", standoff: 8 }, automargin: true },
+      yaxis: { title: { text: el.dataset.yTitle || "score", standoff: 6 }, automargin: true } };
     window.Plotly.newPlot(el, traces, layout, { displaylogo: false, responsive: true }).then(() => {
       el.dataset.drawn = "true";
       el.on("plotly_click", (event) => {
