@@ -61,6 +61,10 @@ def _inline(tag: str, url: str) -> str:
 
 @lru_cache(maxsize=32)
 def _static_text(url: str) -> str | None:
+    from leaderboard import plotly_asset
+
+    if url == plotly_asset.url():  # served compressed from its own URL, not from static
+        return plotly_asset.SOURCE.read_text(encoding="utf-8")
     prefix = "/" + settings.STATIC_URL.lstrip("/")
     if not url.startswith(prefix):
         return None
