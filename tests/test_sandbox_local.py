@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import json
 import os
+import subprocess
 import sys
 import time
 import uuid
 
 import pytest
+from django.conf import settings
 
 from runner.backends import SandboxSpec, StartFailed, get_backend
 
@@ -193,13 +195,35 @@ def test_a_missing_executable_is_a_clear_start_failure(folders):
         get_backend("local").start(spec)
 
 
-def test_remove_stale_kills_leftovers_of_a_dead_runner(folders):
+# A runner that starts a sandbox and dies (os._exit: no clean-up), leaving its agent orphaned.
+DYING_RUNNER = """
+import os, sys
+from pathlib import Path
+from runner.backends.base import SandboxSpec
+from runner.backends.local import LocalBackend
+folders, name = Path(sys.argv[1]), sys.argv[2]
+spec = SandboxSpec(name=name, command=[sys.executable, "-c", "import time; time.sleep(600)"],
+                   data_dir=folders / "public", workdir=folders / name, tools_dir=folders / "tools")
+print(LocalBackend().start(spec).id, flush=True)
+os._exit(0)
+"""
+
+
+def test_remove_stale_kills_what_a_dead_runner_left_and_nothing_of_a_live_one(folders):
     prefix = f"medalboard-stale-{uuid.uuid4().hex[:6]}-"
-    spec = make_spec(folders, "import time\ntime.sleep(600)\n", name=prefix + "task-1")
-    sandbox = get_backend("local").start(spec)
-    time.sleep(0.2)
-    fresh_backend = get_backend("local")  # a restarted runner knows nothing of the old sandbox
-    assert fresh_backend.remove_stale(prefix=f"medalboard-stale-{uuid.uuid4().hex[:6]}-") == 0
-    assert fresh_backend.remove_stale(prefix=prefix) == 1
-    assert wait(sandbox, timeout_s=5) == 137
-    sandbox.remove()
+    dead = subprocess.run([sys.executable, "-c", DYING_RUNNER, str(folders), prefix + "orphan"], check=True,
+                          capture_output=True, text=True, cwd=settings.BASE_DIR)
+    orphan = int(dead.stdout)
+    live = get_backend("local").start(make_spec(folders, "import time\ntime.sleep(600)\n", name=prefix + "live"))
+    try:
+        assert not gone(orphan) and live.poll() is None
+        restarted = get_backend("local")
+        assert restarted.remove_stale(prefix=f"medalboard-other-{uuid.uuid4().hex[:6]}-") == 0
+        assert restarted.remove_stale(prefix=prefix) == 1
+        deadline = time.monotonic() + 5
+        while not gone(orphan):
+            assert time.monotonic() < deadline, "the orphaned agent survived"
+            time.sleep(0.05)
+        assert live.poll() is None  # its runner (this test) is alive: not stale
+    finally:
+        live.remove()

@@ -74,6 +74,7 @@ class LocalBackend(Backend):
             "HOME": str(home.resolve()), "TMPDIR": str(tmp.resolve()), "LANG": "C.UTF-8",
             "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
             "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in spec.gpus),
+            "MEDALBOARD_RUNNER": _identity(os.getpid()),
         }
 
     def _cores(self, spec: SandboxSpec) -> set[int]:
@@ -85,8 +86,11 @@ class LocalBackend(Backend):
         return {allowed[(first + i) % len(allowed)] for i in range(spec.core_count)}
 
     def remove_stale(self, prefix: str = "medalboard-") -> int:
-        """Kill the process groups of sandboxes a dead runner left (found by MEDALBOARD_SANDBOX)."""
-        groups = {_process_group(pid) for pid in _sandbox_pids(prefix)} - {os.getpgrp(), None}
+        """Kill the process groups of sandboxes whose runner process is gone. Each sandbox carries its
+        name (MEDALBOARD_SANDBOX) and its runner's identity (MEDALBOARD_RUNNER: pid and start time, so
+        a reused pid does not count); sandboxes of a live runner, this one or another, are left alone."""
+        groups = {_process_group(pid) for pid, runner in _sandbox_processes(prefix) if not _alive(runner)}
+        groups -= {os.getpgrp(), None}
         for group in groups:
             _kill_group(group, signal.SIGKILL)
         return len(groups)
@@ -175,17 +179,32 @@ def _exit_code(returncode: int | None) -> int | None:
     return 128 - returncode if returncode < 0 else returncode
 
 
-def _sandbox_pids(prefix: str):
-    marker = f"MEDALBOARD_SANDBOX={prefix}".encode()
+def _sandbox_processes(prefix: str):
+    """(pid, runner identity) of every process of a sandbox whose name starts with `prefix`."""
+    marker, runner = f"MEDALBOARD_SANDBOX={prefix}".encode(), b"MEDALBOARD_RUNNER="
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
-            environ = (entry / "environ").read_bytes()
+            environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue  # gone, or another user's process
-        if any(item.startswith(marker) for item in environ.split(b"\0")):
-            yield int(entry.name)
+        if any(item.startswith(marker) for item in environ):
+            owner = next((item[len(runner):].decode() for item in environ if item.startswith(runner)), "")
+            yield int(entry.name), owner
+
+
+def _identity(pid: int) -> str:
+    """pid:start-time (clock ticks since boot), unique for the machine's uptime; "" if pid is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return ""
+    return f"{pid}:{stat.rsplit(') ', 1)[1].split()[19]}"  # field 22; the name before ") " may hold spaces
+
+
+def _alive(identity: str) -> bool:
+    return bool(identity) and _identity(int(identity.split(":", 1)[0])) == identity
 
 
 def _process_group(pid: int) -> int | None:
