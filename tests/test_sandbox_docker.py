@@ -18,6 +18,7 @@ import requests.exceptions
 from django.conf import settings
 from docker.types import DeviceRequest, Mount
 
+from runner.agent_image import SELF_CHECK
 from runner.backends import BackendUnavailable, ImageNotFound, SandboxSpec, StartFailed
 from runner.backends.docker import DockerBackend
 
@@ -363,3 +364,13 @@ def test_remove_stale_cleans_labelled_leftovers(engine, folders):
 def test_an_unknown_image_is_refused_with_the_build_command(engine, folders):
     with pytest.raises(ImageNotFound, match="build_agent_image"):
         engine.start(make_spec(folders, ["true"], image=f"medalboard-nope:{uuid.uuid4().hex[:6]}"))
+
+
+@pytest.mark.docker
+def test_the_agent_image_fits_models_under_the_sandbox_limits(engine, folders):
+    sandbox = engine.start(make_spec(folders, ["python3", "-c", SELF_CHECK]))
+    try:
+        assert wait(sandbox) == 0, sandbox.output_tail()
+    finally:
+        sandbox.remove()
+    assert "agent image ok" in sandbox.output_tail()
