@@ -99,10 +99,20 @@ class FakeImages:
         return object()
 
 
+class FakeApi:
+    def __init__(self):
+        self.state, self.down = {"Status": "running", "ExitCode": 0}, False
+
+    def inspect_container(self, container_id):
+        if self.down:
+            raise requests.exceptions.ConnectionError("Connection refused")
+        return {"State": self.state}
+
+
 class FakeClient:
     def __init__(self, images=("agent:1",)):
         self.containers, self.images = FakeContainers(self), FakeImages(set(images))
-        self.down = False
+        self.api, self.down = FakeApi(), False
 
     def ping(self):
         if self.down:
@@ -180,6 +190,28 @@ def test_daemon_down_is_backend_unavailable(folders):
     client.containers.fail_with = requests.exceptions.ConnectionError("Connection aborted")
     with pytest.raises(BackendUnavailable, match="Connection aborted"):
         DockerBackend(client).start(make_spec(folders, ["true"], image="agent:1"))
+
+
+def test_poll_and_remove_of_a_finished_container(folders):
+    client = FakeClient()
+    spec = make_spec(folders, ["true"], image="agent:1")
+    sandbox = DockerBackend(client).start(spec)
+    assert sandbox.poll() is None
+    client.api.state = {"Status": "exited", "ExitCode": 3}
+    assert sandbox.poll() == 3
+    sandbox.remove()
+    sandbox.remove()  # idempotent
+    assert client.containers.made == {}
+    assert spec.host_output_log.read_text() == "out\n"  # the container's output, kept on the host
+    assert sandbox.output_tail() == "out\n"
+
+
+def test_daemon_down_while_running_is_backend_unavailable(folders):
+    client = FakeClient()
+    sandbox = DockerBackend(client).start(make_spec(folders, ["true"], image="agent:1"))
+    client.api.down = True
+    with pytest.raises(BackendUnavailable, match="Connection refused"):
+        sandbox.poll()
 
 
 def test_no_daemon_socket_at_all_is_backend_unavailable(monkeypatch, tmp_path):
