@@ -7,6 +7,7 @@ numbers without sorting a million strings.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -37,7 +38,7 @@ def order_by_id(sub_ids: np.ndarray, ans_ids: np.ndarray, id_column: str,
     if len(sub_ids) == len(ans_ids) and np.array_equal(sub_ids, ans_ids):
         return None
     if index is None:
-        index = pd.Index(ans_ids, dtype=object)
+        index = pd.Index(ans_ids, dtype=ans_ids.dtype)  # object for text; int64 or float64 for typed ids
     positions = index.get_indexer(sub_ids)  # one hash table, of the (unique) answer ids
     validation.check_matched_ids(positions, sub_ids, ans_ids, id_column)
     order = np.empty(len(ans_ids), dtype=np.intp)
@@ -59,12 +60,25 @@ def _sorted_multiset(sub_ids: np.ndarray, ans_ids: np.ndarray, id_column: str) -
     return sub_order, ans_order
 
 
+SAMPLE = 32  # submission ids looked up first: when none is in the answers as text, try pandas' typing first
+
+
 def by_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable) -> Aligned:
+    """Ids matched as text; when that fails, as pandas types them ('12' is '00012' when both read as
+    integers). Typing first when not one of the first ids matches as text: a whole file spelled apart."""
     index = ans.index if ans.index.dtype == object else None  # the answers reader indexes by id
-    try:
-        return _by_id(spec, sub, ans, take, (_ids(sub, spec), _ids(ans, spec)), index)
-    except validation.SubmissionError as exc:
-        return _by_typed_id(spec, sub, ans, take, exc)
+    ids = (_ids(sub, spec), _ids(ans, spec))
+    as_text = functools.partial(_by_id, spec, sub, ans, take, ids, index)
+    as_typed = functools.partial(_by_typed_id, spec, sub, ans, take)
+    spelled_apart = index is not None and (index.get_indexer(ids[0][:SAMPLE]) < 0).all()
+    errors = {}
+    for name, attempt in ((("typed", as_typed), ("text", as_text)) if spelled_apart else
+                          (("text", as_text), ("typed", as_typed))):
+        try:
+            return attempt()
+        except validation.SubmissionError as exc:
+            errors[name] = exc
+    raise errors["text"]  # the text comparison's error names the ids as the submission spells them
 
 
 def _by_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable,
@@ -74,26 +88,21 @@ def _by_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callabl
         sub_order, ans_order = _sorted_multiset(sub_ids, ans_ids, spec.id_column)
         return Aligned(take(ans)[ans_order], take(sub, True)[sub_order], answers_order=ans_order)
     if spec.extra_ids_ignored:
-        known = (index if index is not None else pd.Index(ans_ids, dtype=object)).get_indexer(sub_ids) >= 0
+        known = (index if index is not None else pd.Index(ans_ids, dtype=ans_ids.dtype)).get_indexer(sub_ids) >= 0
         sub, sub_ids = (sub, sub_ids) if known.all() else (sub[known], sub_ids[known])
     order = order_by_id(sub_ids, ans_ids, spec.id_column, index)
     y_pred = take(sub, True)
     return Aligned(take(ans), y_pred if order is None else y_pred[order])
 
 
-def _by_typed_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable,
-                 error: validation.SubmissionError) -> Aligned:
-    """The ids differ as text: compare them as pandas types them, as MLE-bench does ('12' is '00012' when
-    both id columns read as integers). Still no match: the text comparison's error stands."""
-    raw, ans_raw = _ids(sub, spec), _ids(ans, spec)
-    try:
-        aligned = _by_id(spec, sub, ans, take, (pandas_values.typed(raw), pandas_values.typed(ans_raw)), None)
-    except validation.SubmissionError:
-        raise error from None
-    respelled = raw[~pd.Series(raw, dtype=object).isin(ans_raw).to_numpy()]
-    aligned.notes.append(f"{len(respelled)} {spec.id_column!r} value(s) are spelled differently from the answers "
-                         f"(e.g. {validation.sample(list(respelled[:1]))}) but pandas reads them as the same "
-                         f"{pandas_values.kind(raw)} values, as MLE-bench does, so they were matched")
+def _by_typed_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callable) -> Aligned:
+    typed_ids, typed_answers = pandas_values.typed(_ids(sub, spec)), pandas_values.typed(_ids(ans, spec))
+    if typed_ids.dtype == object and typed_answers.dtype == object:  # text to pandas too: nothing new to try
+        raise validation.SubmissionError("the ids are text to pandas as well")
+    aligned = _by_id(spec, sub, ans, take, (typed_ids, typed_answers), None)
+    aligned.notes.append(f"the {spec.id_column!r} values are not spelled as in the answers, but pandas reads both "
+                         f"columns as the same {pandas_values.type_name(typed_ids)} values (as MLE-bench does), so "
+                         "they were matched")
     return aligned
 
 

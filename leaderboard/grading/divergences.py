@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import pandas_values
 from .metrics import regression
-from .specs import GraderSpec
+from .specs import SCORED, GraderSpec
 
 
 @dataclass(frozen=True)
@@ -41,7 +41,7 @@ def _stanford_covid(graded: Graded) -> str | None:
     which pandas aligns by row label, i.e. by each file's original row position: a submission in another
     row order than the answers is scored on the wrong rows."""
     spec, sub, ans = graded.spec, graded.sub, graded.ans
-    keep = pandas_values.typed(ans[spec.scored_rows_column].to_numpy(dtype=object)) == spec.scored_rows_value
+    keep = ans[SCORED].to_numpy(dtype=bool)
     sub_sorted = np.argsort(sub[spec.id_column].to_numpy(dtype=object), kind="stable")
     ans_sorted = np.argsort(ans[spec.id_column].to_numpy(dtype=object), kind="stable")
     sub_rows, ans_rows = sub_sorted[keep[sub_sorted]], ans_sorted[keep[ans_sorted]]
@@ -54,6 +54,8 @@ def _stanford_covid(graded: Graded) -> str | None:
 
 
 def _champs(graded: Graded) -> str | None:
+    if not np.any(graded.y_true == graded.y_pred):  # a type can only have MAE 0 if its rows are exact
+        return None
     theirs = regression.mean_group_log_mae(graded.y_true, graded.y_pred, graded.context, floor=0.0)
     if np.isfinite(theirs):
         return None

@@ -15,7 +15,7 @@ import pandas as pd
 from . import answers_cache, divergences, format_check, pandas_values, reading, validation
 from .align import align
 from .report import GradingReport
-from .specs import GraderSpec, Values, grader_for
+from .specs import SCORED, GraderSpec, Values, grader_for
 from .validation import SubmissionError
 
 if TYPE_CHECKING:  # runtime import-free, so the engine loads before Django's app registry
@@ -193,11 +193,15 @@ def _read_answers(spec: GraderSpec, path: Path, targets: list[str]) -> pd.DataFr
     def read() -> pd.DataFrame:
         extra = (*((spec.scored_rows_column,) if spec.scored_rows_column else ()), *spec.context_columns)
         frame = _read(spec, path, targets, every_column=False, extra_text=extra)
+        if spec.scored_rows_column:  # typed once per worker, not per grading
+            frame[SCORED] = pandas_values.typed(frame[spec.scored_rows_column].to_numpy(dtype=object)) == \
+                spec.scored_rows_value
         if spec.unique_ids:
             frame.index = pd.Index(frame[spec.id_column].to_numpy(dtype=object), dtype=object)
         return frame
 
-    key = (spec.id_column, tuple(targets), spec.values, spec.unique_ids, spec.scored_rows_column, spec.context_columns)
+    key = (spec.id_column, tuple(targets), spec.values, spec.unique_ids, spec.scored_rows_column,
+           spec.scored_rows_value, spec.context_columns)
     return answers_cache.load(path, key, read)
 
 
@@ -238,7 +242,7 @@ def _missing_as(values: np.ndarray, text: str) -> np.ndarray:
 def _drop_unscored(spec: GraderSpec, y_true: np.ndarray, y_pred: np.ndarray,
                    ans: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
     if spec.scored_rows_column:  # id alignment keeps y_true in the answers' row order
-        scored = pandas_values.typed(ans[spec.scored_rows_column].to_numpy(dtype=object)) == spec.scored_rows_value
+        scored = ans[SCORED].to_numpy(dtype=bool)
         return y_true[scored], y_pred[scored]
     if spec.unscored_answer_value is None:
         return y_true, y_pred

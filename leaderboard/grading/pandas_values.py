@@ -22,11 +22,16 @@ FLOAT = (r"\s*[+-]?(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?"
 
 
 def typed(values: np.ndarray) -> np.ndarray:
-    """Python values (bool, int, float or str; NaN where missing) for one column of raw CSV cells."""
+    """One column of raw CSV cells as pandas types it: an int64, float64 or bool array, or objects (text, or
+    booleans with NaN); with missing cells, integers become float64 with NaN, as in pandas."""
     cells = pd.Series(np.asarray(values, dtype=object), dtype=object)
     missing = cells.isin(NA_STRINGS).to_numpy()
-    out = np.full(len(cells), np.nan, dtype=object)
-    out[~missing] = _typed_present(cells[~missing])
+    present = cells[~missing].astype(str) if missing.any() else cells.astype(str)
+    values = _convert(present, _kind(present))
+    if not missing.any():
+        return values
+    out = np.full(len(cells), np.nan, dtype=np.float64 if values.dtype.kind in "iuf" else object)
+    out[~missing] = values
     return out
 
 
@@ -36,27 +41,34 @@ def kind(values: np.ndarray) -> str:
     return _kind(cells[~cells.isin(NA_STRINGS)].astype(str))
 
 
+def type_name(values: np.ndarray) -> str:
+    """What typed() made of a column, in words: 'int', 'float', 'bool' or 'text'."""
+    return {"i": "int", "u": "int", "f": "float", "b": "bool"}.get(values.dtype.kind, "text")
+
+
 def _kind(cells: pd.Series) -> str:
     if cells.empty:
         return "text"
-    if cells.isin((*TRUE_SPELLINGS, *FALSE_SPELLINGS)).all():
+    bools = (*TRUE_SPELLINGS, *FALSE_SPELLINGS)
+    if cells.iloc[0] in bools and cells.isin(bools).all():
         return "bool"
-    if cells.str.fullmatch(INTEGER).all():
+    if (cells.str.isdigit() & cells.str.isascii()).all() or cells.str.fullmatch(INTEGER).all():
         return "int"
     return "float" if cells.str.fullmatch(FLOAT).all() else "text"
 
 
-def _typed_present(cells: pd.Series) -> np.ndarray:
-    cells = cells.astype(str)
-    found = _kind(cells)
+def _convert(cells: pd.Series, found: str) -> np.ndarray:
+    raw = cells.to_numpy(dtype=object)
     if found == "bool":
-        return cells.isin(TRUE_SPELLINGS).to_numpy(dtype=object)
+        return cells.isin(TRUE_SPELLINGS).to_numpy(dtype=bool)
     if found == "int":
-        return np.array([int(cell) for cell in cells], dtype=object)  # Python ints: no 64-bit overflow
+        try:
+            return raw.astype(np.int64)  # int() per cell; the pattern above already excluded what pandas refuses
+        except OverflowError:
+            return np.array([int(cell) for cell in raw], dtype=object)
     if found == "float":
-        return pd.to_numeric(cells.str.strip()).to_numpy(dtype=np.float64).astype(object)
-    return cells.to_numpy(dtype=object)
-
+        return raw.astype(np.float64)
+    return raw
 
 
 def comparable(answers: np.ndarray, submission: np.ndarray) -> tuple[np.ndarray, np.ndarray, str | None]:

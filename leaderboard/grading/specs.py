@@ -30,6 +30,9 @@ class Values(StrEnum):
     LABEL = "label"  # typed as pandas reads the column (bool, number or text) and compared so (pandas_values)
 
 
+SCORED = "medalboard: scored row"  # answers column the engine adds: scored_rows_column holds scored_rows_value
+
+
 @dataclass(frozen=True)
 class GraderSpec:
     competition_id: str
