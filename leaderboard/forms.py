@@ -63,7 +63,8 @@ class UploadRunForm(forms.Form):
 
     def clean(self):
         data = super().clean()
-        if not data.get("submission") and not data.get("trajectory_files"):
+        rejected = "submission" in self.errors or "trajectory_files" in self.errors  # e.g. an empty file
+        if not data.get("submission") and not data.get("trajectory_files") and not rejected:
             raise forms.ValidationError("Upload a submission, a trajectory, or both.")
         if data.get("competition") and data.get("task"):
             raise forms.ValidationError("Choose a competition or name a task, not both.")

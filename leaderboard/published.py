@@ -13,18 +13,22 @@ from pathlib import Path
 from django.conf import settings
 
 SPLIT_COLUMNS = {"lite": "low", "low": "low", "medium": "medium", "high": "high", "all": "all", "split75": "all"}
+COLUMNS = (("low", "Low (Lite)"), ("medium", "Medium"), ("high", "High"), ("all", "All 75"))
 
 
 @dataclass(frozen=True)
 class PublishedResult:
     agent: str
     llm: str
-    pct: float | None
-    sem: float | None
+    by_split: dict  # column ("low", "medium", "high", "all") -> (pct, sem), either None where not reported
     hours: str
     date: str
     padded_incomplete_seeds: bool
     known_leakage: bool
+    url: str = ""  # the entry's paper or code, where the catalogue has one
+
+    def cells(self) -> list[tuple[str, float | None, float | None]]:
+        return [(column, *self.by_split[column]) for column, _ in COLUMNS]
 
 
 def _float(text: str | None) -> float | None:
@@ -34,20 +38,32 @@ def _float(text: str | None) -> float | None:
         return None
 
 
+def split_column(split: str) -> str | None:
+    """The published column of a split; None for splits MLE-bench publishes no figures for (dev, ...)."""
+    return SPLIT_COLUMNS.get(split)
+
+
 def published_results(split: str = "all", path: Path | None = None) -> list[PublishedResult]:
-    """Rows for one split (lite/low, medium, high, all), best first; [] when the file is absent."""
+    """Every entry with its Low/Medium/High/All figures, best first on the split's column (All for a
+    split without published figures); [] when the file is absent."""
     path = path or Path(settings.CATALOGUE_DIR) / "published-results.csv"
-    column = SPLIT_COLUMNS.get(split, "all")
+    column = split_column(split) or "all"
     if not path.is_file():
         return []
     with path.open(newline="", encoding="utf-8") as handle:
         rows = [
             PublishedResult(
-                agent=row["agent"], llm=row["llm"], pct=_float(row.get(f"{column}_pct")),
-                sem=_float(row.get(f"{column}_sem")), hours=row.get("hours", ""), date=row.get("date", ""),
+                agent=row["agent"], llm=row["llm"],
+                by_split={c: (_float(row.get(f"{c}_pct")), _float(row.get(f"{c}_sem"))) for c, _ in COLUMNS},
+                hours=row.get("hours", ""), date=row.get("date", ""),
                 padded_incomplete_seeds=row.get("padded_incomplete_seeds", "").lower() == "true",
                 known_leakage=row.get("known_leakage", "").lower() == "true",
+                url=_link(row.get("url") or row.get("paper") or row.get("code") or ""),
             )
             for row in csv.DictReader(handle)
         ]
-    return sorted(rows, key=lambda r: -(r.pct if r.pct is not None else -1))
+    return sorted(rows, key=lambda r: -(r.by_split[column][0] if r.by_split[column][0] is not None else -1))
+
+
+def _link(text: str) -> str:
+    return text if text.startswith(("https://", "http://")) else ""

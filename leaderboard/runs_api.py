@@ -36,6 +36,11 @@ class RunInputSerializer(serializers.Serializer):
         help_text="Competition id, e.g. spaceship-titanic; for a task outside the catalogue, its name "
                   "(only without a submission), or leave it out to use the name the trajectory gives",
     )
+    task = serializers.CharField(
+        max_length=300, required=False, allow_blank=True, default="",
+        help_text="A task outside the catalogue (e.g. cifar10 for an MLAgentBench run), as the upload form's "
+                  "task field; give this or competition",
+    )
     agent = serializers.CharField(max_length=200)
     agent_version = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     model = serializers.CharField(max_length=200)
@@ -67,6 +72,9 @@ class RunInputSerializer(serializers.Serializer):
         return files
 
     def validate(self, data):
+        if data["competition"] and data["task"] and data["competition"] != data["task"]:
+            raise ValidationError({"task": ["give a competition or a task, not both"]})
+        data["competition"] = (data["competition"] or data["task"]).strip()
         catalogued = Competition.objects.filter(slug=data["competition"]).exists()
         if data["snapshots"] and not catalogued:
             raise ValidationError({"snapshots": [

@@ -195,6 +195,8 @@ def leaderboard(request):
         "has_demo": any(row["demo"] for row in rows),
         "cost_figure": cost_frontier_figure(priced, front) if len(priced) >= 2 else None,
         "metrics": stats.METRICS, "published": published.published_results(params["split"]),
+        "published_columns": published.COLUMNS, "published_column": published.split_column(params["split"]),
+        "published_column_label": dict(published.COLUMNS).get(published.split_column(params["split"]) or "", ""),
         "research": stats.research_results(stats.research_runs(request.user)),
         "query_string": request.GET.urlencode(),
     }, f"medalboard-{split.slug}.html")

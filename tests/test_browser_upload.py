@@ -12,6 +12,15 @@ from tests.test_services import answers_for, submission
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+def log_in_to_upload(page, username: str = "alice", password: str = "alice-password-1") -> None:
+    """Open the upload form, which asks to log in first, and log in."""
+    page.goto(page.base_url + "/runs/upload/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", password)
+    page.click("button[type=submit]")
+    page.wait_for_url("**/runs/upload/")
+
+
 @pytest.fixture
 def eager_grading(settings):
     from webapp.celery import app
@@ -28,11 +37,7 @@ def test_upload_a_run_and_see_its_medal(page, catalogue, tmp_path, django_user_m
     csv_path = tmp_path / "submission.csv"
     csv_path.write_bytes(submission().read())
 
-    page.goto(page.base_url + "/runs/upload/")
-    page.fill("#id_username", "alice")
-    page.fill("#id_password", "alice-password-1")
-    page.click("button[type=submit]")
-    page.wait_for_url("**/runs/upload/")
+    log_in_to_upload(page)
 
     page.fill("#competition-filter", "spaceship")
     assert page.input_value("#id_competition") == "spaceship-titanic"  # the filter picked the match

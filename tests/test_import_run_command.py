@@ -124,7 +124,9 @@ def test_inspect_eval_log_gives_one_run_per_sample(catalogue):
         pytest.skip("no Inspect .eval fixture")
     import_run(source, "--agent", "inspect-agent", "--model", "gpt-4o")
     runs = Run.objects.all()
-    assert runs.count() == 10 and sorted(r.seed for r in runs) == list(range(10))
+    # ten different samples are ten tasks, each with its one epoch as seed 0 (only epochs are repeats)
+    assert runs.count() == 10 and {r.seed for r in runs} == {0}
+    assert sorted(r.task_name for r in runs) == sorted(f"popularity/{i}" for i in range(1, 11))
     assert all(r.trajectory_format == "inspect" for r in runs)
 
 

@@ -228,7 +228,9 @@ REST_FRAMEWORK = {
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Medalboard API",
-    "DESCRIPTION": "Competitions, runs, grading and trajectories of ML-engineering agents.",
+    "DESCRIPTION": "Competitions, runs, grading and trajectories of ML-engineering agents.\n\n"
+                   "[← Back to Medalboard](/) · [Runs](/runs/) · [Competitions](/competitions/) · "
+                   "[Upload a run](/runs/upload/) · [Your API token](/account/token/)",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",

@@ -62,6 +62,8 @@ class Command(BaseCommand):
         path = Path(options["path"]).expanduser()
         if not path.exists():
             raise CommandError(f"{path}: no such file or folder")
+        if path.is_file() and path.stat().st_size < 4096 and not path.read_bytes().strip():
+            raise CommandError(f"{path}: the file is empty (nothing to import)")
         owner = self._owner(options["owner"])
         allowed = self._split(options["split"])
         created = existing = skipped = 0
@@ -232,9 +234,18 @@ def plan_trajectories(path: Path, options) -> Iterator[Planned]:
 
 
 def _planned_trajectory(path: Path, parsed, index: int, options) -> Planned:
+    from leaderboard.importers.run_context import run_context
+
     meta = parsed.meta
-    competition = options.get("competition") or meta.task_name or path.stem
-    found = {"agent_name": meta.agent or parsed.format, "model_name": meta.model or "unknown model"}
+    around = run_context(path)  # the log folder's names, where the trajectory does not say
+    competition = options.get("competition") or meta.task_name or around["task"]
+    epoch = meta.extra.get("epoch") if isinstance(meta.extra, dict) else None
+    if meta.sample_id and not options.get("competition"):
+        # Inspect: each sample is its own task; only its epochs are repeats (seeds)
+        competition = f"{competition}/{meta.sample_id}"
+        index = int(epoch) - 1 if isinstance(epoch, int) and epoch >= 1 else 0
+    found = {"agent_name": meta.agent or parsed.format,
+             "model_name": meta.model or around.get("model") or "unknown model"}
     kwargs = {"parsed_trajectory": parsed, **_with_options(found, options)}
     if path.is_file():
         kwargs["trajectory_files"] = [File(path.open("rb"), name=path.name)]
