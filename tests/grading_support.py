@@ -57,3 +57,13 @@ def build_case(cases: dict, slug: str):
 
 def grade(slug: str, submission: Path, answers: Path):
     return grade_submission(Competition.objects.get(slug=slug), submission, answers_path=answers)
+
+
+def edit_distance(a, b) -> int:
+    """Textbook dynamic programme over the whole table, independent of the grader's bit-parallel one."""
+    table = np.zeros((len(a) + 1, len(b) + 1), dtype=int)
+    table[:, 0], table[0, :] = np.arange(len(a) + 1), np.arange(len(b) + 1)
+    for i in range(1, len(a) + 1):
+        for j in range(1, len(b) + 1):
+            table[i, j] = min(table[i - 1, j] + 1, table[i, j - 1] + 1, table[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
+    return int(table[-1, -1])

@@ -14,7 +14,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 from leaderboard import medals
 from leaderboard.grading import grader_for
 from leaderboard.grading.specs import FREESOUND_CLASSES, HMS_VOTES, JIGSAW_IDENTITIES, MLE_BENCH_MORE
-from tests.grading_support import assert_direction_matches_humans, build_case, grade, write_files
+from tests.grading_support import assert_direction_matches_humans, build_case, edit_distance, grade, write_files
 
 N = 300
 PLANT = ["healthy", "scab", "frog_eye_leaf_spot", "complex", "rust", "powdery_mildew"]
@@ -179,15 +179,6 @@ def _hms():
     return build, expect
 
 
-def _edit_distance(a, b):  # textbook dynamic programme over whole tables, independent of ours
-    table = np.zeros((len(a) + 1, len(b) + 1), dtype=int)
-    table[:, 0], table[0, :] = np.arange(len(a) + 1), np.arange(len(b) + 1)
-    for i in range(1, len(a) + 1):
-        for j in range(1, len(b) + 1):
-            table[i, j] = min(table[i - 1, j] + 1, table[i, j - 1] + 1, table[i - 1, j - 1] + (a[i - 1] != b[j - 1]))
-    return table[-1, -1]
-
-
 def _gestures():
     def build(rng):
         truth = [list(rng.integers(1, 21, rng.integers(8, 13))) for _ in range(N)]
@@ -204,7 +195,7 @@ def _gestures():
         a, s = ans.sort_values("Id"), sub.sort_values("Id")
         truth = [list(map(int, x.split())) for x in a["Sequence"].astype(str)]
         guess = [list(map(int, x.split())) for x in s["Sequence"].astype(str)]
-        return sum(_edit_distance(t, g) for t, g in zip(truth, guess, strict=True)) / sum(map(len, truth))
+        return sum(edit_distance(t, g) for t, g in zip(truth, guess, strict=True)) / sum(map(len, truth))
 
     return build, expect
 
@@ -285,7 +276,7 @@ def _billion_words():
 
     def expect(ans, sub):  # grade.py: sorted by id, mean Levenshtein distance of the strings
         a, s = ans.sort_values("id"), sub.sort_values("id")
-        return np.mean([_edit_distance(t, g) for t, g in zip(a["sentence"], s["sentence"], strict=True)])
+        return np.mean([edit_distance(t, g) for t, g in zip(a["sentence"], s["sentence"], strict=True)])
 
     return build, expect
 

@@ -138,7 +138,7 @@ def test_registry_directions():
                      "mle-bench-rounded-mae",
                      "levenshtein", "top-1-error", "mean-angular-error", "mean-column-wise-rmse",
                      "mean-group-log-mae", "kl-divergence-of-votes", "gesture-edit-distance",
-                     "trip-haversine-p50-p95"}
+                     "trip-haversine-p50-p95", "cervical-weighted-log-loss"}
 
 
 def test_mean_angular_error_hand_worked():

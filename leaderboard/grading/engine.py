@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import pandas as pd
 
-from . import answers_cache, divergences, format_check, pandas_values, reading, validation
+from . import answers_cache, answers_layouts, divergences, format_check, pandas_values, reading, validation
 from .align import align
 from .report import GradingReport
 from .specs import SCORED, GraderSpec, Values, grader_for
@@ -104,7 +104,7 @@ def _score_into(report: GradingReport, competition: Competition, spec: GraderSpe
 
 def score_files(spec: GraderSpec, submission: Path, answers: Path) -> tuple[float, list[str]]:
     """The metric value and any notes; SubmissionError for a bad file, AnswersError for bad answers."""
-    answers_header = _answers(lambda: reading.read_header(answers))
+    answers_header = _answers(lambda: _answers_header(spec, answers))
     targets = _targets(spec, answers_header)
     header = reading.read_header(submission)
     sub_targets = _submission_targets(spec, header, targets)
@@ -150,6 +150,15 @@ def _answers(read: Callable):
         raise AnswersError("the competition's answers could not be read; ask an administrator") from exc
 
 
+def _answers_header(spec: GraderSpec, path: Path) -> list[str]:
+    return list(_layout_frame(spec, path).columns) if spec.answers_layout else reading.read_header(path)
+
+
+def _layout_frame(spec: GraderSpec, path: Path) -> pd.DataFrame:
+    return answers_cache.load(path, ("layout", spec.answers_layout),
+                              lambda: answers_layouts.read(spec.answers_layout, path))
+
+
 def _targets(spec: GraderSpec, answers_header: list[str]) -> list[str]:
     if spec.target_columns is not None:
         missing = [c for c in (spec.id_column, *spec.target_columns) if c not in answers_header]
@@ -192,7 +201,12 @@ def _read_answers(spec: GraderSpec, path: Path, targets: list[str]) -> pd.DataFr
 
     def read() -> pd.DataFrame:
         extra = (*((spec.scored_rows_column,) if spec.scored_rows_column else ()), *spec.context_columns)
-        frame = _read(spec, path, targets, every_column=False, extra_text=extra)
+        if spec.answers_layout:
+            frame = _layout_frame(spec, path)[[spec.id_column, *targets, *extra]].copy()
+            if spec.values not in TEXT_VALUES:
+                frame[targets] = frame[targets].astype(np.float64)
+        else:
+            frame = _read(spec, path, targets, every_column=False, extra_text=extra)
         if spec.scored_rows_column:  # typed once per worker, not per grading
             frame[SCORED] = pandas_values.typed(frame[spec.scored_rows_column].to_numpy(dtype=object)) == \
                 spec.scored_rows_value
@@ -201,7 +215,7 @@ def _read_answers(spec: GraderSpec, path: Path, targets: list[str]) -> pd.DataFr
         return frame
 
     key = (spec.id_column, tuple(targets), spec.values, spec.unique_ids, spec.scored_rows_column,
-           spec.scored_rows_value, spec.context_columns)
+           spec.scored_rows_value, spec.context_columns, spec.answers_layout)
     return answers_cache.load(path, key, read)
 
 

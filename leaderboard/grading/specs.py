@@ -62,6 +62,7 @@ class GraderSpec:
     na_text_as_empty: bool = False  # MLE-bench reads text with pandas' NA parsing, then fillna("")
     na_text_rejected: bool = False  # ... and cannot score a missing cell at all
     expected_targets: int | None = None  # sanity check on target_columns=None answers files
+    answers_layout: str | None = None  # answers not shaped like the submission: answers_layouts reshapes them
     source: str = "lite-grading.md"
     notes: tuple[str, ...] = ()
 
@@ -372,7 +373,10 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
                 "only an NA spelling ('NA', 'null', ...) is read as empty, as pandas reads it.",)),
 )
 
-SPECS: dict[str, GraderSpec] = {spec.competition_id: spec for spec in (*LITE, *OTHERS, *MLE_BENCH, *MLE_BENCH_MORE)}
+from .specs_structured import STRUCTURED  # noqa: E402 - builds on the definitions above
+
+SPECS: dict[str, GraderSpec] = {spec.competition_id: spec
+                                for spec in (*LITE, *OTHERS, *MLE_BENCH, *MLE_BENCH_MORE, *STRUCTURED)}
 
 
 def grader_for(competition_slug: str) -> GraderSpec | None:

@@ -21,7 +21,9 @@ from . import (
     geodesic,
     kappa,
     label_sets,
+    likelihood,
     logloss,
+    qa,
     ranking,
     regression,
     text,
@@ -76,6 +78,11 @@ METRICS: dict[str, Metric] = {
         Metric("jaccard-samples", text.mean_jaccard_samples, lower_is_better=False),
         Metric("levenshtein", text.mean_levenshtein, lower_is_better=True),
         Metric("gesture-edit-distance", text.gesture_edit_distance, lower_is_better=True),
+        Metric("probabilistic-f1", classification.probabilistic_f1, lower_is_better=False),
+        Metric("cervical-weighted-log-loss", logloss.cervical_weighted_log_loss, lower_is_better=True),
+        Metric("osic-laplace-log-likelihood", likelihood.osic_latest_weeks, lower_is_better=False, multi_column=True),
+        Metric("kendall-tau-orders", ranking.kendall_tau_orders, lower_is_better=False),
+        Metric("qa-micro-f1", qa.qa_micro_f1, lower_is_better=False),
     )
 }
 

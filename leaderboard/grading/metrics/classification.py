@@ -1,4 +1,5 @@
-"""Label metrics: exact-match accuracy, top-1 error, F1 (micro, macro), Matthews correlation."""
+"""Label metrics: exact-match accuracy, top-1 error, F1 (micro, macro), Matthews correlation, and the
+probabilistic F1 of scores against binary labels."""
 
 from __future__ import annotations
 
@@ -38,3 +39,15 @@ def top1_error(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     truth = np.array([int(str(t)) for t in y_true])
     guess = np.array([_first_label(p) for p in y_pred])
     return float(1.0 - np.mean(truth == guess))
+
+
+def probabilistic_f1(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """RSNA breast cancer's probabilistic F1 (beta = 1): predictions clipped to [0, 1] count as fractional
+    true and false positives; 0 when the probabilistic precision or recall is 0 (or undefined)."""
+    labels = np.asarray(y_true, dtype=np.float64) != 0
+    p = np.clip(np.asarray(y_pred, dtype=np.float64), 0.0, 1.0)
+    true_positive, false_positive = float(p[labels].sum()), float(p[~labels].sum())
+    if true_positive == 0 or not labels.any():
+        return 0.0
+    precision, recall = true_positive / (true_positive + false_positive), true_positive / int(labels.sum())
+    return 2 * precision * recall / (precision + recall)

@@ -1,10 +1,13 @@
 """MAP@k for space-separated ranked predictions: Kaggle's MAP@5 against one true label per row, and
-MLE-bench's MAP@k against a set of true labels per row; label-weighted label-ranking average precision."""
+MLE-bench's MAP@k against a set of true labels per row; label-weighted label-ranking average precision;
+Kendall tau of predicted orders (AI4Code's notebook cells)."""
 
 from __future__ import annotations
 
 import numpy as np
 from sklearn import metrics as sk
+
+from ..validation import SubmissionError
 
 
 def average_precision_at_k(actual: str, predicted: str, k: int) -> float:
@@ -59,3 +62,27 @@ def lwlrap(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     labelled = weights > 0
     return float(sk.label_ranking_average_precision_score(y_true[labelled] > 0, y_pred[labelled],
                                                           sample_weight=weights[labelled]))
+
+
+def _inversions(ranks: np.ndarray) -> int:
+    """Pairs i < j with ranks[i] > ranks[j]: all pairs at once (notebooks hold tens to hundreds of cells)."""
+    return int(np.count_nonzero(np.triu(ranks[:, None] > ranks[None, :], k=1)))
+
+
+def _cell_ranks(truth: list[str], order: list[str]) -> np.ndarray:
+    position = {cell: i for i, cell in enumerate(truth)}
+    if len(order) != len(truth) or len(position) != len(truth) or set(order) != position.keys():
+        raise SubmissionError(f"a cell_order must list each of the notebook's {len(truth)} cells once; "
+                              f"found {len(order)} id(s), {len(set(order))} distinct, not the notebook's cells")
+    return np.fromiter((position[cell] for cell in order), dtype=np.int64, count=len(order))
+
+
+def kendall_tau_orders(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """AI4Code's Kendall tau over cell orders: 1 - 4 x (inversions summed over notebooks) / (sum of
+    n (n - 1)), so a long notebook weighs more than a short one."""
+    inversions = pairs = 0
+    for truth_text, order_text in zip(y_true, y_pred, strict=True):
+        truth = str(truth_text).split()
+        inversions += _inversions(_cell_ranks(truth, str(order_text).split()))
+        pairs += len(truth) * (len(truth) - 1)
+    return 1 - 4 * inversions / pairs
