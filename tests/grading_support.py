@@ -33,6 +33,13 @@ def labels_case(id_col: str, target: str, ids, values, score, n: int):
     return build, expect
 
 
+def with_human_leaderboard(slugs) -> list[str]:
+    """The competitions whose catalogue folder has Kaggle's leaderboard (some of MLE-bench's have none)."""
+    from tests.conftest import CATALOGUE_DIR
+
+    return [slug for slug in slugs if (CATALOGUE_DIR / "competitions" / slug / "leaderboard.csv").is_file()]
+
+
 def assert_direction_matches_humans(competition: Competition, lower_is_better: bool) -> None:
     """A grader's direction agrees with its Kaggle leaderboard's (known for every graded one)."""
     assert competition.is_lower_better is not None

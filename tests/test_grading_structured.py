@@ -23,6 +23,7 @@ from tests.grading_support import (
     grade,
     labels_case,
     sorted_by,
+    with_human_leaderboard,
     write_files,
 )
 
@@ -212,7 +213,7 @@ def test_a_misnamed_prediction_column_is_rejected(catalogue, slug, tmp_path):
     assert report.score is None and f"missing column(s) {target!r}" in report.error
 
 
-@pytest.mark.parametrize("slug", [s for s in SLUGS if not s.startswith(("rsna", "tensorflow-speech"))])
+@pytest.mark.parametrize("slug", with_human_leaderboard(SLUGS))
 def test_direction_agrees_with_the_human_leaderboard(catalogue, slug):
     assert_direction_matches_humans(catalogue.get(slug=slug), grader_for(slug).lower_is_better)
 

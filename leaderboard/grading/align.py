@@ -91,6 +91,8 @@ def _by_id(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Callabl
         known = (index if index is not None else pd.Index(ans_ids, dtype=ans_ids.dtype)).get_indexer(sub_ids) >= 0
         sub, sub_ids = (sub, sub_ids) if known.all() else (sub[known], sub_ids[known])
     order = order_by_id(sub_ids, ans_ids, spec.id_column, index)
+    if spec.rows_in_answers_order:
+        validation.check_same_order(sub_ids, ans_ids, spec.id_column)
     y_pred = take(sub, True)
     return Aligned(take(ans), y_pred if order is None else y_pred[order])
 
@@ -118,6 +120,8 @@ def positional(spec: GraderSpec, sub: pd.DataFrame, ans: pd.DataFrame, take: Cal
 def _positional_note(spec, sub_ids, ans_ids, aligned: Aligned, y_pred: np.ndarray) -> str:
     note = (f"the submission's {spec.id_column!r} values are not in the answers' order; MLE-bench scores rows "
             "by position as given, and so does this score")
+    if not spec.unique_ids:
+        return note  # repeated ids (one row per class): no id-matched score to compare with
     try:
         order = order_by_id(sub_ids, ans_ids, spec.id_column)
     except validation.SubmissionError as exc:

@@ -249,7 +249,7 @@ def _taker(spec: GraderSpec, targets: list[str], sub_targets: list[str]) -> Call
 def _missing_as(values: np.ndarray, text: str) -> np.ndarray:
     """MLE-bench's view of text: every NA spelling pandas recognises becomes NaN, which its graders then
     turn into str 'nan' (astype(str)) or '' (fillna(''))."""
-    missing = pd.Series(values, dtype=object).isin(validation.NA_STRINGS).to_numpy()
+    missing = pd.Series(values.ravel(), dtype=object).isin(validation.NA_STRINGS).to_numpy().reshape(values.shape)
     return np.where(missing, text, values).astype(object)
 
 

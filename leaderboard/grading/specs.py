@@ -63,6 +63,7 @@ class GraderSpec:
     na_text_rejected: bool = False  # ... and cannot score a missing cell at all
     expected_targets: int | None = None  # sanity check on target_columns=None answers files
     answers_layout: str | None = None  # answers not shaped like the submission: answers_layouts reshapes them
+    rows_in_answers_order: bool = False  # MLE-bench pairs rows by position and asserts equal ids row by row
     source: str = "lite-grading.md"
     notes: tuple[str, ...] = ()
 
@@ -374,9 +375,10 @@ MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
 )
 
 from .specs_structured import STRUCTURED  # noqa: E402 - builds on the definitions above
+from .specs_vision import VISION  # noqa: E402
 
 SPECS: dict[str, GraderSpec] = {spec.competition_id: spec
-                                for spec in (*LITE, *OTHERS, *MLE_BENCH, *MLE_BENCH_MORE, *STRUCTURED)}
+                                for spec in (*LITE, *OTHERS, *MLE_BENCH, *MLE_BENCH_MORE, *STRUCTURED, *VISION)}
 
 
 def grader_for(competition_slug: str) -> GraderSpec | None:

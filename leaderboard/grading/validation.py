@@ -97,6 +97,17 @@ def _unmatched(ids: np.ndarray, message: str) -> None:
         raise SubmissionError(message.format(n=len(ids)) + sample(list(ids[:SHOW]), len(ids)))
 
 
+def check_same_order(submission_ids: np.ndarray, answer_ids: np.ndarray, id_column: str) -> None:
+    """The same ids, which must also come in the test set's order (graders that pair rows by position)."""
+    differs = np.flatnonzero(submission_ids != answer_ids)
+    if not len(differs):
+        return
+    first = int(differs[0])
+    raise SubmissionError(f"rows are not in the test set's order: row {first + 1} has {id_column!r} "
+                          f"{submission_ids[first]!r}, expected {answer_ids[first]!r} (keep the sample submission's "
+                          "row order)")
+
+
 def check_same_ids(submission_ids: pd.Index, answer_ids: pd.Index, id_column: str) -> None:
     """Set comparison for files whose ids may repeat (matched by sorting, not by lookup)."""
     _unmatched(submission_ids.difference(answer_ids, sort=False).to_numpy(),

@@ -26,6 +26,7 @@ from . import (
     qa,
     ranking,
     regression,
+    rle,
     text,
 )
 
@@ -83,6 +84,11 @@ METRICS: dict[str, Metric] = {
         Metric("osic-laplace-log-likelihood", likelihood.osic_latest_weeks, lower_is_better=False, multi_column=True),
         Metric("kendall-tau-orders", ranking.kendall_tau_orders, lower_is_better=False),
         Metric("qa-micro-f1", qa.qa_micro_f1, lower_is_better=False),
+        Metric("iou-sweep-rle", rle.iou_sweep, lower_is_better=False),
+        Metric("mean-dice-rle", rle.mean_dice, lower_is_better=False),
+        Metric("global-dice-rle", rle.global_dice, lower_is_better=False),
+        Metric("mean-f05-rle", rle.mean_f05, lower_is_better=False),
+        Metric("dice-hausdorff-3d", rle.dice_hausdorff, lower_is_better=False),
     )
 }
 
