@@ -3,15 +3,14 @@ grade.py and prepare.py for the competition (source="mle-bench grade.py"), quirk
 
 from __future__ import annotations
 
-from .specs import GraderSpec, Values, _mle
+from .specs import LABEL_NOTE, GraderSpec, Values, _mle
 
 STRUCTURED: tuple[GraderSpec, ...] = (
     _mle("herbarium-2020-fgvc7", "f1-macro", "Id", ("Predicted",), Values.INTEGER,
          notes=("Macro-averaged F1 over the category ids that occur in the answers or the predictions, as "
                 "MLE-bench computes it with scikit-learn.",)),
-    _mle("tensorflow-speech-recognition-challenge", "accuracy", "fname", ("label",), Values.TEXT,
-         notes=("Accuracy of the label per clip; labels are compared as written (case-sensitive), as MLE-bench "
-                "compares them.",)),
+    _mle("tensorflow-speech-recognition-challenge", "accuracy", "fname", ("label",), Values.LABEL,
+         notes=("Accuracy of the label per clip, as MLE-bench computes it.", LABEL_NOTE)),
     _mle("rsna-breast-cancer-detection", "probabilistic-f1", "prediction_id", ("cancer",), Values.NUMBER,
          notes=("Probabilistic F1 (beta = 1) as MLE-bench computes it with the host's pfbeta: predictions are "
                 "clipped to [0, 1], so any finite number is accepted. MLE-bench scores a file with an empty "
