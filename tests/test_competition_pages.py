@@ -76,9 +76,17 @@ def test_pages_render_for_anonymous(client, catalogue, url):
     assert client.get(url).status_code == 200
 
 
-def test_pages_and_api_say_where_grading_is_available(client, catalogue):
-    from leaderboard.grading import grading_available
+def test_the_api_says_grading_is_available_for_all_82(client, catalogue):
+    api = client.get("/api/competitions/?limit=500").json()["results"]
+    assert len(api) == 82 and all(c["grading_available"] for c in api)
+    assert "grading not available" not in client.get("/competitions/").content.decode()
 
+
+def test_pages_and_api_say_where_grading_is_available(client, catalogue, monkeypatch):
+    from leaderboard.grading import grading_available
+    from leaderboard.grading.specs import SPECS
+
+    monkeypatch.delitem(SPECS, "3d-object-detection-for-autonomous-vehicles")  # as if it had no grader
     assert grading_available("aerial-cactus-identification")
     assert not grading_available("3d-object-detection-for-autonomous-vehicles")
     api = {c["id"]: c for c in client.get("/api/competitions/?limit=500").json()["results"]}

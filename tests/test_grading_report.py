@@ -38,9 +38,16 @@ def test_every_spec_names_a_catalogue_competition(catalogue):
     assert set(SPECS) <= set(catalogue.values_list("slug", flat=True))
 
 
-def test_competition_without_a_spec_is_not_available(catalogue, cactus_files):
+def test_every_catalogue_competition_has_a_grader(catalogue):
+    slugs = set(catalogue.values_list("slug", flat=True))
+    assert len(slugs) == 82 and set(SPECS) == slugs
+    assert all(grading_available(slug) for slug in slugs)
+
+
+def test_competition_without_a_spec_is_not_available(catalogue, cactus_files, monkeypatch):
     answers, submission, _ = cactus_files
     competition = Competition.objects.get(slug="3d-object-detection-for-autonomous-vehicles")
+    monkeypatch.delitem(SPECS, competition.slug)  # every catalogue competition has one now
     assert grader_for(competition.slug) is None and not grading_available(competition.slug)
     report = grade_submission(competition, submission, answers)
     assert report.grading_available is False and report.score is None

@@ -34,8 +34,18 @@ def natural_questions(path: Path) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["example_id", "answers"], dtype=object)
 
 
+def boxes_per_image(path: Path) -> pd.DataFrame:
+    """VinBigData's answers.csv, one row per box -> one row per image_id (first-appearance order) with its
+    boxes 'class_id x_min y_min x_max y_max ...' in file order."""
+    rows = pd.read_csv(path, dtype=str, keep_default_na=False)
+    fields = rows[["class_id", "x_min", "y_min", "x_max", "y_max"]].agg(" ".join, axis=1)
+    boxes = fields.groupby(rows["image_id"], sort=False).agg(" ".join)
+    return pd.DataFrame({"image_id": boxes.index.to_numpy(dtype=object), "boxes": boxes.to_numpy(dtype=object)})
+
+
 LAYOUTS: dict[str, Callable[[Path], pd.DataFrame]] = {
     "natural-questions-jsonl": natural_questions,
+    "boxes-per-image": boxes_per_image,
 }
 
 

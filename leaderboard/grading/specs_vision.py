@@ -51,4 +51,45 @@ SEGMENTATION: tuple[GraderSpec, ...] = (
                 "surplus rows of a longer file; this grader rejects a file with the wrong number of rows.")),
 )
 
-VISION: tuple[GraderSpec, ...] = SEGMENTATION
+DETECTION: tuple[GraderSpec, ...] = (
+    _mle("siim-covid19-detection", "siim-map", "id", ("PredictionString",), Values.TEXT, na_text_rejected=True,
+         notes=("Mean average precision at IoU > 0.5 as MLE-bench computes it: study and image rows together, each "
+                "class of the answers ('negative', 'typical', 'indeterminate', 'atypical', 'none', 'opacity') a "
+                "class of its own; per class, predicted boxes (most confident first) match the unused true box "
+                "with the highest IoU, a missed true box counts as a positive scored 0, an image with neither "
+                "adds a negative scored 0, and scikit-learn's average precision is taken over all pairs. Kaggle "
+                "scored studies and images differently (mAP of study classes + of opacity boxes).",
+                "Like MLE-bench, every row needs at least one 'label confidence x_min y_min x_max y_max' group; "
+                "an empty cell makes the file invalid.")),
+    _mle("vinbigdata-chest-xray-abnormalities-detection", "coco-map@0.4", "image_id", ("boxes",), Values.TEXT,
+         submission_targets=("PredictionString",), answers_layout="boxes-per-image", na_text_rejected=True,
+         notes=("COCO's mean average precision at IoU 0.4, as MLE-bench computes it with pycocotools (up to 100 "
+                "detections per image and class; classes without a true box left out). Like MLE-bench, the "
+                "corners (x_min, y_min, x_max, y_max) are handed to COCO as (x, y, width, height), so boxes are "
+                "compared as if stretched, and the true box MLE-bench numbers 0 (the answers' first) never "
+                "counts as found: a perfect submission scores just under 1.",
+                "MLE-bench numbers the submission's first prediction 0 too, which lets the true box it matches be "
+                "matched once more; this grader does not reproduce that (it depends on the file's row order). "
+                "MLE-bench also pools the predictions of a repeated image_id; this grader rejects the repeat.",
+                "Every row needs at least one 'class_id score x_min y_min x_max y_max' group (a 'no finding' "
+                "image: '14 1 0 0 1 1'); an empty cell makes the file invalid, as it does for MLE-bench.")),
+    _mle("3d-object-detection-for-autonomous-vehicles", "lyft-3d-map", "Id", ("PredictionString",), Values.TEXT,
+         na_text_as_empty=True,
+         notes=("The host's 3-D mAP as MLE-bench computes it: per sample (row), for each class among its true "
+                "boxes, the all-point average precision of its predicted boxes (most confident first; a box is a "
+                "true positive when its best IoU, over all true boxes of the class, exceeds the threshold and "
+                "that true box is still free), 0 for a class not predicted; the mean over classes, then over "
+                "samples and the IoU thresholds 0.5, 0.55, ..., 0.95. Kaggle pooled all samples per class "
+                "instead of averaging per sample.",
+                "Boxes are 'confidence center_x center_y center_z width length height yaw class_name', single "
+                "spaces; an empty cell predicts nothing. MLE-bench only checks the boxes of classes a sample "
+                "truly holds; this grader rejects any box with a non-finite value or a size that is not "
+                "positive.")),
+    _mle("kuzushiji-recognition", "kuzushiji-f1", "image_id", ("labels",), Values.TEXT, na_text_as_empty=True,
+         notes=("F1 over all pages as MLE-bench computes it with the host's metric: a predicted 'unicode x y' "
+                "centre point is right when it lies strictly inside a true box of the same character that no "
+                "earlier point took; an empty cell is a page without characters. Groups are split on single "
+                "spaces, so a double space makes the file invalid.",)),
+)
+
+VISION: tuple[GraderSpec, ...] = (*SEGMENTATION, *DETECTION)

@@ -16,8 +16,10 @@ import numpy as np
 from . import (
     angular,
     auc,
+    boxes3d,
     classification,
     correlation,
+    detection,
     geodesic,
     kappa,
     label_sets,
@@ -89,6 +91,10 @@ METRICS: dict[str, Metric] = {
         Metric("global-dice-rle", rle.global_dice, lower_is_better=False),
         Metric("mean-f05-rle", rle.mean_f05, lower_is_better=False),
         Metric("dice-hausdorff-3d", rle.dice_hausdorff, lower_is_better=False),
+        Metric("siim-map", detection.siim_map, lower_is_better=False),
+        Metric("coco-map@0.4", detection.coco_map, lower_is_better=False),
+        Metric("kuzushiji-f1", detection.kuzushiji_f1, lower_is_better=False),
+        Metric("lyft-3d-map", boxes3d.lyft_map, lower_is_better=False),
     )
 }
 
