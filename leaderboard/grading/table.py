@@ -54,6 +54,10 @@ def rows_aligned(spec: GraderSpec) -> str:
         parts.append(f"only answers rows with `{spec.scored_rows_column}` == {spec.scored_rows_value!r} are scored")
     if spec.unscored_answer_value is not None:
         parts.append(f"answers cells equal to {spec.unscored_answer_value:g} are not scored")
+    if spec.rows_in_answers_order:
+        parts.append("rows must also be in the answers' order (MLE-bench pairs them by position)")
+    if spec.answers_layout:
+        parts.append(f"answers regrouped one row per `{spec.id_column}` ({spec.answers_layout})")
     return "; ".join(parts)
 
 
