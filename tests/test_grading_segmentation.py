@@ -237,3 +237,11 @@ def test_hubmap_reads_an_empty_cell_as_an_empty_mask(catalogue, tmp_path):
     sub.loc[0, "predicted"] = ""
     report = grade("hubmap-kidney-segmentation", *reversed(write_files(tmp_path, ans, sub)))
     assert report.score == medals.round_score(expect(ans, sub)) and report.score < 1
+
+
+def test_a_malformed_answers_mask_is_an_operator_error_that_quotes_nothing(catalogue, tmp_path):
+    ans, sub, _, _ = build_case(CASES, "tgs-salt-identification-challenge")
+    ans.loc[0, "rle_mask"] = "97 3 11 2"
+    report = grade("tgs-salt-identification-challenge", *reversed(write_files(tmp_path, ans, sub)))
+    assert report.score is None and report.grading_available is False
+    assert "internal grading error" in report.error and "97 3" not in report.error

@@ -6,7 +6,7 @@ Rows are numbered from 1 = the first data row after the header.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,15 @@ class SubmissionError(Exception):
     """The submission is invalid; the message is safe to show (it never quotes answer values)."""
 
     notes: tuple[str, ...] = ()  # e.g. the number MLE-bench would print for this file (divergences.when_rejected)
+
+
+def from_answers(parse: Callable, *args, **kwargs):
+    """Parse an answers value with a submission parser: a failure there is the operator's problem, and the
+    parser's message would quote the answers, so it becomes an internal error without the detail."""
+    try:
+        return parse(*args, **kwargs)
+    except SubmissionError:
+        raise ValueError("the answers hold a value the grader cannot read") from None
 
 
 def sample(items: Sequence, total: int | None = None) -> str:

@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-from ..validation import SubmissionError
+from ..validation import SubmissionError, from_answers
 
 THRESHOLDS = (0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9, 0.95)
 FIELDS = 9  # confidence, centre x y z, width, length, height, yaw, class name
@@ -110,7 +110,7 @@ def _average_precision(ious: np.ndarray, n_true: int, threshold: float) -> float
 
 def sample_maps(truth_text: object, guess_text: object) -> list[float]:
     """One sample's mAP at each threshold: the mean over its true classes (0 for a class not predicted)."""
-    true_names, truths = parse_boxes(truth_text)
+    true_names, truths = from_answers(parse_boxes, truth_text)
     names, guesses = parse_boxes(guess_text)
     classes = sorted(set(true_names))
     per_class = []

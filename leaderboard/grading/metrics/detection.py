@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import SubmissionError
+from ..validation import SubmissionError, from_answers
 
 
 def _floats(tokens: list[str], text: str) -> np.ndarray:
@@ -77,7 +77,7 @@ def siim_map(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     ..., 'none', 'opacity') the average precision of the pairs of every image, averaged over classes.
     Predictions are 'label confidence x_min y_min x_max y_max' groups; a box matches the unused true box
     of its class with the highest IoU above 0.5, most confident prediction first."""
-    truths = [parse_objects(t, 6) for t in y_true]
+    truths = [from_answers(parse_objects, t, 6) for t in y_true]
     guesses = [_by_confidence(parse_objects(p, 6)) for p in y_pred]
     precisions = []
     for label in sorted(set().union(*(set(t[0]) for t in truths))):
@@ -99,7 +99,7 @@ def _page_counts(truth: str, guess: str) -> tuple[int, int, int]:
         return 0, len(guess_labels), 0
     if not guess:
         return 0, 0, len(truth.split(" ")) // 5
-    labels, boxes = parse_objects(truth, 5, split_on_any_space=False)
+    labels, boxes = from_answers(parse_objects, truth, 5, split_on_any_space=False)
     inside = ((boxes[:, None, 0] < points[None, :, 0]) & (boxes[:, None, 0] + boxes[:, None, 2] > points[None, :, 0])
               & (boxes[:, None, 1] < points[None, :, 1]) & (boxes[:, None, 1] + boxes[:, None, 3] > points[None, :, 1])
               & (labels[:, None] == guess_labels[None, :]))
@@ -196,7 +196,7 @@ def coco_map(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 0.4) -> 
 
     y_true: per image 'class x_min y_min x_max y_max ...'; y_pred: 'class score x_min y_min x_max y_max
     ...'. Like MLE-bench, the corners are handed to COCO as (x, y, width, height)."""
-    truths = [parse_objects(t, 5, split_on_any_space=False) for t in y_true]
+    truths = [from_answers(parse_objects, t, 5, split_on_any_space=False) for t in y_true]
     guesses = [parse_objects(p, 6, split_on_any_space=False) for p in y_pred]
     true_classes = [labels.astype(np.float64).astype(int) for labels, _ in truths]
     guess_classes = [labels.astype(np.float64).astype(int) for labels, _ in guesses]

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 from scipy.spatial.distance import directed_hausdorff
 
-from ..validation import SubmissionError
+from ..validation import SubmissionError, from_answers
 
 Runs = tuple[np.ndarray, np.ndarray]  # (starts, ends), 0-based, sorted, disjoint, clipped to the image
 
@@ -71,7 +71,8 @@ def _shapes(context: np.ndarray) -> np.ndarray:
 
 
 def _mask_pairs(y_true, y_pred, sizes) -> list[tuple[int, int, int]]:
-    return [counts(runs(t, int(n)), runs(p, int(n))) for t, p, n in zip(y_true, y_pred, sizes, strict=True)]
+    return [counts(from_answers(runs, t, int(n)), runs(p, int(n))) for t, p, n in zip(y_true, y_pred, sizes,
+                                                                                       strict=True)]
 
 
 def dice(true_area: int, pred_area: int, both: int, both_empty: float) -> float:
@@ -192,7 +193,7 @@ def dice_hausdorff(y_true: np.ndarray, y_pred: np.ndarray, context: np.ndarray) 
     and each file's rows are grouped into volumes by its own ids."""
     shapes = _shapes(context[:, 1:])
     sizes = shapes.prod(axis=1)
-    truths = [runs(t, int(n)) for t, n in zip(y_true, sizes, strict=True)]
+    truths = [from_answers(runs, t, int(n)) for t, n in zip(y_true, sizes, strict=True)]
     guesses = [runs(p, int(n)) for p, n in zip(y_pred[:, 1], sizes, strict=True)]
     dices = [dice(*counts(t, g), both_empty=float("nan")) for t, g in zip(truths, guesses, strict=True)]
     true_volumes = _volumes(truths, [str(i) for i in context[:, 0]], shapes)
