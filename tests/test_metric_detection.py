@@ -225,3 +225,10 @@ def test_kuzushiji_counts_pages_without_characters():
 def test_kuzushiji_rejects_malformed_points(text):
     with pytest.raises(SubmissionError):
         get_metric("kuzushiji-f1").fn(np.array(["U+3044 0 0 10 10"]), np.array([text]))
+
+
+def test_siim_map_is_undefined_when_a_class_has_only_true_pairs():
+    # every image holds an opacity and every prediction finds it: MLE-bench's assertion fails, no score
+    truth = np.array(["opacity 1 0 0 10 10", "opacity 1 5 5 20 20"])
+    guess = np.array(["opacity 0.9 0 0 10 10", "opacity 0.8 5 5 20 20"])
+    assert np.isnan(get_metric("siim-map").fn(truth, guess))
