@@ -1,6 +1,6 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
-from leaderboard import models
+from leaderboard import models, ownership
 
 
 @admin.register(models.Benchmark)
@@ -52,10 +52,42 @@ class LanguageModelAdmin(admin.ModelAdmin):
     search_fields = ["name"]
 
 
+@admin.register(models.Team)
+class TeamAdmin(admin.ModelAdmin):
+    list_display = ["name"]
+    search_fields = ["name"]
+    filter_horizontal = ["members"]
+
+
 @admin.register(models.Experiment)
 class ExperimentAdmin(admin.ModelAdmin):
-    list_display = ["__str__", "agent", "model", "hardware", "time_limit_hours"]
-    list_select_related = ["agent", "model"]
+    """Staff transfer an experiment by changing its owner or team (runs join the new owner's twin
+    experiment if one exists) and merge experiments with the list's action."""
+
+    list_display = ["id", "__str__", "agent", "model", "hardware", "time_limit_hours", "owner_label"]
+    list_select_related = ["agent", "model", "owner", "team"]
+    list_filter = ["team"]
+    search_fields = ["agent__name", "model__name", "owner__username", "team__name"]
+    raw_id_fields = ["agent", "model", "owner"]
+    readonly_fields = ["owner_key", "settings_hash"]
+    actions = ["merge_into_oldest"]
+
+    def save_model(self, request, obj, form, change):
+        if change and {"owner", "team"} & set(form.changed_data):  # the form checked "not both"
+            moved = ownership.transfer_experiment(experiment=obj, owner=obj.team or obj.owner)
+            if moved.pk != obj.pk:
+                messages.info(request, f"Its runs joined experiment {moved.pk}, which that owner already had.")
+            return
+        super().save_model(request, obj, form, change)
+
+    @admin.action(description="Merge the selected experiments into the oldest one")
+    def merge_into_oldest(self, request, queryset):
+        experiments = list(queryset.order_by("created_at", "pk"))
+        if len(experiments) < 2:
+            messages.warning(request, "Select at least two experiments to merge.")
+            return
+        target = ownership.merge_experiments(sources=experiments[1:], target=experiments[0])
+        messages.success(request, f"Merged {len(experiments) - 1} experiment(s) into experiment {target.pk}.")
 
 
 @admin.register(models.Run)

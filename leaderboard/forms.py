@@ -2,7 +2,7 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
 from leaderboard import snapshots
-from leaderboard.models import INT32_MAX, Competition, Run
+from leaderboard.models import INT32_MAX, Competition, Run, Team
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -52,6 +52,18 @@ class UploadRunForm(forms.Form):
     )
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
     is_private = forms.BooleanField(required=False, label="Private (only you and staff can see it)")
+    team = forms.ModelChoiceField(
+        queryset=Team.objects.none(), required=False, empty_label="me",
+        label="Results of", help_text="Your own experiment, or one of a team you belong to",
+    )
+
+    def __init__(self, *args, user=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        teams = user.teams.all() if user is not None and user.is_authenticated else Team.objects.none()
+        if teams.exists():
+            self.fields["team"].queryset = teams
+        else:
+            del self.fields["team"]  # nothing to choose: the run is the uploader's
 
     def clean_snapshots(self):
         files = self.cleaned_data.get("snapshots") or []

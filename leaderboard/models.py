@@ -20,6 +20,7 @@ from leaderboard import medals
 # The ranges of IntegerField and BigIntegerField on PostgreSQL: input beyond them is refused up front.
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
+USER_MODEL = settings.AUTH_USER_MODEL  # Experiment has a field named `settings`
 
 
 class Benchmark(models.Model):
@@ -172,8 +173,29 @@ class LanguageModel(models.Model):
         return self.name
 
 
+class Team(models.Model):
+    """A group of users who own experiments together (a lab, a company team)."""
+
+    name = models.CharField(max_length=100, unique=True)
+    members = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="teams", blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class ExperimentQuerySet(models.QuerySet):
+    def visible_to(self, user) -> ExperimentQuerySet:
+        """Experiments with at least one run this user may see: one whose runs are all private to
+        others does not exist for them (its name, its id, its page)."""
+        return self.filter(models.Exists(Run.objects.visible_to(user).filter(experiment=models.OuterRef("pk"))))
+
+
 class Experiment(models.Model):
-    """One configuration that runs are seeds of: agent x model x hardware x time limit x settings."""
+    """One configuration that runs are seeds of: agent x model x hardware x time limit x settings,
+    of one owner (a user or a team; none for catalogue, demo and published results)."""
 
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="experiments")
     model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="experiments")
@@ -186,19 +208,52 @@ class Experiment(models.Model):
     settings = models.JSONField(default=dict, blank=True)
     settings_hash = models.CharField(max_length=64, blank=True, help_text="sha256 of the canonical settings JSON")
     name = models.CharField(max_length=300, blank=True)
+    owner = models.ForeignKey(USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
+                              related_name="experiments")
+    team = models.ForeignKey(Team, on_delete=models.PROTECT, null=True, blank=True, related_name="experiments")
+    # "user:<id>", "team:<id>" or "" (no owner): unique with the configuration, NULL-free on every database,
+    # and kept when a user is deleted so their results never merge into someone else's.
+    owner_key = models.CharField(max_length=40, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = ExperimentQuerySet.as_manager()
 
     class Meta:
         ordering = ["agent__name", "model__name"]
         constraints = [
             models.UniqueConstraint(
-                fields=["agent", "model", "hardware", "time_limit_hours", "settings_hash"],
-                name="unique_experiment_configuration",
-            )
+                fields=["agent", "model", "hardware", "time_limit_hours", "settings_hash", "owner_key"],
+                name="unique_experiment_configuration_per_owner",
+            ),
+            models.CheckConstraint(
+                condition=models.Q(owner__isnull=True) | models.Q(team__isnull=True),
+                name="experiment_owned_by_a_user_or_a_team",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.name or f"{self.agent} + {self.model}"
+
+    def save(self, *args, **kwargs) -> None:
+        if self.team_id is not None or self.owner_id is not None:
+            self.owner_key = owner_key(self.team or self.owner)
+        super().save(*args, **kwargs)
+
+    @property
+    def owner_label(self) -> str:
+        """Whose results these are: the team's name, the user's name, or "" (catalogue and demo data)."""
+        if self.team_id is not None:
+            return f"team {self.team.name}"
+        if self.owner_id is not None:
+            return self.owner.username
+        return "a deleted user" if self.owner_key else ""
+
+
+def owner_key(owner) -> str:
+    """The key that keeps different owners' experiments apart: a Team, a user, or None."""
+    if owner is None:
+        return ""
+    return f"team:{owner.pk}" if isinstance(owner, Team) else f"user:{owner.pk}"
 
 
 class RunQuerySet(models.QuerySet):
@@ -217,7 +272,7 @@ class RunQuerySet(models.QuerySet):
         the agent's result is unknown, so it is neither a success nor a failure here."""
         return (
             self.filter(status=Run.Status.GRADED)
-            .select_related("experiment__agent", "experiment__model")
+            .select_related("experiment__agent", "experiment__model", "experiment__owner", "experiment__team")
             .only(
                 "id", "experiment_id", "competition_id", "seed", "status", "verification", "score",
                 "valid_submission", "gold_medal", "silver_medal", "bronze_medal", "above_median", "any_medal",
@@ -226,6 +281,9 @@ class RunQuerySet(models.QuerySet):
                 "experiment__gpu_count", "experiment__time_limit_hours", "experiment__agent_id",
                 "experiment__model_id", "experiment__agent__id", "experiment__agent__name",
                 "experiment__agent__version", "experiment__model__id", "experiment__model__name",
+                "experiment__owner_id", "experiment__team_id", "experiment__owner_key",
+                "experiment__owner__id", "experiment__owner__username", "experiment__team__id",
+                "experiment__team__name",
             )
             .order_by("created_at", "id")
         )
@@ -321,6 +379,11 @@ class Run(MedalFlags, models.Model):
             models.Index(fields=["experiment", "competition", "seed"]),
             # /api/runs/ pages by keyset on (created_at, id), newest first (leaderboard.pagination).
             models.Index(fields=["-created_at", "-id"], name="run_newest_first"),
+        ]
+        constraints = [
+            # Idempotent uploads: the hash covers the owner, the key fields and every file's digest.
+            models.UniqueConstraint(fields=["content_hash"], condition=~models.Q(content_hash=""),
+                                    name="unique_run_content"),
         ]
 
     def __str__(self) -> str:

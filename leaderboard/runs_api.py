@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 
 from leaderboard import services, snapshots, stats
 from leaderboard.exports import csv_cell
-from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, Split
+from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, Split, Team
 from leaderboard.pagination import RunCursorPagination
 
 
@@ -61,6 +61,9 @@ class RunInputSerializer(serializers.Serializer):
     )
     notes = serializers.CharField(required=False, allow_blank=True, default="")
     is_private = serializers.BooleanField(default=False)
+    team = serializers.SlugRelatedField(slug_field="name", queryset=Team.objects.all(), required=False,
+                                        allow_null=True, default=None,
+                                        help_text="A team you belong to: the run joins the team's experiment")
     score = serializers.FloatField(required=False, allow_null=True, default=None,
                                    help_text="Self-reported score, only when no submission is uploaded")
 
@@ -104,6 +107,8 @@ class ExperimentBriefSerializer(serializers.Serializer):
     model = serializers.CharField(source="model.name")
     hardware = serializers.CharField()
     time_limit_hours = serializers.FloatField(allow_null=True)
+    owner = serializers.CharField(source="owner_label", help_text="a user, 'team <name>', or empty "
+                                  "(catalogue, demo and published data)")
 
 
 class RunOutputSerializer(serializers.Serializer):
@@ -152,7 +157,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_queryset(self):
         runs = Run.objects.visible_to(self.request.user).select_related(
-            "competition", "experiment__agent", "experiment__model", "owner"
+            "competition", "experiment__agent", "experiment__model", "experiment__owner", "experiment__team", "owner"
         )
         query = RunFilterSerializer(data=self.request.query_params)
         query.is_valid(raise_exception=True)
@@ -180,6 +185,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 memory_gb=v["memory_gb"], time_limit_hours=v["time_limit_hours"], submission=v["submission"],
                 trajectory_files=v["trajectory_files"], snapshot_files=v["snapshots"], notes=v["notes"],
                 is_private=v["is_private"], origin=Run.Origin.UPLOAD, self_reported_score=v["score"],
+                team=v["team"],
             )
         except services.UploadError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
@@ -187,7 +193,10 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             raise StorageUnavailableError(str(exc)) from exc
         created = run.created_at >= started  # an identical earlier upload comes back as 200
         code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
-        return Response(RunOutputSerializer(run).data, status=code)
+        body = RunOutputSerializer(run).data
+        if note := getattr(run, "repeat_note", ""):
+            body["detail"] = f"this upload is {note}"
+        return Response(body, status=code)
 
 
 # --- leaderboard -------------------------------------------------------------------------------
@@ -228,6 +237,7 @@ class LeaderboardRowSerializer(serializers.Serializer):
     experiment_id = serializers.IntegerField()
     agent = serializers.CharField()
     model = serializers.CharField()
+    owner = serializers.CharField(help_text="Whose results: a user, 'team <name>', or empty (catalogue and demo)")
     hardware = serializers.CharField()
     time_limit_hours = serializers.FloatField(allow_null=True)
     n_seeds = serializers.IntegerField(help_text="Complete seeds counted (all seeds with runs when pad=true)")

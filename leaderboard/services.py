@@ -17,15 +17,18 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from leaderboard import medals, snapshots
-from leaderboard.models import Agent, Artifact, Competition, Experiment, LanguageModel, Run
+from leaderboard.models import Agent, Artifact, Competition, Experiment, LanguageModel, Run, Team, owner_key
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 log = logging.getLogger(__name__)
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
@@ -95,11 +98,16 @@ def submit_run(
     verification: str | None = None,
     self_reported_score: float | None = None,
     reported: dict[str, Any] | None = None,
+    team: Team | None = None,
 ) -> Run:
     """Validate, store and register one run; grading is enqueued once the transaction commits.
 
+    The run joins the experiment of its owner: `team` when given (the uploader must be a member),
+    else the uploading user (None: catalogue, demo and published data).
     The same upload twice (same owner, files and key fields) returns the run created the first
-    time. On any failure nothing is left behind: rows roll back and stored files are deleted.
+    time, even when both arrive at once (a unique constraint decides), updated with the repeat's
+    privacy and notes (see `_repeat`). On any failure nothing is left behind: rows roll back and
+    stored files are deleted.
     `submission` may also be a .zip/.tar(.gz) of a run folder (submission/, logs/, code/);
     `run_folder` is such a folder on disk (the CLI). `parsed_trajectory` is one already read.
     `snapshot_files` are submission snapshots named `<elapsed-seconds>.csv` (leaderboard.snapshots).
@@ -109,6 +117,8 @@ def submit_run(
         raise UploadError("an agent name and a model name are required")
     if not competition and parsed_trajectory is None and not trajectory_files and run_folder is None:
         raise UploadError("say which competition (or task) the run is for")
+    if team is not None and not team.members.filter(pk=getattr(owner, "pk", None)).exists():
+        raise UploadError(f"only members of the team {team.name!r} can upload its runs")
     with tempfile.TemporaryDirectory(prefix="medalboard-upload-") as scratch:
         snapshot_uploads = [Upload(Artifact.Kind.SNAPSHOT, snapshots.name_for(seconds), f) for seconds, f in
                             zip(_snapshot_times([f.name or "" for f in snapshot_files]), snapshot_files, strict=True)]
@@ -122,11 +132,12 @@ def submit_run(
             "gpu_count": gpu_count, "time_limit_hours": time_limit_hours, "seed": seed,
             "settings": experiment_settings or {}, "score": self_reported_score,
             "sample": getattr(getattr(parsed_trajectory, "meta", None), "sample_id", None),
+            "team": getattr(team, "pk", None),
         }
         content_hash = compute_content_hash(key, uploads)
-        existing = Run.objects.filter(content_hash=content_hash, owner=owner).first()
+        existing = Run.objects.filter(content_hash=content_hash).first()
         if existing is not None:
-            return existing
+            return _repeat(existing, is_private=is_private, notes=notes)
         written = _Written()
         try:
             with transaction.atomic():
@@ -134,8 +145,9 @@ def submit_run(
                     agent_name=agent_name, agent_version=agent_version, model_name=model_name,
                     hardware=hardware, gpu_type=gpu_type, gpu_count=gpu_count, cpu_count=cpu_count,
                     memory_gb=memory_gb, time_limit_hours=time_limit_hours, experiment_settings=experiment_settings,
+                    owner=team or owner,
                 )
-                run = Run.objects.create(
+                run = _create_run(
                     experiment=experiment, competition=Competition.objects.filter(slug=competition).first(),
                     task_name=competition, seed=seed, owner=owner, is_private=is_private, origin=origin,
                     verification=verification or Run.Verification.SELF_REPORTED, notes=notes,
@@ -149,6 +161,9 @@ def submit_run(
                 _set_outcome(run, uploads, self_reported_score, reported)
                 if run.status == Run.Status.PENDING:
                     transaction.on_commit(lambda: _enqueue_grading(run.pk))
+        except _SameUploadAtOnce:
+            written.delete_all()
+            return _repeat(Run.objects.get(content_hash=content_hash), is_private=is_private, notes=notes)
         except OSError as exc:
             written.delete_all()
             if exc.errno not in STORAGE_ERRNOS:
@@ -169,6 +184,39 @@ def _snapshot_times(names: list[str]) -> list[float]:
         raise UploadError(str(exc)) from None
 
 
+class _SameUploadAtOnce(Exception):
+    """An identical upload committed first, while this one was being stored."""
+
+
+def _create_run(**fields) -> Run:
+    try:
+        with transaction.atomic():  # a savepoint: the transaction goes on after a refused insert
+            return Run.objects.create(**fields)
+    except IntegrityError:
+        if Run.objects.filter(content_hash=fields["content_hash"]).exists():
+            raise _SameUploadAtOnce from None
+        raise
+
+
+def _repeat(run: Run, *, is_private: bool, notes: str) -> Run:
+    """The run an identical earlier upload created, with what the repeat asks for: it can make the
+    run private and replace its notes. It never makes a private run public (a form or client that
+    leaves the box unticked is not asking for that): `repeat_note` says so instead."""
+    fields, run.repeat_note = [], f"identical to run {run.pk}, uploaded earlier"
+    if is_private and not run.is_private:
+        run.is_private = True
+        fields.append("is_private")
+        run.repeat_note += "; it is now private"
+    elif run.is_private and not is_private:
+        run.repeat_note += "; it stays private (make it public on its edit page)"
+    if notes and notes != run.notes:
+        run.notes = notes
+        fields.append("notes")
+    if fields:
+        run.save(update_fields=[*fields, "updated_at"])
+    return run
+
+
 def _enqueue_grading(run_id: int) -> None:
     from leaderboard.tasks import grade_run
 
@@ -186,16 +234,21 @@ def get_or_create_experiment(
     *, agent_name: str, agent_version: str, model_name: str, hardware: str, gpu_type: str = "",
     gpu_count: int = 0, cpu_count: int | None = None, memory_gb: float | None = None,
     time_limit_hours: float | None = None, experiment_settings: dict[str, Any] | None = None,
+    owner: User | Team | None = None,
 ) -> Experiment:
+    """The owner's experiment of this configuration: a user, a team, or None (catalogue, demo and
+    published data). Two owners with the same agent and model names never share one."""
     agent, _ = Agent.objects.get_or_create(name=agent_name, version=agent_version)
     model, _ = LanguageModel.objects.get_or_create(name=model_name)
     hardware = hardware.strip() or describe_hardware(gpu_type, gpu_count, cpu_count, memory_gb)
     experiment, _ = Experiment.objects.get_or_create(
         agent=agent, model=model, hardware=hardware, time_limit_hours=time_limit_hours,
-        settings_hash=settings_hash(experiment_settings),
+        settings_hash=settings_hash(experiment_settings), owner_key=owner_key(owner),
         defaults={
             "gpu_type": gpu_type, "gpu_count": gpu_count or 0, "cpu_count": cpu_count,
             "memory_gb": memory_gb, "settings": experiment_settings or {},
+            "team": owner if isinstance(owner, Team) else None,
+            "owner": None if owner is None or isinstance(owner, Team) else owner,
         },
     )
     return experiment
@@ -542,10 +595,13 @@ def _set_outcome(run: Run, uploads: Sequence[Upload], score: float | None, repor
 
 
 def record_self_reported(run: Run, *, score: float | None, reported: dict[str, Any]) -> None:
-    """Take a score as reported; medals are recomputed from our own human leaderboard."""
+    """Take a score as reported; medals are recomputed from our own human leaderboard.
+
+    Only a grading report can say a submission existed and was valid: a bare claimed score is never
+    one (it stays self-reported, and leaderboards list it after verified results)."""
     run.score = score
-    run.submission_exists = bool(reported.get("submission_exists", score is not None))
-    run.valid_submission = bool(reported.get("valid_submission", score is not None))
+    run.submission_exists = bool(reported.get("submission_exists", False))
+    run.valid_submission = bool(reported.get("valid_submission", False))
     competition = run.competition
     apply_medals(run, competition)
     run.verification = Run.Verification.SELF_REPORTED

@@ -100,7 +100,8 @@ class ExperimentStats:
         """A flat dict for the JSON/CSV exports and the table."""
         e = self.experiment
         row = {
-            "experiment_id": e.pk, "agent": str(e.agent), "model": e.model.name, "hardware": e.hardware,
+            "experiment_id": e.pk, "agent": str(e.agent), "model": e.model.name, "owner": e.owner_label,
+            "hardware": e.hardware,
             "time_limit_hours": e.time_limit_hours, "n_seeds": self.n_seeds, "n_runs": self.n_runs,
             "n_runs_in_split": self.n_runs_in_split,
             "n_competitions": self.n_competitions,
@@ -240,13 +241,15 @@ SORT_KEYS = {
 
 
 def sort_rows(rows: list[ExperimentStats], sort: str) -> list[ExperimentStats]:
-    """Sort by a SORT_KEYS name ('-' prefix: descending); rows without a value go last."""
+    """Verified rows first, then self-reported ones (a claim never outranks a result graded here);
+    each part sorted by a SORT_KEYS name ('-' prefix: descending), rows without a value last."""
     descending, name = sort.startswith("-"), sort.lstrip("-")
     key = SORT_KEYS.get(name, SORT_KEYS["any_medal"])
-    known = [r for r in rows if key(r) is not None]
-    unknown = [r for r in rows if key(r) is None]
-    known.sort(key=key, reverse=descending)
-    return known + unknown
+    ordered = []
+    for part in ([r for r in rows if r.verified], [r for r in rows if not r.verified]):
+        known = sorted((r for r in part if key(r) is not None), key=key, reverse=descending)
+        ordered += known + [r for r in part if key(r) is None]
+    return ordered
 
 
 # --- MLAgentBench-style research tasks -----------------------------------------------------------

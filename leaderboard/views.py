@@ -77,7 +77,7 @@ def _run_url(run) -> str:
 
 @login_required
 def upload_run(request):
-    form = UploadRunForm(request.POST or None, request.FILES or None)
+    form = UploadRunForm(request.POST or None, request.FILES or None, user=request.user)
     status = 200
     if request.method == "POST" and form.is_valid():
         data = form.cleaned_data
@@ -89,7 +89,7 @@ def upload_run(request):
                 hardware=data["hardware"], gpu_type=data["gpu_type"], gpu_count=data["gpu_count"] or 0,
                 time_limit_hours=data["time_limit_hours"], submission=data["submission"],
                 trajectory_files=data["trajectory_files"], snapshot_files=data["snapshots"], notes=data["notes"],
-                is_private=data["is_private"], origin=Run.Origin.UPLOAD,
+                is_private=data["is_private"], origin=Run.Origin.UPLOAD, team=data.get("team"),
             )
         except services.UploadError as exc:
             form.add_error(None, str(exc))
@@ -97,6 +97,8 @@ def upload_run(request):
             form.add_error(None, str(exc))
             status = 503
         else:
+            if note := getattr(run, "repeat_note", ""):
+                messages.info(request, f"This upload is {note}.")
             return redirect("run-progress", pk=run.pk)
     return render(request, "leaderboard/upload.html", {"form": form, "max_bytes": settings.MAX_UPLOAD_BYTES},
                   status=status)
@@ -113,7 +115,8 @@ def run_status(request, pk: int):
         "id": run.pk, "status": run.status, "state": run.state, "progress": run.progress,
         "done": run.status in (Run.Status.GRADED, Run.Status.FAILED, Run.Status.WAITING),
         "score": run.score, "medal": run.medal_label, "any_medal": run.any_medal,
-        "valid_submission": run.valid_submission, "grading_error": run.grading_error, "url": _run_url(run),
+        "valid_submission": run.valid_submission, "verification": run.verification,
+        "grading_error": run.grading_error, "url": _run_url(run),
     })
 
 
@@ -203,7 +206,7 @@ def leaderboard(request):
 
 
 def experiment_detail(request, pk: int):
-    experiment = get_object_or_404(Experiment.objects.select_related("agent", "model"), pk=pk)
+    experiment = get_object_or_404(Experiment.objects.select_related("agent", "model", "owner", "team"), pk=pk)
     runs = list(Run.objects.visible_to(request.user).filter(experiment=experiment)
                 .select_related("competition").order_by("created_at", "id"))
     if not runs:
@@ -234,8 +237,8 @@ def experiment_detail(request, pk: int):
         "research": research, "metrics": stats.METRICS, "n_runs": len(runs), "ks": ks,
         "pass_at_k_figure": pass_at_k_figure(curves) if curves else None,
         "beaten_figure": beaten_share_figure(shares) if (shares := humans.beaten_shares(runs)) else None,
-        "others": Experiment.objects.filter(runs__in=Run.objects.visible_to(request.user))
-        .exclude(pk=experiment.pk).select_related("agent", "model").distinct(),
+        "others": Experiment.objects.visible_to(request.user).exclude(pk=experiment.pk)
+        .select_related("agent", "model", "owner", "team"),
         "split_choices": stats.split_choices(),
     }, f"medalboard-experiment-{experiment.pk}.html")
 
@@ -243,7 +246,8 @@ def experiment_detail(request, pk: int):
 def compare_experiments(request):
     """Two experiments on the same split, paired by competition (leaderboard.paired)."""
     ids = [_positive_int(request.GET.get(key)) for key in ("a", "b")]
-    found = Experiment.objects.select_related("agent", "model").in_bulk([i for i in ids if i])
+    found = (Experiment.objects.visible_to(request.user).select_related("agent", "model", "owner", "team")
+             .in_bulk([i for i in ids if i]))
     if None in ids or len(found) != 2:
         raise Http404("give two experiments: ?a=<id>&b=<id>")
     split_slug = request.GET.get("split", "lite")

@@ -205,7 +205,7 @@ def _experiment(user, definition, model, experiment_settings, gpus, gpu_type, cp
     return get_or_create_experiment(
         agent_name=definition.name, agent_version="", model_name=model.strip() or NO_MODEL, hardware="",
         gpu_type=gpu_type.strip(), gpu_count=gpus, cpu_count=math.ceil(cpus), memory_gb=memory_gb,
-        time_limit_hours=minutes / 60, experiment_settings=experiment_settings,
+        time_limit_hours=minutes / 60, experiment_settings=experiment_settings, owner=user,
     )
 
 

@@ -62,8 +62,12 @@ def test_page_shows_the_pairs_and_hides_private_runs(client, pair, alice):
     assert "3 competitions both attempted" in html and lite[0].slug in html
     assert f"A: {lite[3].slug}" in html and f"B: {lite[4].slug}" in html
     Run.objects.filter(experiment=b).update(is_private=True, owner=alice)
+    # all of b's runs are private now: to others b does not exist (tests/test_experiment_visibility.py)
+    assert client.get(f"/compare/experiments/?a={a.pk}&b={b.pk}&split=lite").status_code == 404
+    client.force_login(alice)
     html = client.get(f"/compare/experiments/?a={a.pk}&b={b.pk}&split=lite").content.decode()
-    assert "0 competitions both attempted" in html
+    assert "3 competitions both attempted" in html
+    client.logout()
     assert client.get(f"/compare/experiments/?a={a.pk}&b=999999").status_code == 404
     assert client.get("/compare/experiments/?a=x&b=y").status_code == 404
 
