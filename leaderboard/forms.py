@@ -52,6 +52,11 @@ class UploadRunForm(forms.Form):
     )
     notes = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), required=False)
     is_private = forms.BooleanField(required=False, label="Private (only you and staff can see it)")
+    check_only = forms.BooleanField(
+        required=False, label="Check the format only",
+        help_text="Says whether the submission would be graded, without a score; no run is saved and "
+                  "the daily grading quota is not used",
+    )
     team = forms.ModelChoiceField(
         queryset=Team.objects.none(), required=False, empty_label="me",
         label="Results of", help_text="Your own experiment, or one of a team you belong to",
@@ -76,6 +81,8 @@ class UploadRunForm(forms.Form):
     def clean(self):
         data = super().clean()
         rejected = "submission" in self.errors or "trajectory_files" in self.errors  # e.g. an empty file
+        if data.get("check_only") and not (data.get("submission") and data.get("competition")) and not rejected:
+            raise forms.ValidationError("Checking the format needs a competition and a submission.")
         if not data.get("submission") and not data.get("trajectory_files") and not rejected:
             raise forms.ValidationError("Upload a submission, a trajectory, or both.")
         if data.get("competition") and data.get("task"):

@@ -10,13 +10,16 @@ import io
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
 from rest_framework.parsers import FormParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRenderer
 from rest_framework.response import Response
+from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
-from leaderboard import services, snapshots, stats
+from leaderboard import quotas, services, snapshots, stats
 from leaderboard.exports import csv_cell
 from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, Split, Team
 from leaderboard.pagination import RunCursorPagination
@@ -148,6 +151,28 @@ class RunOutputSerializer(serializers.Serializer):
         return run.medals().label
 
 
+class FormatCheckInputSerializer(serializers.Serializer):
+    competition = serializers.SlugRelatedField(slug_field="slug", queryset=Competition.objects.all())
+    submission = serializers.FileField()
+
+
+class FormatCheckOutputSerializer(serializers.Serializer):
+    competition = serializers.CharField()
+    valid_submission = serializers.BooleanField()
+    message = serializers.CharField()
+
+
+class QuotaQuerySerializer(serializers.Serializer):
+    competition = serializers.SlugRelatedField(slug_field="slug", queryset=Competition.objects.all())
+
+
+class QuotaSerializer(serializers.Serializer):
+    limit = serializers.IntegerField()
+    used = serializers.IntegerField()
+    remaining = serializers.IntegerField()
+    resets_at = serializers.DateTimeField()
+
+
 class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Runs you can see: public ones, plus your private ones (staff see all)."""
 
@@ -187,6 +212,8 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                 is_private=v["is_private"], origin=Run.Origin.UPLOAD, self_reported_score=v["score"],
                 team=v["team"],
             )
+        except quotas.QuotaExceeded as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_429_TOO_MANY_REQUESTS)
         except services.UploadError as exc:
             raise ValidationError({"detail": str(exc)}) from exc
         except services.StorageUnavailable as exc:
@@ -196,7 +223,43 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         body = RunOutputSerializer(run).data
         if note := getattr(run, "repeat_note", ""):
             body["detail"] = f"this upload is {note}"
+        if run.competition is not None:
+            body["grading_quota"] = quotas.grading_quota(user=request.user, competition=run.competition).as_dict()
         return Response(body, status=code)
+
+    @extend_schema(request=FormatCheckInputSerializer, responses={200: FormatCheckOutputSerializer})
+    @action(detail=False, methods=["post"])
+    def check(self, request):
+        """Check a submission's format without grading it: no score, no run, no quota used."""
+        data = FormatCheckInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        competition = data.validated_data["competition"]
+        result = quotas.check_format(competition=competition, submission=data.validated_data["submission"])
+        return Response({"competition": competition.slug, "valid_submission": result.valid,
+                         "message": result.message})
+
+    def get_throttles(self):
+        throttles = super().get_throttles()
+        if self.action == "create":  # grading is the costly and the revealing part: a tighter rate
+            throttles.append(_UploadThrottle())
+        return throttles
+
+
+class _UploadThrottle(UserRateThrottle):
+    scope = "uploads"
+
+
+class GradingQuotaView(APIView):
+    """Your graded uploads left today for a competition (MEDALBOARD_DAILY_GRADING_QUOTA)."""
+
+    permission_classes = [IsAuthenticated]
+
+    @extend_schema(parameters=[QuotaQuerySerializer], responses=QuotaSerializer)
+    def get(self, request):
+        query = QuotaQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        return Response(quotas.grading_quota(user=request.user, competition=query.validated_data["competition"])
+                        .as_dict())
 
 
 # --- leaderboard -------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 
-from leaderboard import medals, snapshots
+from leaderboard import medals, quotas, snapshots
 from leaderboard.models import Agent, Artifact, Competition, Experiment, LanguageModel, Run, Team, owner_key
 
 if TYPE_CHECKING:
@@ -138,6 +138,8 @@ def submit_run(
         existing = Run.objects.filter(content_hash=content_hash).first()
         if existing is not None:
             return _repeat(existing, is_private=is_private, notes=notes)
+        if origin == Run.Origin.UPLOAD and any(u.kind == Artifact.Kind.SUBMISSION for u in uploads):
+            quotas.check_quota(user=owner, competition=Competition.objects.filter(slug=competition).first())
         written = _Written()
         try:
             with transaction.atomic():
@@ -289,6 +291,8 @@ def _collect_uploads(
     uploads: list[Upload] = []
     if submission is not None and _is_archive(submission.name or ""):
         run_folder = _expand_archive(submission, scratch / "archive")
+        if not any(p.is_file() for p in run_folder.rglob("*")):
+            raise UploadError(f"{_basename(submission.name)} holds no files: nothing to make a run of")
         submission = None
     if run_folder is not None:
         run_folder = _single_root(run_folder)

@@ -7,10 +7,11 @@ from django.db.models import Q
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import NoReverseMatch, reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
-from leaderboard import humans, paired, published, runs_index, services, static_export, stats
+from leaderboard import humans, paired, published, quotas, runs_index, services, static_export, stats
 from leaderboard.charts import (
     add_run_marks,
     beaten_share_figure,
@@ -78,8 +79,11 @@ def _run_url(run) -> str:
 @login_required
 def upload_run(request):
     form = UploadRunForm(request.POST or None, request.FILES or None, user=request.user)
-    status = 200
-    if request.method == "POST" and form.is_valid():
+    status, format_check = 200, None
+    if request.method == "POST" and form.is_valid() and form.cleaned_data["check_only"]:
+        data = form.cleaned_data
+        format_check = quotas.check_format(competition=data["competition"], submission=data["submission"])
+    elif request.method == "POST" and form.is_valid():
         data = form.cleaned_data
         try:
             run = services.submit_run(
@@ -96,12 +100,17 @@ def upload_run(request):
         except services.StorageUnavailable as exc:
             form.add_error(None, str(exc))
             status = 503
+        except quotas.QuotaExceeded as exc:
+            form.add_error(None, str(exc))
+            status = 429
         else:
             if note := getattr(run, "repeat_note", ""):
                 messages.info(request, f"This upload is {note}.")
             return redirect("run-progress", pk=run.pk)
-    return render(request, "leaderboard/upload.html", {"form": form, "max_bytes": settings.MAX_UPLOAD_BYTES},
-                  status=status)
+    return render(request, "leaderboard/upload.html", {
+        "form": form, "max_bytes": settings.MAX_UPLOAD_BYTES, "format_check": format_check,
+        "daily_quota": settings.DAILY_GRADING_QUOTA, "quotas_today": quotas.used_today(user=request.user),
+    }, status=status)
 
 
 def run_progress(request, pk: int):
@@ -135,11 +144,14 @@ def run_edit(request, pk: int):
 
 
 @login_required
-@require_POST
+@require_http_methods(["GET", "POST"])
 def run_delete(request, pk: int):
-    run = get_object_or_404(Run.objects.visible_to(request.user), pk=pk)
+    """GET: a page that asks to confirm; POST (its form): delete."""
+    run = get_object_or_404(Run.objects.visible_to(request.user).select_related("competition"), pk=pk)
     if not run.can_edit(request.user):
         raise PermissionDenied("only the run's owner or staff can delete it")
+    if request.method == "GET":
+        return render(request, "leaderboard/run_delete.html", {"run": run})
     services.delete_run(run=run, user=request.user)
     messages.success(request, f"Run {pk} deleted.")
     return redirect("home")
@@ -160,6 +172,7 @@ def signup(request):
     return render(request, "registration/signup.html", {"form": form})
 
 
+@never_cache  # the page shows a secret: no browser or proxy may keep a copy
 @login_required
 def api_token(request):
     token = Token.objects.filter(user=request.user).first()

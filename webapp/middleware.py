@@ -3,6 +3,7 @@
 - A NUL byte in the path or the query string is a 400: no page needs one, and PostgreSQL refuses
   them in text (a 500 deep inside a query otherwise).
 - A body larger than the upload limit is a 413 judged from Content-Length, before it is read.
+And every response carries the Content-Security-Policy (settings.CONTENT_SECURITY_POLICY).
 """
 
 from __future__ import annotations
@@ -25,6 +26,19 @@ def _has_nul(request: HttpRequest) -> bool:
     if "\x00" in request.path:
         return True
     return any("\x00" in key or any("\x00" in v for v in values) for key, values in request.GET.lists())
+
+
+class ContentSecurityPolicyMiddleware:
+    """Every response gets the site's Content-Security-Policy unless it set its own."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]):
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        response = self.get_response(request)
+        if settings.CONTENT_SECURITY_POLICY:
+            response.headers.setdefault("Content-Security-Policy", settings.CONTENT_SECURITY_POLICY)
+        return response
 
 
 class RequestGuardMiddleware:

@@ -84,6 +84,7 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "webapp.middleware.RequestGuardMiddleware",
+    "webapp.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -225,7 +226,35 @@ REST_FRAMEWORK = {
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 100,
+    # Requests per client (anonymous: by address; users: by account); counted in the cache below.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "rest_framework.throttling.AnonRateThrottle",
+        "rest_framework.throttling.UserRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("MEDALBOARD_API_RATE_ANON") or "120/min",
+        "user": os.environ.get("MEDALBOARD_API_RATE_USER") or "600/min",
+        "uploads": os.environ.get("MEDALBOARD_API_RATE_UPLOADS") or "30/hour",
+    },
 }
+# Failed logins per account within the window before the login form refuses (leaderboard.login_throttle).
+LOGIN_FAILURES_ALLOWED = env_int("MEDALBOARD_LOGIN_FAILURES_ALLOWED", 5)
+LOGIN_THROTTLE_SECONDS = env_int("MEDALBOARD_LOGIN_THROTTLE_SECONDS", 15 * 60)
+# Sent with every page (webapp.middleware): scripts only from this site, no inline scripts or handlers.
+# Styles allow inline attributes, which Plotly sets on the charts it draws; images may come from HTTPS
+# hosts (competition descriptions show Kaggle's; whether they load unasked is the page's choice).
+CONTENT_SECURITY_POLICY = os.environ.get("MEDALBOARD_CONTENT_SECURITY_POLICY") or (
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data: blob: https:; "
+    "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
+    "frame-ancestors 'none'"
+)
+# Graded uploads per user, per competition, per UTC day (leaderboard.quotas): Kaggle's usual 5.
+DAILY_GRADING_QUOTA = env_int("MEDALBOARD_DAILY_GRADING_QUOTA", 5)
+# Throttle counters and cached counts. One process keeps its own by default; with several gunicorn
+# workers or hosts set MEDALBOARD_CACHE_URL=redis://... so limits hold across them.
+if os.environ.get("MEDALBOARD_CACHE_URL"):
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
+                          "LOCATION": os.environ["MEDALBOARD_CACHE_URL"]}}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Medalboard API",
     "DESCRIPTION": "Competitions, runs, grading and trajectories of ML-engineering agents.\n\n"

@@ -4,6 +4,11 @@ import os
 
 os.environ.setdefault("SECRET_KEY", "test-suite-only-secret-key-0123456789-abcdefghijklmnopqrstuvwxyz")
 os.environ.setdefault("SECURE_SSL_REDIRECT", "false")
+# The suite sends thousands of requests from one address and user: limits are tested one by one.
+for _name in ("MEDALBOARD_API_RATE_ANON", "MEDALBOARD_API_RATE_USER", "MEDALBOARD_API_RATE_UPLOADS"):
+    os.environ.setdefault(_name, "1000000/min")
+os.environ.setdefault("MEDALBOARD_DAILY_GRADING_QUOTA", "1000000")
+os.environ.setdefault("MEDALBOARD_LOGIN_FAILURES_ALLOWED", "1000000")
 
 from webapp.settings import *  # noqa: E402,F403
 

@@ -1,11 +1,12 @@
 from django.contrib import admin
 from django.urls import include, path
-from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
 from leaderboard import plotly_asset
 from leaderboard.api import CompetitionViewSet
-from leaderboard.runs_api import LeaderboardAPIView, RunViewSet
+from leaderboard.login_throttle import ThrottledLoginView
+from leaderboard.runs_api import GradingQuotaView, LeaderboardAPIView, RunViewSet
 from leaderboard.scaling_api import HardwareAPIView, PassAtKAPIView, TimeCurveAPIView
 from leaderboard.steps_api import RunOutlineView, RunStepsView
 
@@ -15,13 +16,15 @@ router.register("runs", RunViewSet, basename="run")
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("accounts/login/", ThrottledLoginView.as_view(), name="login"),
     path("accounts/", include("django.contrib.auth.urls")),
     path("assets/plotly/<str:version>/plotly.min.js", plotly_asset.plotly_js, name="plotly-js"),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("api/runs/<int:pk>/steps/", RunStepsView.as_view(), name="run-steps"),
     path("api/runs/<int:pk>/outline/", RunOutlineView.as_view(), name="run-outline"),
     path("api/leaderboard/", LeaderboardAPIView.as_view(), name="api-leaderboard"),
+    path("api/quota/", GradingQuotaView.as_view(), name="api-quota"),
     path("api/scaling/time/", TimeCurveAPIView.as_view(), name="api-scaling-time"),
     path("api/scaling/pass-at-k/", PassAtKAPIView.as_view(), name="api-scaling-pass-at-k"),
     path("api/scaling/hardware/", HardwareAPIView.as_view(), name="api-scaling-hardware"),
