@@ -11,8 +11,9 @@ The one place for these rules (the pages, the JSON/CSV endpoints and the static 
 - pass@k: the unbiased estimator 1 - C(n-c, k)/C(n, k) per competition (n counted seeds, c of them
   with a medal), averaged over the split; its 95% interval is a percentile bootstrap over
   competitions (`bootstrap_interval`) with a fixed seed, so the same data always give the same band.
-- Hardware groups: experiments equal in agent, model, time limit and settings, i.e. differing only in
-  hardware; derived from the experiment fields, never typed by hand.
+- Hardware groups: experiments equal in agent, model, time limit, settings and owner, i.e. differing
+  only in hardware; derived from the experiment fields, never typed by hand. Two owners' results are
+  never one group (leaderboard.ownership).
 
 Runs are read as plain tuples (`RunPoint`), a few queries per curve whatever the number of runs.
 """
@@ -235,7 +236,8 @@ def pass_at_k_curve(selection: Selection, *, pad: bool = False) -> dict:
 
 def hardware_key(experiment: Experiment) -> tuple:
     """Experiments with the same key differ only in hardware."""
-    return (experiment.agent_id, experiment.model_id, experiment.time_limit_hours, experiment.settings_hash)
+    return (experiment.agent_id, experiment.model_id, experiment.time_limit_hours, experiment.settings_hash,
+            experiment.owner_key)
 
 
 def hardware_order(experiment: Experiment) -> tuple:

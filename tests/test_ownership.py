@@ -94,3 +94,14 @@ def test_the_admin_merges_and_transfers(client, admin_user, alice, bob, catalogu
     assert response.status_code == 302, response.content[:2000]
     experiment.refresh_from_db()
     assert experiment.owner == bob and experiment.owner_key == f"user:{bob.pk}"
+
+
+def test_hardware_groups_never_join_two_owners(alice, bob, catalogue):
+    from leaderboard import scaling
+
+    same = dict(agent_name="aide", agent_version="", model_name="gpt-4o", time_limit_hours=24.0)
+    mine = get_or_create_experiment(hardware="1x A100", owner=alice, **same)
+    mine_too = get_or_create_experiment(hardware="2x A100", owner=alice, **same)
+    theirs = get_or_create_experiment(hardware="1x H100", owner=bob, **same)
+    groups = sorted(sorted(e.pk for e in group) for group in scaling.hardware_groups([mine, mine_too, theirs]))
+    assert groups == sorted([sorted([mine.pk, mine_too.pk]), [theirs.pk]])
