@@ -240,7 +240,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     def get_throttles(self):
         throttles = super().get_throttles()
-        if self.action == "create":  # grading is the costly and the revealing part: a tighter rate
+        if self.action in ("create", "check"):  # grading is the costly and the revealing part: a tighter rate
             throttles.append(_UploadThrottle())
         return throttles
 

@@ -10,6 +10,18 @@ from tests.test_services import submit
 pytestmark = pytest.mark.browser
 
 
+@pytest.fixture
+def page(browser, live_server, catalogue):
+    """A tab that obeys the Content-Security-Policy (the shared `page` fixture bypasses it)."""
+    context = browser.new_context()
+    tab = context.new_page()
+    errors: list[str] = []
+    tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.base_url, tab.js_errors = live_server.url, errors
+    yield tab
+    context.close()
+
+
 def _violations(page) -> list[str]:
     found: list[str] = []
     page.on("console", lambda message: found.append(message.text)
