@@ -1,0 +1,81 @@
+"""A job task end to end in a real container (marker docker): the supervisor starts the agent image,
+the agent's steps are streamed and its submission graded, and inspecting the container while it
+runs shows network none, exactly MLE-bench's mounts, and no answers path. The container is removed."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import docker.errors
+import pytest
+from django.conf import settings
+
+from leaderboard.models import Run
+from runner import execution, leases
+from runner.backends.docker import DockerBackend
+from runner.models import AgentDefinition, JobTask
+from tests.conftest import REQUIRE_SERVICES
+from tests.job_support import SCRIPTED_AGENT, scripted_job
+
+pytestmark = pytest.mark.docker
+
+
+@pytest.fixture
+def docker_agent(job_world):
+    backend = DockerBackend()
+    if not backend.image_exists(settings.MEDALBOARD_AGENT_IMAGE):
+        message = f"agent image {settings.MEDALBOARD_AGENT_IMAGE} not built (python manage.py build_agent_image)"
+        pytest.fail(message) if REQUIRE_SERVICES else pytest.skip(message)
+    # The scripted test agent, passed inline: the image has Debian's python3, the test folder is not mounted.
+    AgentDefinition.objects.filter(name="scripted").update(command=["python3", "-c", SCRIPTED_AGENT.read_text()])
+    return backend
+
+
+class Inspector(threading.Thread):
+    """Waits for the task's container and records what Docker says about it while it runs."""
+
+    def __init__(self, backend: DockerBackend, name: str) -> None:
+        super().__init__(daemon=True)
+        self.backend, self.name, self.info = backend, name, None
+
+    def run(self) -> None:
+        deadline = time.monotonic() + 60
+        while self.info is None and time.monotonic() < deadline:
+            try:
+                self.info = self.backend.client.api.inspect_container(self.name)
+            except docker.errors.NotFound:
+                time.sleep(0.1)
+
+
+def test_a_job_runs_in_a_locked_down_container(alice, job_world, docker_agent, tmp_path,
+                                               django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        job = scripted_job(alice, steps=3, sleep=0.5)
+    task = job.tasks.get()
+    held = leases.claim(task.pk, job_world)
+    inspector = Inspector(docker_agent, f"medalboard-task-{task.pk}-a1")
+    inspector.start()
+    outcome = execution.execute(held, runner=job_world, backend=docker_agent)
+    inspector.join()
+    assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, JobTask.objects.get(pk=task.pk).log_tail)
+    info = inspector.info
+    assert info is not None, "the container was never seen"
+    assert info["HostConfig"]["NetworkMode"] == "none" and info["Config"]["Image"] == settings.MEDALBOARD_AGENT_IMAGE
+    mounts = {m["Destination"]: (m["Source"], m["RW"]) for m in info["Mounts"]}
+    work = str((settings.RUNNER_WORK_DIR / f"task-{task.pk}-a1").resolve())
+    assert mounts == {
+        "/home/data": (str((tmp_path / "public").resolve()), False),
+        "/home/submission": (f"{work}/submission", True),
+        "/home/logs": (f"{work}/logs", True),
+        "/home/code": (f"{work}/code", True),
+        "/opt/medalboard": (str(execution.TOOLS_DIR), False),
+    }
+    assert not any("answers" in source for source, _ in mounts.values())
+    env = dict(item.split("=", 1) for item in info["Config"]["Env"])
+    assert env["SEED"] == "0" and env["COMPETITION_ID"] == "spaceship-titanic"
+    assert env["DESCRIPTION_FILE"] == "/home/data/description.md"
+    run = Run.objects.get(pk=JobTask.objects.get(pk=task.pk).run_id)
+    assert run.status == Run.Status.GRADED and run.score == pytest.approx(1.0) and run.trajectory.n_steps == 3
+    with pytest.raises(docker.errors.NotFound):
+        docker_agent.client.containers.get(f"medalboard-task-{task.pk}-a1")  # always removed
