@@ -11,6 +11,7 @@ import threading
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 
 from leaderboard.models import Run, Snapshot
 from runner.models import JobTask
@@ -58,6 +59,7 @@ def test_submit_job_waits_and_prints_one_line_per_task(transactional_db, alice, 
                          "--time-limit-minutes", "1", "--settings", '{"steps": 2, "sleep": 0.2}', "--wait",
                          "--poll-seconds", "0.5", stdout=out, stderr=io.StringIO())
         finally:
+            connection.close()
             done.set()
 
     runner = WorkerProcess(tmp_path / "runner.log", "jobs.cpu,celery", runner="test-runner")
