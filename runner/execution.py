@@ -42,6 +42,8 @@ TRAJECTORY_FILE = "trajectory.jsonl"
 SUBMISSION_FILE = "submission.csv"
 LOG_TAIL_BYTES = 16_384
 LOG_TAIL_EVERY_S = 3.0
+OUTPUT_LOG = "agent-output.log"  # what the local backend writes; kept from Docker's log at the end
+OUTPUT_LOG_BYTES = 8 << 20
 
 
 @dataclass
@@ -83,8 +85,22 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
         _stop(sandbox)
         raise
     finally:
+        _keep_output(sandbox)
         sandbox.remove()
     return _end(held, run, outcome, spec)
+
+
+def _keep_output(sandbox) -> None:
+    """The agent's stdout and stderr as logs/agent-output.log, where the backend did not write it
+    there itself (Docker keeps it with the container, which is about to go)."""
+    path = sandbox.spec.host_logs_dir / OUTPUT_LOG
+    if path.exists():
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(sandbox.output_tail(OUTPUT_LOG_BYTES))
+    except Exception:  # noqa: BLE001 - the log tail on the task still has the end of it
+        log.exception("could not keep the output of %s", sandbox.spec.name)
 
 
 def _stop(sandbox) -> None:
@@ -214,12 +230,17 @@ class TrajectoryStream:
         from leaderboard.trajectory_store import LiveTrajectory
 
         self.tail = LineTail(path)
-        self.live = LiveTrajectory(run)
+        try:
+            self.live = LiveTrajectory(run)
+        except NotImplementedError:  # storage without local paths (S3): the steps arrive at the end
+            self.live = None
         self.parsed = ParsedTrajectory(format="jsonl", meta=TrajectoryMeta(), steps=iter(()))
 
     def pump(self, fence) -> int:
         from leaderboard.importers.jsonl import is_header_line, parse_step_line
 
+        if self.live is None:
+            return 0
         steps = []
         first = self.tail.lineno + 1
         for lineno, line in enumerate(self.tail.new_lines(), start=first):
@@ -232,7 +253,8 @@ class TrajectoryStream:
         return len(steps)
 
     def close(self) -> None:
-        self.live.close()
+        if self.live is not None:
+            self.live.close()
 
 
 @dataclass
