@@ -280,3 +280,18 @@ def _derived(tasks: list[JobTask]) -> str:
     from runner.models import derive_status
 
     return derive_status([t.status for t in tasks])
+
+
+def runner_summary(runner: Runner) -> dict:
+    """A runner as /runners/ and the API show it: status, hardware, and which job holds which GPU."""
+    holders = {slot.index: slot.task for slot in runner.gpu_slots.select_related("task")}
+    return {
+        "name": runner.name, "hostname": runner.hostname, "backend": runner.backend,
+        "status": runner.current_status, "last_heartbeat": runner.last_heartbeat, "cpu_count": runner.cpu_count,
+        "memory_gb": runner.memory_gb, "concurrency": runner.concurrency, "queues": runner.queues,
+        "gpus": [{**gpu, "task": holders[gpu["index"]].pk if holders.get(gpu["index"]) else None,
+                  "job": holders[gpu["index"]].job_id if holders.get(gpu["index"]) else None}
+                 for gpu in runner.gpus],
+        "running": list(runner.tasks.filter(status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING))
+                        .values_list("pk", flat=True)),
+    }

@@ -74,3 +74,23 @@ def test_submit_job_waits_and_prints_one_line_per_task(transactional_db, alice, 
         ("spaceship-titanic", 0, "succeeded", True, True), ("spaceship-titanic", 1, "succeeded", True, True)]
     assert all(r["score"] == pytest.approx(1.0) and Run.objects.filter(pk=r["run"]).exists() for r in rows)
     assert list(rows[0]) == ["job", "competition", "seed", "status", "run", "score", "valid_submission", "any_medal"]
+
+
+def test_the_baseline_agent_runs_on_a_smoke_competition(transactional_db, alice, job_world, tmp_path):
+    """The built-in baseline, unseen data (scikit-learn's wine as an MLE-bench competition), real runner."""
+    call_command("make_smoke_competitions", "--root", str(tmp_path / "smoke"), stdout=io.StringIO())
+    from runner.services import create_job
+
+    job = create_job(user=alice, agent="baseline", competitions=["smoke-wine"], time_limit_minutes=0.5)
+    runner = WorkerProcess(tmp_path / "runner.log", "jobs.cpu,celery", runner="test-runner")
+    try:
+        task = wait_until(lambda: JobTask.objects.filter(job=job, status__in=JobTask.FINISHED).first(), 120,
+                          "finished", runner)
+        run = wait_until(lambda: Run.objects.filter(pk=task.run_id, status__in=("graded", "failed")).first(), 60,
+                         "graded", runner)
+    finally:
+        runner.stop()
+    assert task.status in (JobTask.Status.SUCCEEDED, JobTask.Status.TIMED_OUT), task.error
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None, run.grading_error
+    assert run.trajectory.n_steps >= 3 and run.snapshots.exists()
+    assert {"plan", "code"} <= set(run.trajectory.kind_counts)

@@ -144,3 +144,17 @@ def test_docker_gets_a_device_request_for_exactly_the_assigned_gpus(alice, gpu_r
     assert request["network_mode"] == "none"
     assert not GpuSlot.objects.filter(task=task).exists()  # released at the end
     assert JobTask.objects.get(pk=task.pk).gpu_indices == [1, 2]
+
+
+def test_the_runner_summary_says_which_job_holds_which_gpu(alice, gpu_runner, django_capture_on_commit_callbacks):
+    from runner.services import runner_summary
+
+    with django_capture_on_commit_callbacks(execute=False):
+        task = task_needing(alice, 1, "A100")
+    leases.take_gpus(leases.claim(task.pk, gpu_runner), gpu_runner, 1, "A100")
+    summary = runner_summary(Runner.objects.get(pk=gpu_runner.pk))
+    assert summary["status"] == "online" and summary["running"] == [task.pk]
+    assert [(g["index"], g["name"], g["task"], g["job"]) for g in summary["gpus"]] == [
+        (0, "NVIDIA A10", None, None), (1, "NVIDIA A10", None, None),
+        (2, "NVIDIA A100 80GB PCIe", task.pk, task.job_id),
+    ]
