@@ -56,7 +56,7 @@ def test_submit_job_waits_and_prints_one_line_per_task(transactional_db, alice, 
     def submit():
         try:
             call_command("submit_job", "--agent", "scripted", "--competition", "spaceship-titanic", "--seeds", "2",
-                         "--time-limit-minutes", "1", "--settings", '{"steps": 2, "sleep": 0.2}', "--wait",
+                         "--time-limit-minutes", "1", "--agent-settings", '{"steps": 2, "sleep": 0.2}', "--wait",
                          "--poll-seconds", "0.5", stdout=out, stderr=io.StringIO())
         finally:
             connection.close()

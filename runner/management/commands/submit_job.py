@@ -28,7 +28,7 @@ class Command(BaseCommand):
         parser.add_argument("--memory-gb", type=float, default=4)
         parser.add_argument("--model", default="")
         parser.add_argument("--network", default=None, help="An egress network (default: no network)")
-        parser.add_argument("--settings", default="{}", help="Agent settings as a JSON object")
+        parser.add_argument("--agent-settings", default="{}", help="Agent settings as a JSON object")
         parser.add_argument("--user", default="", help="Submit as this user (default: the first superuser)")
         parser.add_argument("--wait", action="store_true", help="Block until every run ended; print JSON lines")
         parser.add_argument("--poll-seconds", type=float, default=2.0)
@@ -39,7 +39,7 @@ class Command(BaseCommand):
                 user=self._user(o["user"]), agent=o["agent"], model=o["model"], competitions=o["competition"],
                 split=o["split"], seeds=o["seeds"], time_limit_minutes=o["time_limit_minutes"], gpus=o["gpus"],
                 gpu_type=o["gpu_type"], cpus=o["cpus"], memory_gb=o["memory_gb"], network=o["network"],
-                settings=self._settings(o["settings"]),
+                settings=self._settings(o["agent_settings"]),
             )
         except JobError as exc:
             raise CommandError(str(exc)) from None
@@ -62,9 +62,9 @@ class Command(BaseCommand):
         try:
             value = json.loads(text)
         except json.JSONDecodeError as exc:
-            raise CommandError(f"--settings is not JSON: {exc}") from None
+            raise CommandError(f"--agent-settings is not JSON: {exc}") from None
         if not isinstance(value, dict):
-            raise CommandError("--settings must be a JSON object")
+            raise CommandError("--agent-settings must be a JSON object")
         return value
 
 
