@@ -66,7 +66,8 @@ def test_kill_9_of_a_runner_mid_run(transactional_db, alice, job_world, tmp_path
     task = job.tasks.get()
     first = start_runner(tmp_path, "test-runner")
     try:
-        wait_until(lambda: Run.objects.filter(job_task=task, n_steps__gte=2).exists(), 60, "streaming", first)
+        wait_until(lambda: Run.objects.filter(job_task=task, n_steps__gte=2).exists()
+                   and JobTask.objects.filter(pk=task.pk, log_tail__contains="step 1").exists(), 60, "streaming", first)
         first.kill9()
     finally:
         first.stop()
