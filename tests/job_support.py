@@ -6,11 +6,27 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
+from runner.execution import TOOLS_DIR
 from runner.services import create_job
 from tests.test_services import IDS
 
 SCRIPTED_AGENT = Path(__file__).resolve().parent / "job_agents" / "scripted_agent.py"
 COMPETITION = "spaceship-titanic"
+
+
+def _has_public_data_field() -> bool:
+    from leaderboard.models import Competition
+
+    return "public_data_dir" in {f.name for f in Competition._meta.get_fields()}
+
+
+# Worker processes and containers need the real field and the agent tools folder (not a patch).
+needs_agent_tools = pytest.mark.skipif(
+    not (_has_public_data_field() and (TOOLS_DIR / "baseline_agent.py").is_file()),
+    reason="needs Competition.public_data_dir and runner/agent_tools",
+)
 
 
 def public_data(root: Path) -> Path:

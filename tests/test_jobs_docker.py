@@ -16,9 +16,9 @@ from runner import execution, leases
 from runner.backends.docker import DockerBackend
 from runner.models import AgentDefinition, JobTask
 from tests.conftest import REQUIRE_SERVICES
-from tests.job_support import SCRIPTED_AGENT, scripted_job
+from tests.job_support import SCRIPTED_AGENT, needs_agent_tools, scripted_job
 
-pytestmark = pytest.mark.docker
+pytestmark = [pytest.mark.docker, needs_agent_tools]
 
 
 @pytest.fixture

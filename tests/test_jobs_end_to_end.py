@@ -15,7 +15,9 @@ from django.db import connection
 
 from leaderboard.models import Run, Snapshot
 from runner.models import JobTask
-from tests.job_support import WorkerProcess, scripted_job, wait_until
+from tests.job_support import WorkerProcess, needs_agent_tools, scripted_job, wait_until
+
+pytestmark = needs_agent_tools
 
 
 def test_a_job_runs_end_to_end_on_a_local_runner(transactional_db, alice, job_world, tmp_path):

@@ -12,7 +12,7 @@ from runner.backends import BackendUnavailable
 from runner.backends.local import LocalBackend
 from runner.models import JobTask, Runner
 from runner.recovery import sweep
-from tests.job_support import WorkerProcess, scripted_job, wait_until
+from tests.job_support import WorkerProcess, needs_agent_tools, scripted_job, wait_until
 
 
 class DaemonDown(LocalBackend):
@@ -51,13 +51,7 @@ def start_runner(tmp_path, name: str) -> WorkerProcess:
     return WorkerProcess(tmp_path / f"{name}.log", "jobs.cpu,celery", runner=name)
 
 
-def _has_public_data_field() -> bool:
-    from leaderboard.models import Competition
-
-    return "public_data_dir" in {f.name for f in Competition._meta.get_fields()}
-
-
-@pytest.mark.skipif(not _has_public_data_field(), reason="worker processes need Competition.public_data_dir")
+@needs_agent_tools
 @pytest.mark.parametrize("max_attempts", [2, 1])
 def test_kill_9_of_a_runner_mid_run(transactional_db, alice, job_world, tmp_path, max_attempts):
     Runner.objects.create(name="second-runner", backend="local", images=["*"])
