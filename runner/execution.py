@@ -399,10 +399,15 @@ def _final_trajectory(run: Run, spec: SandboxSpec) -> None:
 
 
 def _grade(held: Claim, run: Run) -> None:
-    from leaderboard.tasks import claim_grading, grade_claimed
+    """Grade here, with the claim an upload's grading takes. A transient failure leaves the run
+    pending: the sweep hands it to the grading queue (leaderboard.recovery)."""
+    from leaderboard.tasks import TRANSIENT_ERRORS, claim_grading, grade_claimed
 
     Run.objects.filter(pk=run.pk).update(status=Run.Status.PENDING)
     owner = f"job-task-{held.task_id}-{held.token[:8]}"
-    if claim_grading(run.pk, owner):
-        grade_claimed(run.pk, owner)
+    try:
+        if claim_grading(run.pk, owner):
+            grade_claimed(run.pk, owner)
+    except TRANSIENT_ERRORS as exc:
+        log.warning("run %s: grading deferred to the sweep: %s", run.pk, exc)
 

@@ -107,3 +107,20 @@ def test_a_stale_attempt_that_lost_its_lease_writes_nothing(alice, job_world, mo
     # what it had kept while it held the lease stays (snapshots); nothing after: no outputs, no grade
     assert task.run.status == Run.Status.RUNNING
     assert not task.run.artifacts.exclude(kind=Artifact.Kind.SNAPSHOT).exists()
+
+
+def test_a_transient_grading_error_leaves_the_run_pending_for_the_sweep(
+    alice, job_world, monkeypatch, django_capture_on_commit_callbacks
+):
+    from leaderboard import services
+
+    def storage_hiccup(run, **kwargs):
+        raise OSError("storage briefly unavailable")
+
+    monkeypatch.setattr(services, "grade_stored_run", storage_hiccup)
+    with django_capture_on_commit_callbacks(execute=False):
+        job = scripted_job(alice, steps=1, sleep=0)
+    outcome = run_task(job.tasks.get(), job_world)
+    task = JobTask.objects.get(pk=job.tasks.get().pk)
+    assert outcome.status == task.status == JobTask.Status.SUCCEEDED
+    assert task.run.status == Run.Status.PENDING and task.run.grading_attempts == 1
