@@ -90,3 +90,27 @@ def test_kill_9_of_a_runner_mid_run(transactional_db, alice, job_world, tmp_path
         assert b"step 1" in tail.file.read()
     assert sweep() == {"tasks_requeued": 0, "tasks_failed": 0, "tasks_ended": 0, "tasks_published": 0,
                        "retried": 0, "failed": 0, "requeued_pending": 0}
+
+
+@needs_agent_tools
+def test_cancelling_a_running_job_stops_its_sandbox_within_10_s(transactional_db, alice, job_world, tmp_path):
+    import time
+
+    from runner.services import cancel_job
+
+    job = scripted_job(alice, steps=2, sleep=0.2, hang=120, ignore_term=True)  # only SIGKILL ends it
+    task = job.tasks.get()
+    runner = start_runner(tmp_path, "test-runner")
+    try:
+        wait_until(lambda: Run.objects.filter(job_task=task, n_steps__gte=2).exists(), 60, "streaming", runner)
+        started = time.monotonic()
+        cancel_job(job=job, user=alice)
+        task = wait_until(lambda: JobTask.objects.filter(pk=task.pk, status__in=JobTask.FINISHED).first(), 10,
+                          "stopped", runner)
+        stopped_after = time.monotonic() - started
+    finally:
+        runner.stop()
+    assert task.status == JobTask.Status.CANCELLED and stopped_after < 10
+    run = Run.objects.get(pk=task.run_id)
+    assert run.status == Run.Status.FAILED and "cancelled" in run.grading_error
+    assert run.trajectory.n_steps == 2  # partial output kept
