@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 from django.db import transaction
 
-from leaderboard.models import Benchmark, Competition, CompetitionAnswers, HumanScore, Split
+from leaderboard.models import Benchmark, Competition, CompetitionAnswers, HumanScore, LeaderboardKind, Split
 
 MLE_BENCH = {"slug": "mle-bench", "name": "MLE-bench", "url": "https://github.com/openai/mle-bench"}
 # Display names and order of MLE-bench's split files; unknown split files are imported as they are.
@@ -30,6 +30,8 @@ SPLIT_NAMES = {
     "dev": ("Dev", "Development competitions outside the benchmark"),
     "systemcard": ("System card", "The 30 competitions of OpenAI's system cards"),
     "spaceship-titanic": ("Spaceship Titanic", "A one-competition smoke test"),
+    "smoke": ("Smoke", "Small competitions from scikit-learn's bundled data sets; reference leaderboards, "
+                       "not Kaggle humans"),
 }
 KAGGLE_API_COLUMNS = {"scoreNullable", "teamId", "hasTeamName", "submissionDate", "score", "hasScore"}
 
@@ -219,13 +221,35 @@ def _write_competition(benchmark: Benchmark, competition_id: str, folder: _Folde
             "prizes": config.get("prizes") or [],
             "config_metric": str(grader.get("name") or ""),
             "grade_fn": str(grader.get("grade_fn") or ""),
+            "leaderboard_kind": _leaderboard_kind(config, competition_id),
         },
     )
     competition.set_leaderboard_summary([score for _, score in folder.leaderboard])
     competition.save()
     if data_dir is not None:
         _register_answers(competition, config.get("dataset") or {}, Path(data_dir))
+        _register_public_data(competition, Path(data_dir))
     return competition
+
+
+def _leaderboard_kind(config: dict, competition_id: str) -> str:
+    """A config's `leaderboard_kind` (kaggle | reference); by default MLE-bench's competitions (their grade_fn
+    is MLE-bench's) have Kaggle's human leaderboard and custom ones a reference leaderboard of their own."""
+    grade_fn = str((config.get("grader") or {}).get("grade_fn") or "")
+    default = LeaderboardKind.KAGGLE if grade_fn.startswith("mlebench.") else LeaderboardKind.REFERENCE
+    kind = str(config.get("leaderboard_kind") or default).strip().lower()
+    if kind not in LeaderboardKind.values:
+        raise CatalogueError(f"{competition_id}/config.yaml: leaderboard_kind {kind!r} is not one of "
+                             f"{', '.join(LeaderboardKind.values)}")
+    return kind
+
+
+def _register_public_data(competition: Competition, data_dir: Path) -> None:
+    """ROOT/<id>/prepared/public/: what a sandbox mounts. Left as it was when the folder is not there."""
+    public = data_dir / competition.slug / "prepared" / "public"
+    if public.is_dir():
+        competition.public_data_dir = str(public.resolve())
+        competition.save(update_fields=["public_data_dir"])
 
 
 def _register_answers(competition: Competition, dataset: dict, data_dir: Path) -> None:

@@ -54,6 +54,11 @@ class CompetitionQuerySet(models.QuerySet):
         return self.select_related("benchmark").prefetch_related("splits")
 
 
+class LeaderboardKind(models.TextChoices):
+    KAGGLE = "kaggle", "Kaggle private leaderboard (humans)"
+    REFERENCE = "reference", "reference leaderboard (simple baselines), not Kaggle humans"
+
+
 class Competition(models.Model):
     class Kind(models.TextChoices):
         KAGGLE = "kaggle", "Kaggle competition"
@@ -79,6 +84,12 @@ class Competition(models.Model):
     median_threshold = models.FloatField(null=True, blank=True)
     # Research tasks (MLAgentBench): success = at least 10% better than this baseline.
     baseline_score = models.FloatField(null=True, blank=True)
+    leaderboard_kind = models.CharField(
+        max_length=20, choices=LeaderboardKind.choices, default=LeaderboardKind.KAGGLE,
+        help_text="Whose scores the leaderboard (and so the medals) holds",
+    )
+    # The public prepared data a sandbox mounts (train/test/sample submission); never the private answers.
+    public_data_dir = models.CharField(max_length=1000, blank=True)
     imported_at = models.DateTimeField(auto_now=True)
 
     objects = CompetitionQuerySet.as_manager()
@@ -92,6 +103,15 @@ class Competition(models.Model):
     @property
     def has_human_baseline(self) -> bool:
         return self.n_teams > 0
+
+    @property
+    def has_reference_leaderboard(self) -> bool:
+        """Medals count against simple baselines, not Kaggle humans (smoke and custom competitions)."""
+        return self.leaderboard_kind == LeaderboardKind.REFERENCE
+
+    @property
+    def public_data_registered(self) -> bool:
+        return bool(self.public_data_dir)
 
     def thresholds(self) -> medals.Thresholds | None:
         if not self.has_human_baseline:

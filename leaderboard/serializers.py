@@ -13,19 +13,21 @@ class CompetitionSerializer(serializers.ModelSerializer):
     splits = serializers.SlugRelatedField(many=True, read_only=True, slug_field="slug")
     has_human_baseline = serializers.BooleanField(read_only=True)
     grading_available = serializers.SerializerMethodField(help_text="Whether submissions can be graded here")
+    public_data_registered = serializers.BooleanField(
+        read_only=True, help_text="Whether the public prepared data (what a sandbox mounts) is registered")
 
     class Meta:
         model = Competition
         fields = [
             "id", "name", "metric", "is_lower_better", "n_teams", "splits", "awards_medals",
-            "has_human_baseline", "grading_available",
+            "has_human_baseline", "leaderboard_kind", "grading_available", "public_data_registered",
             "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold",
         ]
         read_only_fields = fields
 
 
     def get_grading_available(self, competition: Competition) -> bool:
-        return grading_available(competition.slug)
+        return grading_available(competition)
 
 
 class CompetitionDetailSerializer(CompetitionSerializer):

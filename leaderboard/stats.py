@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
-from leaderboard.models import Experiment, Run, Split
+from leaderboard.models import Experiment, LeaderboardKind, Run, Split
 
 SPLIT_ALIASES = {"lite": "low", "all": "split75"}
 METRICS = {
@@ -205,8 +205,10 @@ def leaderboard(
 ) -> tuple[Split, list[ExperimentStats]]:
     """One row per experiment with runs in the split, best any-medal % first, in 3 queries."""
     split = resolve_split(split_slug)
-    competition_ids = set(split.competitions.values_list("id", flat=True))
+    kinds = dict(split.competitions.values_list("id", "leaderboard_kind"))
+    competition_ids = set(kinds)
     split.n_competitions = len(competition_ids)
+    split.n_reference = sum(kind == LeaderboardKind.REFERENCE for kind in kinds.values())
     runs = filter_runs(Run.objects.visible_to(user).for_leaderboard(), filters or LeaderboardFilters())
     by_experiment: dict[int, list[Run]] = defaultdict(list)
     experiments: dict[int, Experiment] = {}

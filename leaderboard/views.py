@@ -36,7 +36,7 @@ def competition_list(request):
     competitions = list(competitions)
     with_answers = format_check.competitions_with_answers()
     for competition in competitions:
-        competition.grading_available = grading_available(competition.slug)
+        competition.grading_available = grading_available(competition)
         competition.answers_registered = competition.pk in with_answers
     return render(request, "leaderboard/competition_list.html", {
         "competitions": competitions,
@@ -56,7 +56,7 @@ def competition_detail(request, slug: str):
         figure = add_run_marks(human_leaderboard_figure(scores, thresholds), marks)
     return render(request, "leaderboard/competition_detail.html", {
         "competition": competition,
-        "grader": grader_for(competition.slug),
+        "grader": grader_for(competition),
         "answers_registered": format_check.answers_file(competition) is not None,
         "runs": runs_index.best_runs(user=request.user, competition=competition),
         "thresholds": thresholds,

@@ -175,3 +175,14 @@ def job_world(catalogue, tmp_path, monkeypatch, fast_jobs):
     AgentDefinition.objects.update_or_create(name="scripted", defaults={
         "command": [sys.executable, str(SCRIPTED_AGENT)], "image": ""})
     return runner
+
+
+@pytest.fixture(scope="session")
+def smoke_root(tmp_path_factory):
+    """The smoke competitions' files (leaderboard/smoke.py), built once per session; import them per test with
+    import_catalogue(smoke_root, data_dir=smoke_root / "data")."""
+    from leaderboard import smoke
+
+    root = tmp_path_factory.mktemp("smoke")
+    smoke.build(root)
+    return root

@@ -22,6 +22,8 @@ if TYPE_CHECKING:  # runtime import-free, so the engine loads before Django's ap
     from leaderboard.models import Competition
 
 log = logging.getLogger(__name__)
+REFERENCE_NOTE = ("medals, rank and share beaten are against a reference leaderboard (simple baselines), "
+                  "not Kaggle humans")
 
 TEXT_VALUES = (Values.TEXT, Values.LABEL)  # read as text; LABEL is then typed as pandas types it
 
@@ -32,7 +34,7 @@ class AnswersError(Exception):
 
 def grade_submission(competition: Competition, submission_path: Path | None,
                      answers_path: Path | None = None) -> GradingReport:
-    spec = grader_for(competition.slug)
+    spec = grader_for(competition)
     report = _new_report(competition, spec)
     if spec is None:
         report.grading_available = False
@@ -72,6 +74,8 @@ def _new_report(competition: Competition, spec: GraderSpec | None) -> GradingRep
         report.notes.extend(spec.notes)
         if competition.has_human_baseline and bool(competition.is_lower_better) != spec.lower_is_better:
             report.notes.append("the human leaderboard's direction disagrees with the metric's")
+    if getattr(competition, "has_reference_leaderboard", False):
+        report.notes.append(REFERENCE_NOTE)
     return report
 
 

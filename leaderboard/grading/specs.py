@@ -3,16 +3,22 @@
 The 22 Lite specs follow ../shared/data/mle-bench/lite-grading.md, i.e. MLE-bench's grade.py, quirks
 included; where MLE-bench differs from a careful grader the spec's notes say so and every report for
 that competition carries them. All the others were read from (or, for OTHERS, checked against)
-MLE-bench's own grade.py and prepare.py for each competition (source="mle-bench grade.py"). A
-competition without a spec is not graded here: no number beats a wrong number.
+MLE-bench's own grade.py and prepare.py for each competition (source="mle-bench grade.py"). A custom
+(non-MLE-bench) competition whose config names a known metric gets a generic spec (generic.py). Any
+other competition without a spec is not graded here: no number beats a wrong number.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
+from . import generic
 from .metrics import Metric, get_metric
+
+if TYPE_CHECKING:
+    from leaderboard.models import Competition
 
 
 class Align(StrEnum):
@@ -381,9 +387,12 @@ SPECS: dict[str, GraderSpec] = {spec.competition_id: spec
                                 for spec in (*LITE, *OTHERS, *MLE_BENCH, *MLE_BENCH_MORE, *STRUCTURED, *VISION)}
 
 
-def grader_for(competition_slug: str) -> GraderSpec | None:
-    return SPECS.get(competition_slug)
+def grader_for(competition: Competition | str) -> GraderSpec | None:
+    """The registered spec; for a Competition that has none, the generic spec of a custom competition."""
+    if isinstance(competition, str):
+        return SPECS.get(competition)
+    return SPECS.get(competition.slug) or generic.generic_spec(competition)
 
 
-def grading_available(competition_slug: str) -> bool:
-    return competition_slug in SPECS
+def grading_available(competition: Competition | str) -> bool:
+    return grader_for(competition) is not None

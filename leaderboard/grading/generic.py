@@ -1,0 +1,121 @@
+"""A grader with no code for custom competitions: the config names a metric, the sample submission the columns.
+
+A competition folder in MLE-bench's layout whose config.yaml says e.g. `grader: {name: accuracy}`, and
+that is not one of MLE-bench's own competitions (their configs name an `mlebench.` grade_fn, and they
+are graded only by a spec read from that code), gets a generic GraderSpec:
+
+- the id column is the first column of the sample submission and the targets are the rest;
+- the metric is the registry's metric of that name (MLE-bench's spellings, such as auc-roc or
+  root-mean-squared-error, are accepted too);
+- the value type follows from the metric: labels are compared as pandas types them, as MLE-bench's
+  graders do (pandas_values: "12.0" equals "12", true equals True, other text compares exactly);
+  probabilities must be in [0, 1] (and a row of class probabilities must sum to 1); numbers must be
+  finite.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from .metrics import METRICS
+from .reading import read_header
+
+if TYPE_CHECKING:
+    from leaderboard.models import Competition
+
+    from .specs import GraderSpec
+
+log = logging.getLogger(__name__)
+
+# MLE-bench's config spellings of metrics the registry has; every registry name also stands for itself.
+CONFIG_NAMES = {
+    "auc-roc": "roc-auc", "auroc": "roc-auc", "roc_auc": "roc-auc",
+    "multi-class-classification-accuracy": "accuracy",
+    "root-mean-squared-error": "rmse", "root_mean_squared_error": "rmse",
+    "root-mean-squared-log-error": "rmsle", "mean-absolute-error": "mae",
+    "macro-f1-score": "f1-macro", "micro-f1-score": "f1-micro", "matthews-correlation-coefficient": "mcc",
+    "pearson-correlation-coefficient": "pearson", "spearman-correlation-coefficient": "spearman",
+    "logloss": "log-loss", "binary-log-loss": "log-loss", "column-wise-spearman": "mean-column-wise-spearman",
+    "column-wise ROC AUC": "mean-column-wise-roc-auc", "quadratic-weighted-kappa": "quadratic-weighted-kappa",
+}
+LABEL_METRICS = {"accuracy", "f1-micro", "f1-macro", "mcc"}
+TEXT_METRICS = {"top-1-error"}  # its first space-separated token is the label
+PROBABILITY_METRICS = {"log-loss", "multi-class-log-loss"}
+INTEGER_METRICS = {"quadratic-weighted-kappa"}
+NON_NEGATIVE_METRICS = {"rmsle", "mean-column-wise-rmsle"}
+NUMBER_METRICS = {"roc-auc", "mean-column-wise-roc-auc", "rmse", "mean-column-wise-rmse", "mae", "pearson",
+                  "spearman", "mean-column-wise-spearman"}
+GENERIC_METRICS = LABEL_METRICS | TEXT_METRICS | PROBABILITY_METRICS | INTEGER_METRICS | NON_NEGATIVE_METRICS | NUMBER_METRICS
+GENERIC_NOTE = ("A custom competition graded by the generic grader: the config names the metric, the id column "
+                "is the sample submission's first column and the prediction columns are the rest.")
+
+
+def registry_metric(config_name: str) -> str | None:
+    """The registry name for a config's grader.name, if the generic grader can compute it."""
+    name = config_name.strip()
+    name = name if name in METRICS else CONFIG_NAMES.get(name, CONFIG_NAMES.get(name.lower(), ""))
+    return name if name in GENERIC_METRICS else None
+
+
+def is_custom(competition: Competition) -> bool:
+    """Not one of MLE-bench's competitions: those name MLE-bench's own grade function."""
+    return not competition.grade_fn.strip().startswith("mlebench.")
+
+
+def generic_spec(competition: Competition) -> GraderSpec | None:
+    metric = registry_metric(competition.config_metric) if is_custom(competition) else None
+    header = _sample_header(competition) if metric else None
+    if not header or len(header) < 2:
+        return None
+    targets = tuple(header[1:])
+    if len(targets) > 1 and not METRICS[metric].multi_column:
+        return None  # a one-column metric cannot score several columns; no number beats a wrong number
+    return _spec(competition.slug, metric, header[0], targets)
+
+
+def _spec(slug: str, metric: str, id_column: str, targets: tuple[str, ...]) -> GraderSpec:
+    from .specs import GraderSpec, Values
+
+    if metric in LABEL_METRICS:
+        values = Values.LABEL
+    elif metric in TEXT_METRICS:
+        values = Values.TEXT
+    elif metric in PROBABILITY_METRICS:
+        values = Values.PROBABILITY
+    elif metric in INTEGER_METRICS:
+        values = Values.INTEGER
+    elif metric in NON_NEGATIVE_METRICS:
+        values = Values.NON_NEGATIVE
+    else:
+        values = Values.NUMBER
+    return GraderSpec(slug, metric, id_column, targets, values, rows_sum_to_one=metric == "multi-class-log-loss",
+                      source="generic", notes=(GENERIC_NOTE,))
+
+
+def _sample_header(competition: Competition) -> list[str] | None:
+    """The sample submission's header: the registered one, else the public data's sample_submission.csv."""
+    candidates = []
+    answers = getattr(competition, "answers", None) if _has_answers(competition) else None
+    if answers is not None and answers.sample_submission_path:
+        candidates.append(Path(answers.sample_submission_path))
+    if competition.public_data_dir:
+        candidates.append(Path(competition.public_data_dir) / "sample_submission.csv")
+    for path in candidates:
+        if path.is_file():
+            try:
+                return read_header(path)
+            except Exception:  # noqa: BLE001 - an unreadable sample means no generic grader, not a crash
+                log.warning("cannot read the sample submission header of %s", competition.slug)
+    return None
+
+
+def _has_answers(competition: Competition) -> bool:
+    from django.core.exceptions import ObjectDoesNotExist
+
+    try:
+        competition.answers  # noqa: B018 - the reverse one-to-one raises when there is none
+    except ObjectDoesNotExist:
+        return False
+    return True

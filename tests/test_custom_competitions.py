@@ -1,0 +1,140 @@
+"""Custom competitions: a folder in MLE-bench's layout whose config names a known metric is graded by the
+generic grader (id = first sample column, targets = the rest), with numbers checked against scikit-learn."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+import yaml
+from sklearn.metrics import accuracy_score, log_loss, mean_squared_error
+
+from leaderboard.catalogue import import_catalogue
+from leaderboard.grading import grade_submission, grader_for, grading_available
+from leaderboard.grading.specs import SPECS
+from leaderboard.models import Competition
+
+pytestmark = pytest.mark.django_db
+
+
+def make_competition(root, slug: str, metric: str, answers: pd.DataFrame, sample: pd.DataFrame, **config) -> None:
+    """A catalogue folder (root/catalogue/<slug>) and a data root (root/data/<slug>/prepared/...)."""
+    folder = root / "catalogue" / slug
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text(yaml.safe_dump({
+        "id": slug, "name": slug.title(), "competition_type": "custom", "awards_medals": False,
+        "dataset": {"answers": f"{slug}/prepared/private/answers.csv",
+                    "sample_submission": f"{slug}/prepared/public/sample_submission.csv"},
+        "grader": {"name": metric}, **config}))
+    (folder / "description.md").write_text(f"# {slug}\n")
+    (folder / "leaderboard.csv").write_text("rank,score\n1,0.9\n2,0.8\n3,0.7\n4,0.6\n")
+    prepared = root / "data" / slug / "prepared"
+    (prepared / "public").mkdir(parents=True)
+    (prepared / "private").mkdir(parents=True)
+    sample.to_csv(prepared / "public" / "sample_submission.csv", index=False)
+    answers.to_csv(prepared / "private" / "answers.csv", index=False)
+
+
+def imported(root, slug: str) -> Competition:
+    import_catalogue(root / "catalogue", data_dir=root / "data")
+    return Competition.objects.get(slug=slug)
+
+
+def grade(tmp_path, competition: Competition, submission: pd.DataFrame):
+    path = tmp_path / "submission.csv"
+    submission.to_csv(path, index=False)
+    return grade_submission(competition, path)
+
+
+@pytest.fixture
+def labels(tmp_path):
+    rng = np.random.RandomState(1)
+    ids = [f"q{i}" for i in rng.permutation(200)]
+    truth = rng.choice(["cat", "dog", "eel"], size=200)
+    answers = pd.DataFrame({"query": ids, "animal": truth})
+    make_competition(tmp_path, "pet-guess", "accuracy", answers, pd.DataFrame({"query": ids, "animal": "cat"}))
+    return answers
+
+
+def test_accuracy_competition_is_graded_with_the_right_number(tmp_path, labels):
+    competition = imported(tmp_path, "pet-guess")
+    spec = grader_for(competition)
+    assert (spec.id_column, spec.target_columns, spec.metric, spec.source) == ("query", ("animal",), "accuracy",
+                                                                                  "generic")
+    rng = np.random.RandomState(2)
+    guess = np.where(rng.rand(200) < 0.6, labels["animal"], rng.choice(["cat", "dog", "eel"], size=200))
+    submission = pd.DataFrame({"query": labels["query"], "animal": guess}).sample(frac=1, random_state=3)
+    report = grade(tmp_path, competition, submission)
+    assert report.valid_submission, report.error
+    assert report.score == pytest.approx(accuracy_score(labels["animal"], guess), abs=1e-5)
+    assert any("generic grader" in note for note in report.notes)
+
+
+def test_wrong_columns_are_rejected_with_a_clear_message(tmp_path, labels):
+    competition = imported(tmp_path, "pet-guess")
+    report = grade(tmp_path, competition, pd.DataFrame({"query": labels["query"], "species": "cat"}))
+    assert not report.valid_submission and report.grading_available
+    assert report.error.startswith("invalid submission") and "animal" in report.error
+    report = grade(tmp_path, competition, pd.DataFrame({"id": labels["query"], "animal": "cat"}))
+    assert not report.valid_submission and "query" in report.error
+
+
+def test_missing_ids_are_rejected(tmp_path, labels):
+    competition = imported(tmp_path, "pet-guess")
+    report = grade(tmp_path, competition, labels.iloc[:150])
+    assert not report.valid_submission and "missing" in report.error
+
+
+def test_regression_with_mle_bench_metric_spelling(tmp_path):
+    rng = np.random.RandomState(4)
+    answers = pd.DataFrame({"house": np.arange(100), "price": rng.gamma(3, 50_000, size=100)})
+    make_competition(tmp_path, "house-prices-mini", "root-mean-squared-error", answers,
+                     answers.assign(price=0.0))
+    competition = imported(tmp_path, "house-prices-mini")
+    predicted = answers["price"] * rng.uniform(0.8, 1.2, size=100)
+    report = grade(tmp_path, competition, answers.assign(price=predicted))
+    assert report.valid_submission and report.is_lower_better
+    assert report.score == pytest.approx(math.sqrt(mean_squared_error(answers["price"], predicted)), rel=1e-6)
+
+
+def test_class_probability_columns(tmp_path):
+    rng = np.random.RandomState(5)
+    classes = ["red", "green", "blue"]
+    truth = rng.randint(0, 3, size=120)
+    answers = pd.DataFrame({"id": np.arange(120), **{c: (truth == k).astype(int) for k, c in enumerate(classes)}})
+    make_competition(tmp_path, "colours", "multi-class-log-loss", answers, answers.assign(red=1, green=0, blue=0))
+    competition = imported(tmp_path, "colours")
+    proba = rng.dirichlet([1, 1, 1], size=120)
+    report = grade(tmp_path, competition, pd.DataFrame({"id": np.arange(120), **dict(zip(classes, proba.T,
+                                                                                         strict=True))}))
+    assert report.valid_submission, report.error
+    assert report.score == pytest.approx(log_loss(truth, proba, labels=[0, 1, 2]), rel=1e-5)
+    bad = pd.DataFrame({"id": np.arange(120), "red": 0.9, "green": 0.9, "blue": 0.9})
+    assert "sum" in grade(tmp_path, competition, bad).error
+
+
+def test_unknown_metric_is_not_graded(tmp_path, client):
+    answers = pd.DataFrame({"id": [1, 2], "y": [0, 1]})
+    make_competition(tmp_path, "odd-metric", "my-secret-sauce", answers, answers)
+    competition = imported(tmp_path, "odd-metric")
+    assert grader_for(competition) is None and not grading_available(competition)
+    assert grade(tmp_path, competition, answers).grading_available is False
+    assert "Grading not available" in client.get("/competitions/odd-metric/").content.decode()
+
+
+def test_mle_bench_competitions_never_get_the_generic_grader(catalogue):
+    """Their configs name MLE-bench's own grade_fn: only a spec read from that code grades them."""
+    unspecced = [c for c in Competition.objects.filter(benchmark__slug="mle-bench") if c.slug not in SPECS]
+    assert unspecced
+    assert all(grader_for(c) is None for c in unspecced)
+
+
+def test_competition_page_describes_the_generic_grader(tmp_path, labels, client):
+    imported(tmp_path, "pet-guess")
+    page = client.get("/competitions/pet-guess/").content.decode()
+    assert "by the generic grader" in page and "<code>query</code>" in page
+    body = client.get("/api/competitions/pet-guess/").json()
+    assert body["grading_available"] is True and body["public_data_registered"] is True
+    assert str(tmp_path) not in str(body)  # no path of the data root, public or private
