@@ -138,3 +138,12 @@ def test_competition_page_describes_the_generic_grader(tmp_path, labels, client)
     body = client.get("/api/competitions/pet-guess/").json()
     assert body["grading_available"] is True and body["public_data_registered"] is True
     assert str(tmp_path) not in str(body)  # no path of the data root, public or private
+
+
+def test_config_spellings_resolve_to_registry_metrics():
+    from leaderboard.grading.generic import CONFIG_NAMES, VALUE_TYPES, registry_metric
+    from leaderboard.grading.metrics import METRICS
+
+    assert set(CONFIG_NAMES.values()) <= set(METRICS) and set(VALUE_TYPES) <= set(METRICS)
+    assert registry_metric("auc-roc") == "roc-auc" and registry_metric(" Root-Mean-Squared-Error ") == "rmse"
+    assert registry_metric("dice-hausdorff-combo") is None and registry_metric("") is None

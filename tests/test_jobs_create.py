@@ -15,9 +15,9 @@ COMPETITIONS = ["spaceship-titanic", "aerial-cactus-identification"]
 
 
 @pytest.fixture
-def public_data(monkeypatch, tmp_path):
+def public_data(db, tmp_path):
     """Every competition has public data registered (the field the catalogue import fills)."""
-    monkeypatch.setattr(Competition, "public_data_dir", str(tmp_path), raising=False)
+    Competition.objects.update(public_data_dir=str(tmp_path))
 
 
 def runner(name="r1", gpus=(), images=("*",), heartbeat=True) -> Runner:

@@ -19,6 +19,8 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from django.core.exceptions import ObjectDoesNotExist
+
 from .metrics import METRICS
 from .reading import read_header
 
@@ -38,16 +40,18 @@ CONFIG_NAMES = {
     "macro-f1-score": "f1-macro", "micro-f1-score": "f1-micro", "matthews-correlation-coefficient": "mcc",
     "pearson-correlation-coefficient": "pearson", "spearman-correlation-coefficient": "spearman",
     "logloss": "log-loss", "binary-log-loss": "log-loss", "column-wise-spearman": "mean-column-wise-spearman",
-    "column-wise ROC AUC": "mean-column-wise-roc-auc", "quadratic-weighted-kappa": "quadratic-weighted-kappa",
+    "column-wise ROC AUC": "mean-column-wise-roc-auc",
 }
-LABEL_METRICS = {"accuracy", "f1-micro", "f1-macro", "mcc"}
-TEXT_METRICS = {"top-1-error"}  # its first space-separated token is the label
-PROBABILITY_METRICS = {"log-loss", "multi-class-log-loss"}
-INTEGER_METRICS = {"quadratic-weighted-kappa"}
-NON_NEGATIVE_METRICS = {"rmsle", "mean-column-wise-rmsle"}
-NUMBER_METRICS = {"roc-auc", "mean-column-wise-roc-auc", "rmse", "mean-column-wise-rmse", "mae", "pearson",
-                  "spearman", "mean-column-wise-spearman"}
-GENERIC_METRICS = LABEL_METRICS | TEXT_METRICS | PROBABILITY_METRICS | INTEGER_METRICS | NON_NEGATIVE_METRICS | NUMBER_METRICS
+# The value type (specs.Values, by value) each metric scores. Labels: "top-1-error" reads the first token as text.
+VALUE_TYPES = {
+    **dict.fromkeys(("accuracy", "f1-micro", "f1-macro", "mcc"), "label"),
+    "top-1-error": "text",
+    **dict.fromkeys(("log-loss", "multi-class-log-loss"), "probability"),
+    "quadratic-weighted-kappa": "integer",
+    **dict.fromkeys(("rmsle", "mean-column-wise-rmsle"), "non-negative"),
+    **dict.fromkeys(("roc-auc", "mean-column-wise-roc-auc", "rmse", "mean-column-wise-rmse", "mae", "pearson",
+                     "spearman", "mean-column-wise-spearman"), "number"),
+}
 GENERIC_NOTE = ("A custom competition graded by the generic grader: the config names the metric, the id column "
                 "is the sample submission's first column and the prediction columns are the rest.")
 
@@ -56,7 +60,7 @@ def registry_metric(config_name: str) -> str | None:
     """The registry name for a config's grader.name, if the generic grader can compute it."""
     name = config_name.strip()
     name = name if name in METRICS else CONFIG_NAMES.get(name, CONFIG_NAMES.get(name.lower(), ""))
-    return name if name in GENERIC_METRICS else None
+    return name if name in VALUE_TYPES else None
 
 
 def is_custom(competition: Competition) -> bool:
@@ -78,28 +82,13 @@ def generic_spec(competition: Competition) -> GraderSpec | None:
 def _spec(slug: str, metric: str, id_column: str, targets: tuple[str, ...]) -> GraderSpec:
     from .specs import GraderSpec, Values
 
-    if metric in LABEL_METRICS:
-        values = Values.LABEL
-    elif metric in TEXT_METRICS:
-        values = Values.TEXT
-    elif metric in PROBABILITY_METRICS:
-        values = Values.PROBABILITY
-    elif metric in INTEGER_METRICS:
-        values = Values.INTEGER
-    elif metric in NON_NEGATIVE_METRICS:
-        values = Values.NON_NEGATIVE
-    else:
-        values = Values.NUMBER
-    return GraderSpec(slug, metric, id_column, targets, values, rows_sum_to_one=metric == "multi-class-log-loss",
-                      source="generic", notes=(GENERIC_NOTE,))
+    return GraderSpec(slug, metric, id_column, targets, Values(VALUE_TYPES[metric]),
+                      rows_sum_to_one=metric == "multi-class-log-loss", source="generic", notes=(GENERIC_NOTE,))
 
 
 def _sample_header(competition: Competition) -> list[str] | None:
     """The sample submission's header: the registered one, else the public data's sample_submission.csv."""
-    candidates = []
-    answers = getattr(competition, "answers", None) if _has_answers(competition) else None
-    if answers is not None and answers.sample_submission_path:
-        candidates.append(Path(answers.sample_submission_path))
+    candidates = [Path(p) for p in (_registered_sample(competition),) if p]
     if competition.public_data_dir:
         candidates.append(Path(competition.public_data_dir) / "sample_submission.csv")
     for path in candidates:
@@ -111,11 +100,8 @@ def _sample_header(competition: Competition) -> list[str] | None:
     return None
 
 
-def _has_answers(competition: Competition) -> bool:
-    from django.core.exceptions import ObjectDoesNotExist
-
+def _registered_sample(competition: Competition) -> str:
     try:
-        competition.answers  # noqa: B018 - the reverse one-to-one raises when there is none
+        return competition.answers.sample_submission_path
     except ObjectDoesNotExist:
-        return False
-    return True
+        return ""
