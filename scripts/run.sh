@@ -10,7 +10,6 @@ PY=.venv/bin/python
 mkdir -p "${MEDALBOARD_VAR_DIR:-var}"
 $PY manage.py migrate --noinput -v0
 $PY manage.py import_competitions
-$PY manage.py make_smoke_competitions
 if $PY manage.py help seed_demo >/dev/null 2>&1; then $PY manage.py seed_demo; fi
 if $PY manage.py help make_smoke_competitions >/dev/null 2>&1; then $PY manage.py make_smoke_competitions; fi
 # One local-backend runner: a Celery worker for job tasks (jobs.cpu) and grading (celery), with the
