@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0006_run_waiting_and_demo'),
+        ('leaderboard', '0007_ownership_and_idempotence'),
     ]
 
     operations = [
