@@ -118,6 +118,7 @@ class Job(models.Model):
 
     class Meta:
         ordering = ["-created_at"]
+        permissions = [("submit_job", "Can submit benchmark jobs (run agents on the site's runners)")]
 
     def __str__(self) -> str:
         return f"job {self.pk} ({self.agent_id}, {self.tasks.count()} tasks)"

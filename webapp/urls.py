@@ -9,10 +9,12 @@ from leaderboard.login_throttle import ThrottledLoginView
 from leaderboard.runs_api import GradingQuotaView, LeaderboardAPIView, RunViewSet
 from leaderboard.scaling_api import HardwareAPIView, PassAtKAPIView, TimeCurveAPIView
 from leaderboard.steps_api import RunOutlineView, RunStepsView
+from runner.api import JobViewSet, RunnerListView
 
 router = DefaultRouter()
 router.register("competitions", CompetitionViewSet, basename="competition")
 router.register("runs", RunViewSet, basename="run")
+router.register("jobs", JobViewSet, basename="job")
 
 urlpatterns = [
     path("admin/", admin.site.urls),
@@ -28,6 +30,8 @@ urlpatterns = [
     path("api/scaling/time/", TimeCurveAPIView.as_view(), name="api-scaling-time"),
     path("api/scaling/pass-at-k/", PassAtKAPIView.as_view(), name="api-scaling-pass-at-k"),
     path("api/scaling/hardware/", HardwareAPIView.as_view(), name="api-scaling-hardware"),
+    path("api/runners/", RunnerListView.as_view(), name="api-runners"),
     path("api/", include(router.urls)),
+    path("", include("runner.urls")),
     path("", include("leaderboard.urls")),
 ]

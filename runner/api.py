@@ -1,0 +1,244 @@
+"""REST API for jobs and runners: submit, list, read and cancel jobs; list runners and their GPUs.
+
+Secrets go in with a job (`secrets`: names -> values), are sealed at once and never come out: the
+output names them only.
+"""
+
+from __future__ import annotations
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db.models import Prefetch
+from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema
+from rest_framework import mixins, permissions, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from runner import access, secrets, services
+from runner.models import Job, JobTask, Runner
+
+
+class JobInputSerializer(serializers.Serializer):
+    agent = serializers.CharField(max_length=100, help_text="`baseline` (built in) or a registered agent's name")
+    model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
+    competitions = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
+    split = serializers.CharField(max_length=100, required=False, allow_blank=True, allow_null=True, default=None)
+    seeds = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
+    time_limit_minutes = serializers.FloatField()
+    gpus = serializers.IntegerField(min_value=0, max_value=1024, default=0)
+    gpu_type = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
+    cpus = serializers.FloatField(default=1)
+    memory_gb = serializers.FloatField(default=4)
+    network = serializers.CharField(max_length=128, required=False, allow_null=True, default=None,
+                                    help_text="An egress network for agents that call an API; none by default")
+    secrets = serializers.DictField(child=serializers.CharField(max_length=10_000), required=False, default=dict,
+                                    write_only=True, help_text="Environment for the sandbox only; stored encrypted")
+    settings = serializers.DictField(required=False, default=dict)
+
+
+class TaskOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    competition = serializers.CharField(source="competition.slug")
+    seed = serializers.IntegerField()
+    status = serializers.CharField()
+    attempts = serializers.IntegerField()
+    max_attempts = serializers.IntegerField()
+    runner = serializers.CharField(source="runner.name", default=None)
+    gpu_indices = serializers.ListField(child=serializers.IntegerField())
+    run = serializers.IntegerField(source="run_id", allow_null=True)
+    run_status = serializers.CharField(source="run.status", default=None)
+    score = serializers.SerializerMethodField()
+    valid_submission = serializers.SerializerMethodField()
+    any_medal = serializers.SerializerMethodField()
+    medal = serializers.SerializerMethodField()
+    elapsed_s = serializers.SerializerMethodField()
+    error = serializers.CharField()
+    log_tail = serializers.CharField()
+
+    def _graded(self, task):
+        run = task.run
+        return run if run is not None and run.status == run.Status.GRADED else None
+
+    def get_score(self, task) -> float | None:
+        run = self._graded(task)
+        return run.score if run else None
+
+    def get_valid_submission(self, task) -> bool | None:
+        run = self._graded(task)
+        return run.valid_submission if run else None
+
+    def get_any_medal(self, task) -> bool | None:
+        run = self._graded(task)
+        return run.any_medal if run else None
+
+    def get_medal(self, task) -> str | None:
+        run = self._graded(task)
+        return run.medals().label if run else None
+
+    def get_elapsed_s(self, task) -> float | None:
+        if task.agent_started_at is None:
+            return None
+        end = task.finished_at or timezone.now()
+        return round((end - task.agent_started_at).total_seconds(), 1)
+
+
+class JobOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    agent = serializers.CharField(source="agent.name")
+    model = serializers.CharField(source="model_name")
+    experiment = serializers.IntegerField(source="experiment_id")
+    split = serializers.CharField()
+    seeds = serializers.IntegerField()
+    time_limit_minutes = serializers.SerializerMethodField()
+    gpus = serializers.IntegerField()
+    gpu_type = serializers.CharField()
+    cpus = serializers.FloatField()
+    memory_gb = serializers.FloatField()
+    network = serializers.CharField(allow_null=True)
+    secret_names = serializers.SerializerMethodField()
+    created_by = serializers.CharField(source="created_by.username", default=None)
+    created_at = serializers.DateTimeField()
+    cancel_requested = serializers.BooleanField()
+    counts = serializers.SerializerMethodField()
+    tasks = serializers.SerializerMethodField()
+
+    def get_time_limit_minutes(self, job) -> float:
+        return job.time_limit_s / 60
+
+    def get_secret_names(self, job) -> list[str]:
+        return secret_names(job)
+
+    def get_counts(self, job) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for task in _tasks(job):
+            counts[task.status] = counts.get(task.status, 0) + 1
+        return counts
+
+    def get_tasks(self, job) -> list[dict]:
+        return TaskOutputSerializer(_tasks(job), many=True).data
+
+
+def secret_names(job: Job) -> list[str]:
+    """The names of the job's secrets (never their values); a key that no longer decrypts says so."""
+    try:
+        return sorted(secrets.unseal(job.sealed_env))
+    except secrets.SecretError:
+        return ["(sealed with another key)"]
+
+
+def _tasks(job: Job) -> list[JobTask]:
+    """The job's tasks, read once per serialization (the list is cached on the instance)."""
+    if not hasattr(job, "_task_list"):
+        tasks = job.tasks.select_related("competition", "runner", "run")
+        job._task_list = list(tasks.order_by("competition__slug", "seed"))
+    return job._task_list
+
+
+class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Jobs: `POST` submits (staff or the runner.submit_job permission), `GET` lists your own (staff: all)."""
+
+    serializer_class = JobOutputSerializer
+    permission_classes = [permissions.IsAuthenticated]
+
+    def get_queryset(self):
+        return access.visible_jobs(self.request.user).order_by("-created_at", "-id")
+
+    @extend_schema(request=JobInputSerializer, responses={201: JobOutputSerializer})
+    def create(self, request):
+        data = JobInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        job = submit(request.user, data.validated_data)
+        return Response(JobOutputSerializer(job).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={200: JobOutputSerializer})
+    @action(detail=True, methods=["post"])
+    def cancel(self, request, pk=None):
+        job = get_object_or_404(self.get_queryset(), pk=pk)
+        try:
+            job = services.cancel_job(job=job, user=request.user)
+        except PermissionError as exc:
+            raise PermissionDenied(str(exc)) from None
+        return Response(JobOutputSerializer(job).data)
+
+
+def submit(user, data: dict) -> Job:
+    """The one path from a form or the API to `services.create_job`: permission, limits, then the job."""
+    try:
+        access.check_may_submit(user)
+    except access.JobRefused as exc:
+        raise PermissionDenied(str(exc)) from None
+    try:
+        return services.create_job(
+            user=user, agent=data["agent"], model=data.get("model", ""), competitions=data.get("competitions") or [],
+            split=data.get("split") or None, seeds=data["seeds"], time_limit_minutes=data["time_limit_minutes"],
+            gpus=data.get("gpus", 0), gpu_type=data.get("gpu_type", ""), cpus=data.get("cpus", 1),
+            memory_gb=data.get("memory_gb", 4), settings=data.get("settings") or None,
+            network=data.get("network") or None, env=data.get("secrets") or None,
+        )
+    except services.JobError as exc:
+        raise ValidationError({"detail": str(exc)}) from None
+    except ImproperlyConfigured as exc:  # e.g. secrets given but no MEDALBOARD_SECRETS_KEY on this site
+        raise ValidationError({"detail": f"this site cannot take the job as configured: {exc}"}) from None
+
+
+class GpuOutputSerializer(serializers.Serializer):
+    index = serializers.IntegerField()
+    name = serializers.CharField()
+    memory_mb = serializers.IntegerField(allow_null=True)
+    task = serializers.IntegerField(allow_null=True)
+    job = serializers.IntegerField(allow_null=True)
+
+
+class RunnerOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    name = serializers.CharField()
+    hostname = serializers.CharField()
+    status = serializers.CharField(source="current_status")
+    backend = serializers.CharField()
+    queues = serializers.ListField(child=serializers.CharField())
+    cpu_count = serializers.IntegerField()
+    memory_gb = serializers.FloatField()
+    concurrency = serializers.IntegerField()
+    last_heartbeat = serializers.DateTimeField(allow_null=True)
+    gpus = serializers.SerializerMethodField()
+    running_tasks = serializers.SerializerMethodField()
+
+    def get_gpus(self, runner) -> list[dict]:
+        return GpuOutputSerializer(gpu_holders(runner), many=True).data
+
+    def get_running_tasks(self, runner) -> list[int]:
+        return [t.pk for t in runner.active_tasks]
+
+
+def gpu_holders(runner: Runner) -> list[dict]:
+    """Each GPU of the runner with the task and job holding it (None when free)."""
+    held = {slot.index: slot.task for slot in runner.gpu_slots.all()}
+    rows = []
+    for gpu in runner.gpus:
+        task = held.get(gpu.get("index"))
+        rows.append({"index": gpu.get("index"), "name": gpu.get("name", ""), "memory_mb": gpu.get("memory_mb"),
+                     "task": task.pk if task else None, "job": task.job_id if task else None})
+    return rows
+
+
+ACTIVE = (JobTask.Status.RUNNING, JobTask.Status.GRADING)
+
+
+def runners_for_display():
+    active = JobTask.objects.filter(status__in=ACTIVE).select_related("job", "competition").order_by("pk")
+    running = Prefetch("tasks", queryset=active, to_attr="active_tasks")
+    return Runner.objects.prefetch_related("gpu_slots__task", running).order_by("name")
+
+
+class RunnerListView(APIView):
+    """Every registered runner: status (offline after missed heartbeats), hardware, which task holds each GPU."""
+
+    permission_classes = [permissions.AllowAny]
+
+    @extend_schema(responses={200: RunnerOutputSerializer(many=True)})
+    def get(self, request):
+        return Response(RunnerOutputSerializer(runners_for_display(), many=True).data)
