@@ -42,6 +42,7 @@ django.setup()
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
+from leaderboard.models import Run  # noqa: E402
 from runner.models import AgentDefinition, Job, JobTask, Runner  # noqa: E402
 from runner.services import create_job  # noqa: E402
 
@@ -137,17 +138,22 @@ def concurrency(agent: str, n: int) -> dict:
     job = submit(agent, seeds=n)
     wait(lambda: not JobTask.objects.filter(job=job).exclude(status__in=JobTask.FINISHED).exists(), 600,
          f"all {n} tasks finished")
-    wait(lambda: not job.experiment.runs.exclude(status__in=["graded", "failed"]).exists(), 120, "all graded")
+    wait(lambda: not Run.objects.filter(job_task__job=job).exclude(status__in=["graded", "failed"]).exists(), 120,
+         "all graded")
     elapsed = time.perf_counter() - started
     tasks = list(JobTask.objects.filter(job=job).select_related("run"))
     workdirs = [p.name for p in (VAR / "runner").iterdir() if any(p.name.startswith(f"task-{t.pk}-") for t in tasks)]
     runs = [t.run for t in tasks if t.run is not None]
+    for t in tasks:
+        if t.status != JobTask.Status.SUCCEEDED or t.run is None or t.run.status != "graded":
+            print(f"  task {t.pk} seed {t.seed}: {t.status}, attempts {t.attempts}, error {t.error[:300]!r}; run "
+                  f"{t.run and t.run.pk} {t.run and t.run.status} {t.run and t.run.grading_error[:300]!r}")
     return {
         "tasks": len(tasks), "succeeded": sum(t.status == JobTask.Status.SUCCEEDED for t in tasks),
         "lost": sum(t.run is None or t.status != JobTask.Status.SUCCEEDED for t in tasks),
         "run_twice": sum(t.attempts != 1 for t in tasks) + (len(workdirs) - len(tasks)),
         "graded_twice": sum(r.grading_attempts > 1 for r in runs),
-        "runs": job.experiment.runs.count(), "distinct_runs": len({r.pk for r in runs}),
+        "runs": Run.objects.filter(job_task__job=job).count(), "distinct_runs": len({r.pk for r in runs}),
         "graded": sum(r.status == "graded" for r in runs), "elapsed_s": elapsed,
     }
 

@@ -128,6 +128,10 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     DATABASES["default"].setdefault("OPTIONS", {}).update({
         "timeout": 30,
         "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+        # Runners, the worker and the site write from several processes at once: a transaction that
+        # reads and then writes must take the write lock up front (waiting up to `timeout`), or SQLite
+        # fails it at once with "database is locked" instead of waiting.
+        "transaction_mode": "IMMEDIATE",
     })
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
