@@ -124,11 +124,13 @@ def test_unknown_metric_is_not_graded(tmp_path, client):
     assert "Grading not available" in client.get("/competitions/odd-metric/").content.decode()
 
 
-def test_mle_bench_competitions_never_get_the_generic_grader(catalogue):
-    """Their configs name MLE-bench's own grade_fn: only a spec read from that code grades them."""
-    unspecced = [c for c in Competition.objects.filter(benchmark__slug="mle-bench") if c.slug not in SPECS]
-    assert unspecced
-    assert all(grader_for(c) is None for c in unspecced)
+def test_mle_bench_competitions_never_get_the_generic_grader(catalogue, monkeypatch):
+    """Their configs name MLE-bench's own grade_fn: only a spec read from that code grades them. Every
+    one has a spec now, so take one away and the competition must become ungraded, not generic."""
+    mle_bench = list(Competition.objects.filter(benchmark__slug="mle-bench"))
+    assert all(grader_for(c) is SPECS[c.slug] for c in mle_bench if c.slug in SPECS)
+    monkeypatch.delitem(SPECS, "spaceship-titanic")
+    assert grader_for(catalogue.get(slug="spaceship-titanic")) is None
 
 
 def test_competition_page_describes_the_generic_grader(tmp_path, labels, client):
