@@ -240,6 +240,14 @@ def test_a_command_that_cannot_start_removes_its_container(folders):
     assert client.containers.made == {}
 
 
+def test_gpus_without_the_nvidia_runtime_say_what_to_install(folders):
+    client = FakeClient()
+    client.containers.start_error = docker.errors.APIError(
+        "start failed", explanation='could not select device driver "" with capabilities: [[gpu]]')
+    with pytest.raises(StartFailed, match="NVIDIA Container Toolkit"):
+        DockerBackend(client).start(make_spec(folders, ["true"], image="agent:1", gpus=(0,)))
+
+
 def test_a_missing_data_folder_is_refused(folders):
     spec = make_spec(folders, ["true"], image="agent:1", data_dir=folders / "nowhere")
     with pytest.raises(StartFailed, match="nowhere is not a folder"):

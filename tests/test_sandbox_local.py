@@ -113,7 +113,7 @@ def test_agent_sees_the_layout_and_a_clean_environment(folders, monkeypatch):
         str(work / "submission"), str(work / "logs"), str(work / "code"))
     assert env["HOME"] == str(work / "home") and env["TMPDIR"] == str(work / "tmp")
     assert env["TIME_LIMIT_SECONDS"] == "60"
-    assert env["CUDA_VISIBLE_DEVICES"] == "1,3"
+    assert env["CUDA_VISIBLE_DEVICES"] == "1,3" and env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
     assert (env["SEED"], env["OPENAI_API_KEY"]) == ("3", "sk-agent")
     assert "SECRET_KEY" not in env and "DATABASE_URL" not in env
     assert env["PATH"].split(":")[0] == os.path.dirname(sys.executable)

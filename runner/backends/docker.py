@@ -231,7 +231,10 @@ def _remove(container) -> None:
 
 
 def _explain(exc: docker.errors.APIError) -> str:
-    return str(exc.explanation or exc)
+    text = str(exc.explanation or exc)
+    if "could not select device driver" in text:
+        text += " (GPUs need the NVIDIA Container Toolkit on the runner: nvidia-ctk runtime configure)"
+    return text
 
 
 class _daemon_errors:

@@ -10,7 +10,8 @@ TMPDIR inside the workdir, a minimal PATH whose first entry is the runner's own 
 - rlimits set before exec: RLIMIT_DATA (heap and private mappings, per process; unlike RLIMIT_AS it
   leaves CUDA's large address-space reservations alone), no core dumps, and RLIMIT_CPU as a backstop
   of time limit x cores should the runner die without stopping it;
-- CPU affinity to ceil(cpus) cores, and CUDA_VISIBLE_DEVICES set to exactly spec.gpus ("" for none).
+- CPU affinity to ceil(cpus) cores, and CUDA_VISIBLE_DEVICES set to exactly spec.gpus ("" for none),
+  counted in PCI bus order (CUDA_DEVICE_ORDER) as NVML and nvidia-smi count them.
 
 THIS IS NOT A SECURITY BOUNDARY. The agent runs as the runner's user and can read anything that user
 can read, the private answers included, and reach the network. Use it only for trusted agents such
@@ -73,7 +74,8 @@ class LocalBackend(Backend):
             **sandbox_env(spec, self.paths(spec)),
             "HOME": str(home.resolve()), "TMPDIR": str(tmp.resolve()), "LANG": "C.UTF-8",
             "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-            "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in spec.gpus),
+            # GPU indices are NVML's (PCI bus order); CUDA numbers fastest-first unless told otherwise
+            "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in spec.gpus),
             "MEDALBOARD_RUNNER": _identity(os.getpid()),
         }
 
