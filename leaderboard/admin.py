@@ -1,6 +1,6 @@
 from django.contrib import admin, messages
 
-from leaderboard import models, ownership
+from leaderboard import models, ownership, snapshots
 
 
 @admin.register(models.Benchmark)
@@ -111,6 +111,20 @@ class SnapshotAdmin(admin.ModelAdmin):
     list_display = ["run", "elapsed_seconds", "status", "score", "valid_submission", "any_medal"]
     list_filter = ["status", "any_medal", "valid_submission"]
     raw_id_fields = ["run", "artifact"]
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        snapshots.refresh_timeline(obj.run_id)  # the time curve reads the run's copy
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        snapshots.refresh_timeline(obj.run_id)
+
+    def delete_queryset(self, request, queryset):
+        run_ids = set(queryset.values_list("run_id", flat=True))
+        super().delete_queryset(request, queryset)
+        for run_id in run_ids:
+            snapshots.refresh_timeline(run_id)
 
 
 @admin.register(models.Trajectory)

@@ -10,10 +10,12 @@ invalid and earns no medal.
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 from django.core.files import File
@@ -107,8 +109,24 @@ def grade_stored_snapshot(snapshot: Snapshot) -> Snapshot:
         report = grade_submission(competition, path)
     available = copy_outcome(snapshot, report, competition)
     snapshot.status = Snapshot.Status.GRADED if available else Snapshot.Status.FAILED
-    snapshot.save()
+    with transaction.atomic():
+        snapshot.save()
+        refresh_timeline(snapshot.run_id)
     return snapshot
+
+
+def timeline_text(rows: Iterable[tuple[float, bool]]) -> str:
+    """Run.snapshot_timeline: the graded snapshots as compact JSON [[seconds, 0/1 any medal], ...]."""
+    return json.dumps([[float(t), int(bool(m))] for t, m in rows], separators=(",", ":"))
+
+
+def refresh_timeline(run_id: int) -> None:
+    """Rewrite a run's snapshot_timeline from its graded snapshots; call after any snapshot changes."""
+    with transaction.atomic():
+        list(Run.objects.select_for_update().filter(pk=run_id).values_list("pk"))  # one writer per run
+        rows = (Snapshot.objects.filter(run_id=run_id, status=Snapshot.Status.GRADED)
+                .order_by("elapsed_seconds").values_list("elapsed_seconds", "any_medal"))
+        Run.objects.filter(pk=run_id).update(snapshot_timeline=timeline_text(rows))
 
 
 def run_figure(run: Run) -> dict | None:

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from rest_framework.test import APIClient
 
-from leaderboard import scaling
+from leaderboard import scaling, snapshots
 from leaderboard.models import Agent, Benchmark, Competition, Experiment, LanguageModel, Run, Snapshot, Split
 
 SEEDS = range(4)
@@ -62,6 +62,7 @@ def _run(rng, experiment, competition, seed, **extra) -> Run:
         Snapshot.objects.create(run=run, elapsed_seconds=float(seconds), status=Snapshot.Status.GRADED,
                                 valid_submission=valid, any_medal=valid and rng.random() < 0.5)
     Snapshot.objects.create(run=run, elapsed_seconds=1.0, status=Snapshot.Status.PENDING, any_medal=True)
+    snapshots.refresh_timeline(run.pk)
     return run
 
 
@@ -212,6 +213,7 @@ def test_private_runs_count_only_for_their_owner(world, bob):
     replaced = Run.objects.filter(experiment=private.experiment, competition=private.competition, seed=private.seed,
                                   is_private=False).latest("id")
     private.snapshots.all().delete()
+    snapshots.refresh_timeline(private.pk)
     Run.objects.filter(pk=private.pk).update(duration_s=0.0, any_medal=not _brute_medal(replaced, 24))
     public = _get("/api/scaling/time/", split="tiny-test", hours="24")
     client = APIClient()
@@ -250,7 +252,7 @@ def test_each_curve_takes_a_constant_number_of_queries(world, kind, django_asser
 
 
 def test_medal_at_budget_rules():
-    run = scaling.RunPoint(1, 1, 1, 0, True, None)
+    run = scaling.RunPoint(1, 1, 1, 0, True, None, "")
     assert scaling.run_timeline(run, [], None) == [(0.0, True)]
     assert scaling.run_timeline(run, [], 2.0) == [(7200.0, True)]
     assert scaling.run_timeline(run._replace(duration_s=60.0), [], 2.0) == [(60.0, True)]

@@ -3,6 +3,7 @@ the final submission (an invalid one is graded invalid, no medal); bad names ref
 
 from __future__ import annotations
 
+import json
 import math
 
 import pytest
@@ -58,6 +59,8 @@ def test_a_run_folder_brings_its_snapshots_graded_like_the_final_submission(
     assert late.score == pytest.approx(1.0) and late.gold_medal and late.any_medal
     assert late.artifact.kind == Artifact.Kind.SNAPSHOT and late.artifact.name == "snapshots/7200.csv"
     assert run.status == Run.Status.GRADED and run.gold_medal  # the final submission is unaffected
+    # The run keeps a copy of its graded snapshots for the time curve.
+    assert json.loads(run.snapshot_timeline) == [[1800.0, 0], [3600.5, 0], [7200.0, 1]]
 
 
 def test_the_upload_form_takes_snapshots_as_extra_files(
