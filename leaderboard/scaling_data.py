@@ -38,30 +38,27 @@ def make(*, experiments: int = 100, split: str = "all", seeds: int = 8, snapshot
     rng = np.random.default_rng(seed)
     competitions = list(stats.resolve_split(split).competitions.values_list("id", flat=True))
     made = [_experiment(i, time_limit_hours) for i in range(experiments)]
-    runs = []
+    times = [time_limit_hours * 3600 * (i + 1) / snapshots for i in range(snapshots)]
+    runs, plans = [], []
     for experiment in made:
         skill = rng.uniform(0.05, 0.6)
         for s in range(seeds):
             medals = rng.random(len(competitions)) < skill
-            runs += [Run(experiment=experiment, competition_id=c, task_name="synthetic", seed=s,
-                         status=Run.Status.GRADED, submission_exists=True, valid_submission=True,
-                         any_medal=bool(m), bronze_medal=bool(m), duration_s=time_limit_hours * 3600, notes=NOTE)
-                     for c, m in zip(competitions, medals, strict=True)]
+            for c, medal in zip(competitions, medals, strict=True):
+                # A medal at the end is reached at some snapshot and kept; early snapshots may be invalid.
+                reached = int(rng.integers(0, snapshots)) if medal else snapshots
+                plan = [(t, i >= reached, bool(v) or i >= reached)
+                        for i, (t, v) in enumerate(zip(times, rng.random(snapshots) > 0.1, strict=True))]
+                plans.append(plan)
+                runs.append(Run(experiment=experiment, competition_id=c, task_name="synthetic", seed=s,
+                                status=Run.Status.GRADED, submission_exists=True, valid_submission=True,
+                                any_medal=bool(medal), bronze_medal=bool(medal), duration_s=time_limit_hours * 3600,
+                                notes=NOTE, snapshot_timeline=timeline_text((t, m) for t, m, _ in plan)))
     Run.objects.bulk_create(runs, batch_size=BATCH)
-    rows = []
-    times = [time_limit_hours * 3600 * (i + 1) / snapshots for i in range(snapshots)]
-    for run in runs:
-        # A medal at the end is reached at some snapshot; without one, early snapshots may still be invalid.
-        reached = rng.integers(0, snapshots) if run.any_medal else snapshots
-        valid = rng.random(snapshots) > 0.1
-        rows += [Snapshot(run=run, elapsed_seconds=t, status=Snapshot.Status.GRADED, submission_exists=True,
-                          valid_submission=bool(valid[i] or i >= reached), any_medal=bool(i >= reached),
-                          bronze_medal=bool(i >= reached), grading_report={"synthetic": True})
-                 for i, t in enumerate(times)]
+    rows = [Snapshot(run=run, elapsed_seconds=t, status=Snapshot.Status.GRADED, submission_exists=True,
+                     valid_submission=valid, any_medal=medal, bronze_medal=medal, grading_report={"synthetic": True})
+            for run, plan in zip(runs, plans, strict=True) for t, medal, valid in plan]
     Snapshot.objects.bulk_create(rows, batch_size=BATCH)
-    for run, start in zip(runs, range(0, len(rows), snapshots), strict=True):
-        run.snapshot_timeline = timeline_text((s.elapsed_seconds, s.any_medal) for s in rows[start:start + snapshots])
-    Run.objects.bulk_update(runs, ["snapshot_timeline"], batch_size=BATCH)
     return Made(experiments=len(made), runs=len(runs), snapshots=len(rows))
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -24,8 +26,10 @@ def test_the_data_set_has_the_asked_size_and_is_labelled_synthetic(catalogue):
     assert {len(group) for group in hardware_groups(Experiment.objects.all())} == {len(scaling_data.HARDWARE)}
     # A run's last snapshot holds its final grade; a medal once reached is kept.
     for run in Run.objects.all()[:50]:
-        medals = list(run.snapshots.order_by("elapsed_seconds").values_list("any_medal", flat=True))
+        rows = list(run.snapshots.order_by("elapsed_seconds").values_list("elapsed_seconds", "any_medal"))
+        medals = [m for _, m in rows]
         assert medals[-1] == run.any_medal and medals == sorted(medals)
+        assert json.loads(run.snapshot_timeline) == [[t, int(m)] for t, m in rows]  # the copy the curve reads
 
 
 def test_the_same_seed_gives_the_same_data_and_clear_removes_it(catalogue):
