@@ -94,3 +94,19 @@ def test_a_static_export_opens_from_a_file_with_the_network_off(page, world, bro
     assert tab.evaluate(f"document.querySelector('{chart}').data.length") > 0
     assert errors == [] and blocked == []
     context.close()
+
+
+def test_scaling_pages_draw_under_the_content_security_policy(page, world, browser):
+    context = browser.new_context()  # obeys the policy (the shared tab bypasses it)
+    tab = context.new_page()
+    violations: list[str] = []
+    tab.on("console", lambda message: violations.append(message.text)
+           if "Content Security Policy" in message.text else None)
+    for kind in ("time", "pass-at-k", "hardware"):
+        tab.goto(f"{page.base_url}/scaling/{kind}/?split=tiny-test")
+        tab.wait_for_selector("#scaling-chart[data-drawn='true']", timeout=15000)
+    tab.fill("input[name=model]", "synthetic")
+    tab.dispatch_event("input[name=model]", "change")
+    tab.wait_for_url("**model=synthetic**")
+    assert violations == []
+    context.close()

@@ -20,7 +20,7 @@ def fill_timelines(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0006_run_waiting_and_demo'),
+        ('leaderboard', '0007_ownership_and_idempotence'),
     ]
 
     operations = [
