@@ -20,7 +20,7 @@ def fill_timelines(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0007_ownership_and_idempotence'),
+        ('leaderboard', '0008_competition_public_data_leaderboard_kind'),
     ]
 
     operations = [
