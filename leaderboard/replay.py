@@ -171,8 +171,9 @@ def _language(data: dict) -> str:
 
 def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     run = visible_run(request, pk)
-    stored = StoredTrajectory.of(run)
     exported = request.GET.get("export") == "html"
+    stored, first = StoredTrajectory.read(
+        run, lambda stored: (stored, window(stored, size=EXPORT_STEPS if exported else PAGE_SIZE)))
     context = {
         "run": run,
         "snapshots_figure": snapshots.run_figure(run),
@@ -181,7 +182,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "can_edit": run.can_edit(request.user),
         "thresholds": run.competition.thresholds() if run.competition else None,
         "artifacts": list(run.artifacts.all()),
-        "window": window(stored, size=EXPORT_STEPS if exported else PAGE_SIZE),
+        "window": first,
         "page_size": PAGE_SIZE,
         "kinds": [(k, label, stored.kind_counts.get(k, 0)) for k, label in StepKind.choices],
         "n_steps": stored.n_steps,
@@ -208,7 +209,7 @@ def run_steps_window(request: HttpRequest, pk: int) -> HttpResponse:
     """One window of server-rendered cards: `after=`, `before=` or `around=` a step index."""
     run = visible_run(request, pk)
     keys = {name: _int_param(request, name) for name in ("after", "before", "around") if name in request.GET}
-    win = window(StoredTrajectory.of(run), parse_kinds(request.GET.get("type")), **keys)
+    win = StoredTrajectory.read(run, lambda stored: window(stored, parse_kinds(request.GET.get("type")), **keys))
     response = render(request, "leaderboard/_step_window.html", {"run": run, "window": win})
     response["X-Window-Has-Prev"] = "1" if win.has_prev else "0"
     response["X-Window-Has-Next"] = "1" if win.has_next else "0"

@@ -66,14 +66,17 @@ class RunStepsView(APIView):
         params = StepQuerySerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         p = params.validated_data
-        stored = StoredTrajectory.of(visible_run(request, pk))
-        kinds, query, size = parse_kinds(p["type"]), p["q"].strip(), p["page_size"]
-        if query:
-            return Response(StepPageSerializer(_search_page(stored, kinds, query, p, size)).data)
-        count = stored.count(kinds)
-        page = p["page"] if p.get("around") is None else stored.count_before(p["around"], kinds) // size
-        data = _page_info(count, page, size, stored.complete(stored.slice(page * size, size, kinds)))
-        return Response(StepPageSerializer(data).data)
+        return Response(StepPageSerializer(StoredTrajectory.read(visible_run(request, pk),
+                                                                 lambda stored: _steps_page(stored, p))).data)
+
+
+def _steps_page(stored: StoredTrajectory, p: dict) -> dict:
+    kinds, query, size = parse_kinds(p["type"]), p["q"].strip(), p["page_size"]
+    if query:
+        return _search_page(stored, kinds, query, p, size)
+    count = stored.count(kinds)
+    page = p["page"] if p.get("around") is None else stored.count_before(p["around"], kinds) // size
+    return _page_info(count, page, size, stored.complete(stored.slice(page * size, size, kinds)))
 
 
 def _search_page(stored: StoredTrajectory, kinds: list[str] | None, query: str, p: dict, size: int) -> dict:

@@ -6,13 +6,16 @@ from __future__ import annotations
 import bisect
 import functools
 import logging
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 import orjson
 from django.core.files.storage import Storage, default_storage
 
 from leaderboard.importers.base import StepData, unified_diff
+
+T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
 
@@ -115,6 +118,16 @@ class StoredTrajectory:
                                                                "diff_bases")
         return cls(trajectory, [Block(first, count, offset, length, orjson.loads(kinds), orjson.loads(bases))
                                 for first, count, offset, length, kinds, bases in rows], run_id=run.pk)
+
+    @classmethod
+    def read(cls, run, use: Callable[[StoredTrajectory], T]) -> T:
+        """`use(StoredTrajectory.of(run))`, once more on a fresh index if the file went away meanwhile:
+        when a runner's run ends, its live trajectory file is replaced by the imported one, and a page
+        that read the old index a moment earlier must show the new file, not fail."""
+        try:
+            return use(cls.of(run))
+        except FileNotFoundError:
+            return use(cls.of(run))
 
     @functools.cached_property
     def outline(self) -> dict:
