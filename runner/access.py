@@ -1,8 +1,9 @@
 """Who may submit jobs, how many at once, and which jobs a user sees.
 
 Submitting runs agents on the site's machines, so it takes staff or the `runner.submit_job`
-permission (staff grant it in the admin, per user or through a group). Each user has a limit on
-jobs still active at once (MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER); staff have none.
+permission (staff grant it in the admin, per user or through a group;
+MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS gives it to every new account, as `make run` does on a personal
+site). Each user has a limit on jobs still active at once (MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER); staff have none.
 """
 
 from __future__ import annotations
@@ -36,6 +37,15 @@ def check_may_submit(user) -> None:
     if active >= limit:
         raise JobRefused(f"you have {active} active job{'s' if active != 1 else ''}; the limit is {limit}. "
                          "Wait for one to finish or cancel one.")
+
+
+def grant_new_user(sender, instance, created: bool, **kwargs) -> None:
+    """On a personal site (`make run`: MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS=true) every new account may
+    submit jobs, so a newcomer can run the baseline from the page; a public site leaves it off."""
+    if created and settings.NEW_USERS_CAN_SUBMIT_JOBS:
+        from django.contrib.auth.models import Permission
+
+        instance.user_permissions.add(Permission.objects.get(codename="submit_job", content_type__app_label="runner"))
 
 
 def visible_jobs(user) -> QuerySet[Job]:

@@ -4,3 +4,11 @@ from django.apps import AppConfig
 class RunnerConfig(AppConfig):
     name = "runner"
     verbose_name = "Runners and jobs"
+
+    def ready(self) -> None:
+        from django.contrib.auth import get_user_model
+        from django.db.models.signals import post_save
+
+        from runner.access import grant_new_user
+
+        post_save.connect(grant_new_user, sender=get_user_model(), dispatch_uid="runner-grant-new-user")

@@ -6,6 +6,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export DEBUG="${DEBUG:-true}"
 export DJANGO_SETTINGS_MODULE="${DJANGO_SETTINGS_MODULE:-webapp.settings}"
+# A personal site: every account made here may submit jobs to the local runner (off by default elsewhere).
+export MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS="${MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS:-true}"
 PY=.venv/bin/python
 mkdir -p "${MEDALBOARD_VAR_DIR:-var}"
 $PY manage.py migrate --noinput -v0

@@ -166,3 +166,12 @@ def test_secrets_without_a_site_key_are_refused_with_the_reason(staff, competiti
     response = api_for(staff).post("/api/jobs/", job_body(secrets={"OPENAI_API_KEY": SECRET}), format="json")
     assert response.status_code == 400 and "MEDALBOARD_SECRETS_KEY" in response.json()["detail"]
     assert SECRET not in response.content.decode() and not Job.objects.exists()
+
+
+def test_new_accounts_may_submit_only_where_the_site_says_so(db, django_user_model, settings):
+    from runner.access import can_submit_jobs
+
+    assert not can_submit_jobs(django_user_model.objects.create_user("plain", "p@example.org", "pw-123456-x"))
+    settings.NEW_USERS_CAN_SUBMIT_JOBS = True
+    user = django_user_model.objects.create_user("newcomer", "n@example.org", "pw-123456-x")
+    assert can_submit_jobs(django_user_model.objects.get(pk=user.pk))

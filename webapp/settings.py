@@ -171,6 +171,7 @@ WHITENOISE_USE_FINDERS = True
 
 # Medalboard's own settings.
 CATALOGUE_DIR = Path(os.environ.get("MEDALBOARD_CATALOGUE_DIR", BASE_DIR.parent / "shared" / "data" / "mle-bench"))
+NEW_USERS_CAN_SUBMIT_JOBS = env_bool("MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS", False)  # runner.access
 MAX_ACTIVE_JOBS_PER_USER = env_int("MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER", 3)  # runner.access
 SECRETS_KEY = os.environ.get("MEDALBOARD_SECRETS_KEY", "")  # runner.secrets: Fernet key for stored secrets
 MAX_UPLOAD_BYTES = env_int("MEDALBOARD_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
