@@ -124,3 +124,23 @@ def test_a_transient_grading_error_leaves_the_run_pending_for_the_sweep(
     task = JobTask.objects.get(pk=job.tasks.get().pk)
     assert outcome.status == task.status == JobTask.Status.SUCCEEDED
     assert task.run.status == Run.Status.PENDING and task.run.grading_attempts == 1
+
+
+def test_a_running_runs_steps_so_far_show_on_its_page(client, alice, job_world, django_capture_on_commit_callbacks):
+    from leaderboard.importers.base import StepData
+    from leaderboard.trajectory_store import LiveTrajectory
+
+    with django_capture_on_commit_callbacks(execute=False):
+        job = scripted_job(alice)
+    task = job.tasks.get()
+    held = leases.claim(task.pk, job_world)
+    run = execution._prepare_run(held, JobTask.objects.select_related("job__experiment", "competition").get(pk=task.pk))
+    live = LiveTrajectory(run)
+    live.append([StepData(index=0, kind="plan", title="look at the data <b>", text="first")])
+    live.append([StepData(index=1, kind="code", title="try lightgbm", data={"file": "a.py", "content": "x = 1\n"},
+                          score=0.5)])
+    live.close()
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert "look at the data &lt;b&gt;" in page and "try lightgbm" in page
+    assert client.get(f"/runs/{run.pk}/status.json").json()["status"] == "running"
+    assert Run.objects.get(pk=run.pk).n_steps == 2
