@@ -95,6 +95,11 @@ def take_gpus(held: Claim, runner: Runner, count: int, gpu_type: str = "") -> li
     """Exactly `count` free GPUs of the runner (of `gpu_type` if given), each by a conditional UPDATE."""
     if count <= 0:
         return []
+    if runner is None:
+        raise RuntimeError(f"{count} GPUs needed, but this worker is not a registered runner (manage.py runner)")
+    have = [slot for slot in GpuSlot.objects.filter(runner=runner) if gpu_type_matches(gpu_type, slot.name)]
+    if len(have) < count:  # routed to a runner that can never serve it: permanent
+        raise RuntimeError(f"{count} {gpu_type or 'GPU'}s needed, {runner.name} has {len(have)}")
     taken: list[int] = []
     for slot in GpuSlot.objects.filter(runner=runner, task__isnull=True).order_by("index"):
         if len(taken) == count:

@@ -158,3 +158,15 @@ def test_the_runner_summary_says_which_job_holds_which_gpu(alice, gpu_runner, dj
         (0, "NVIDIA A10", None, None), (1, "NVIDIA A10", None, None),
         (2, "NVIDIA A100 80GB PCIe", task.pk, task.job_id),
     ]
+
+
+def test_a_task_a_runner_can_never_serve_fails_instead_of_waiting(alice, gpu_runner,
+                                                                  django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        task = task_needing(alice, 1, "A100")
+    held = leases.claim(task.pk, gpu_runner)
+    with pytest.raises(RuntimeError, match="2 A100s needed, gpu-box has 1"):
+        leases.take_gpus(held, gpu_runner, 2, "A100")
+    with pytest.raises(RuntimeError, match="not a registered runner"):
+        leases.take_gpus(held, None, 1)
+    assert not GpuSlot.objects.filter(task=task).exists()
