@@ -173,7 +173,7 @@ def test_stop_kills_a_process_group_that_ignores_sigterm_within_grace(folders):
     took = time.monotonic() - started
     sandbox.remove()
     assert code == 137  # SIGKILL, reported as a shell would
-    assert 1.0 <= took < 3.0
+    assert 1.0 <= took < 5.0  # the grace, then SIGKILL (generous: CI machines are busy)
     assert gone(parent) and gone(child)
     assert (spec.host_submission_dir / "submission.csv").read_text() == "id,target\n1,partial\n"  # files kept
     assert "working" in sandbox.output_tail()
@@ -184,7 +184,7 @@ def test_stop_of_a_cooperative_agent_is_quick_and_reports_sigterm(folders):
     time.sleep(0.3)
     started = time.monotonic()
     assert sandbox.stop(grace_s=10) == 143
-    assert time.monotonic() - started < 2
+    assert time.monotonic() - started < 4
     sandbox.remove()
     sandbox.remove()  # idempotent
 
