@@ -7,6 +7,7 @@ import warnings
 
 import numpy as np
 import pandas as pd
+import pytest
 from sklearn import metrics as sk
 
 from tests.grading_support import grade, write_files
@@ -116,3 +117,38 @@ def test_competition_pages_state_the_divergences(catalogue, client):
                        ("champs-scalar-coupling", "MLE-bench would print -inf")]:
         html = client.get(f"/competitions/{slug}/").content.decode()
         assert text in html.replace("&#x27;", "'"), slug
+
+
+def _reference_map5(truths: list[str], guesses: list[str]) -> float:
+    """mlebench.metrics.mean_average_precision_at_k on str.split(' ') lists, written out independently."""
+    scores = []
+    for truth_text, guess_text in zip(truths, guesses, strict=True):
+        truth, ranked = set(truth_text.split(" ")), guess_text.split(" ")[:5]
+        hits = [i for i, g in enumerate(ranked) if g in truth and g not in ranked[:i]]
+        scores.append(sum((n + 1) / (i + 1) for n, i in enumerate(hits)) / min(len(truth), 5))
+    return float(np.mean(scores))
+
+
+def test_hotel_ids_pandas_reads_as_floats_give_mle_bench_number(catalogue, tmp_path):
+    ans = pd.DataFrame({"image": [f"{k:08x}.jpg" for k in range(6)], "hotel_id": [101, 202, 303, 404, 505, 606]})
+    sub = pd.DataFrame({"image": ans["image"], "hotel_id": ["101", "202", "999", "404", "", "606"]})
+    answers, submission = write_files(tmp_path, ans, sub)
+    report = grade("hotel-id-2021-fgvc8", submission, answers)
+    assert report.score == round(4 / 6, 5)  # the text as written: 4 of 6 right at rank 1
+    a, s = pd.read_csv(answers).sort_values("image"), pd.read_csv(submission).sort_values("image")
+    assert s["hotel_id"].dtype == np.float64  # one empty cell: pandas reads floats, '101.0' matches nothing
+    # astype(str) as MLE-bench's pandas 2 does it (pandas 3 would keep NaN as NaN): str() of each value
+    theirs = _reference_map5([str(v) for v in a["hotel_id"]], [str(v) for v in s["hotel_id"]])
+    assert theirs == 0.0
+    assert any(f"MLE-bench would print {round(theirs, 5)}" in note for note in report.notes)
+
+
+def test_label_sets_pandas_reads_as_numbers_say_mle_bench_rejects(catalogue, tmp_path):
+    ans = pd.DataFrame({"id": [f"{k:016x}" for k in range(4)], "attribute_ids": ["13 405", "13", "51 7", "7"]})
+    sub = pd.DataFrame({"id": ans["id"], "attribute_ids": [13, 13, 51, 8]})  # one label per row: numbers
+    answers, submission = write_files(tmp_path, ans, sub)
+    report = grade("imet-2020-fgvc7", submission, answers)
+    assert report.valid_submission
+    with pytest.raises(AttributeError):  # grade.py: fillna(""), then .str.split() on an int64 column
+        pd.read_csv(submission)["attribute_ids"].fillna("").str.split()
+    assert any("MLE-bench would call this submission invalid" in note for note in report.notes)

@@ -73,10 +73,49 @@ def _tweet(graded: Graded) -> str | None:
             "are empty, and its Jaccard divides by zero there. This score counts those rows as 1.")
 
 
+def _as_text_by_pandas(graded: Graded) -> str | None:
+    """MAP@k graders take astype(str) of the column pandas typed: a column of single ids becomes integers
+    (zero padding lost) or, with one empty cell, floats ('123.0'), which then match nothing."""
+    column = graded.spec.target_columns[0]
+    kinds = (pandas_values.kind(graded.sub[column].to_numpy(dtype=object)),
+             pandas_values.kind(graded.ans[column].to_numpy(dtype=object)))
+    if kinds == ("text", "text"):
+        return None
+    theirs = graded.spec.metric_info.fn(_as_pandas_text(graded.ans[column], graded.y_true),
+                                        _as_pandas_text(graded.sub[column], graded.y_pred))
+    if round(theirs, 5) == round(graded.score, 5):
+        return None
+    return (f"MLE-bench would print {_printed(theirs)}: pandas reads the {column!r} column as numbers, and its "
+            "grade.py compares their text ('123.0' for 123 in a column with an empty cell, '12' for '0012'). "
+            "This score compares the text as written.")
+
+
+def _as_pandas_text(column: pd.Series, values: np.ndarray) -> np.ndarray:
+    """`values` (cells of `column`, aligned) as astype(str) gives them once pandas has typed the whole column."""
+    raw = column.to_numpy(dtype=object)
+    as_text = dict(zip(raw, pandas_values.as_pandas_text(raw), strict=True))
+    return np.array([as_text[v] for v in values], dtype=object)
+
+
+def _split_by_pandas(graded: Graded) -> str | None:
+    """Label-set graders call .str.split() on the column pandas read: numbers (one id per row) make it fail."""
+    column = graded.spec.target_columns[0]
+    if pandas_values.kind(graded.sub[column].to_numpy(dtype=object)) == "text":
+        return None
+    return (f"MLE-bench would call this submission invalid: pandas reads its {column!r} column as numbers (one "
+            "label per row), and grade.py's .str.split() fails on numbers. This score reads the labels as text.")
+
+
 AFTER_SCORING: dict[str, Callable[[Graded], str | None]] = {
     "stanford-covid-vaccine": _stanford_covid,
     "champs-scalar-coupling": _champs,
     "tweet-sentiment-extraction": _tweet,
+    "whale-categorization-playground": _as_text_by_pandas,
+    "hotel-id-2021-fgvc8": _as_text_by_pandas,
+    "h-and-m-personalized-fashion-recommendations": _as_text_by_pandas,
+    "imet-2020-fgvc7": _split_by_pandas,
+    "plant-pathology-2021-fgvc8": _split_by_pandas,
+    "facebook-recruiting-iii-keyword-extraction": _split_by_pandas,
 }
 
 

@@ -9,6 +9,8 @@ anything else holds text compared exactly. Typing is per file and per column, as
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pandas as pd
 
@@ -37,6 +39,9 @@ def typed(values: np.ndarray) -> np.ndarray:
 
 def kind(values: np.ndarray) -> str:
     """'bool', 'int', 'float' or 'text': what pandas makes of the column's present cells."""
+    first = str(values[0]) if len(values) else ""
+    if first not in NA_STRINGS and _is_text(first):  # O(1) for the usual text column
+        return "text"
     cells = pd.Series(np.asarray(values, dtype=object), dtype=object)
     return _kind(cells[~cells.isin(NA_STRINGS)].astype(str))
 
@@ -47,7 +52,7 @@ def type_name(values: np.ndarray) -> str:
 
 
 def _kind(cells: pd.Series) -> str:
-    if cells.empty:
+    if cells.empty or _is_text(cells.iloc[0]):  # one text cell makes the column text: no pass over the rest
         return "text"
     bools = (*TRUE_SPELLINGS, *FALSE_SPELLINGS)
     if cells.iloc[0] in bools and cells.isin(bools).all():
@@ -55,6 +60,19 @@ def _kind(cells: pd.Series) -> str:
     if (cells.str.isdigit() & cells.str.isascii()).all() or cells.str.fullmatch(INTEGER).all():
         return "int"
     return "float" if cells.str.fullmatch(FLOAT).all() else "text"
+
+
+def _is_text(cell: str) -> bool:
+    return cell not in (*TRUE_SPELLINGS, *FALSE_SPELLINGS) and not re.fullmatch(FLOAT, cell)
+
+
+def as_pandas_text(values: np.ndarray) -> np.ndarray:
+    """What MLE-bench's astype(str) makes of a column pandas typed: '123.0' for a float column (one that
+    had a missing cell), '12' for '0012' in an integer one, 'True' for 'true', 'nan' where missing."""
+    column = typed(values)
+    if column.dtype == object and all(isinstance(v, str) for v in column[:1]):
+        return np.where(pd.isna(column), "nan", column).astype(object)
+    return np.array([str(v) for v in column.tolist()], dtype=object)
 
 
 def _convert(cells: pd.Series, found: str) -> np.ndarray:

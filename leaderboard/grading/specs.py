@@ -166,7 +166,7 @@ MAP_SPLIT_NOTE = (
     "Like MLE-bench, predictions are split on single spaces and only the first k tokens count: a repeated guess "
     "or the empty token of a double space uses up a rank without scoring. MLE-bench reads the column with "
     "pandas' type guessing (a column of single ids with one empty cell becomes floats such as '123.0', which "
-    "then match nothing); this grader reads it as text."
+    "then match nothing); this grader reads it as text, and the report then gives the number MLE-bench would print."
 )
 
 
@@ -254,7 +254,9 @@ JIGSAW_IDENTITIES = ("male", "female", "homosexual_gay_or_lesbian", "christian",
 LABEL_SET_NOTE = (
     "Micro-averaged F1 over space-separated label sets, as MLE-bench computes it: only labels that occur in "
     "the answers are classes, so a predicted label that occurs nowhere in the answers is ignored, not counted "
-    "as a false positive; a label repeated within a row counts once; an empty cell predicts no labels."
+    "as a false positive; a label repeated within a row counts once; an empty cell predicts no labels. A column "
+    "that pandas reads as numbers (one numeric label per row) makes MLE-bench's .str.split() fail, so MLE-bench "
+    "would call the file invalid; this grader reads the labels as text, and the report says so."
 )
 
 
