@@ -92,17 +92,16 @@ def iou_3d(predicted: np.ndarray, truth: np.ndarray) -> np.ndarray:
     return ious
 
 
-def _average_precision(ious: np.ndarray, n_true: int, threshold: float) -> float:
-    """The host's AP: predictions (rows, most confident first) take the true box of highest IoU, a true
-    positive if it is still free; all-point interpolated precision over recall."""
-    taken, hits = np.zeros(ious.shape[1], dtype=bool), np.zeros(len(ious))
-    for row in range(len(ious)):
-        if ious.shape[1] and ious[row].max() > threshold:
-            best = int(np.argmax(ious[row]))
-            hits[row], taken[best] = not taken[best], True
+def _average_precision(best_iou: np.ndarray, best_true: np.ndarray, n_true: int, threshold: float) -> float:
+    """The host's AP. Predictions (most confident first) each look at the true box of highest IoU: above the
+    threshold it is a true positive if no earlier prediction took that box, so the hits are the first
+    prediction per box among those above the threshold. All-point interpolated precision over recall."""
+    hits = np.zeros(len(best_iou))
+    above = np.flatnonzero(best_iou > threshold)
+    hits[above[np.unique(best_true[above], return_index=True)[1]]] = 1.0
     tp = np.cumsum(hits)
-    recall = np.r_[0.0, tp / n_true, 1.0]
-    precision = np.r_[0.0, tp / np.maximum(np.arange(1, len(hits) + 1), np.finfo(np.float64).eps), 0.0]
+    recall = np.concatenate([[0.0], tp / n_true, [1.0]])
+    precision = np.concatenate([[0.0], tp / np.arange(1, len(hits) + 1), [0.0]])
     precision = np.maximum.accumulate(precision[::-1])[::-1]
     steps = np.flatnonzero(recall[1:] != recall[:-1])
     return float(np.sum((recall[steps + 1] - recall[steps]) * precision[steps + 1]))
@@ -117,9 +116,13 @@ def sample_maps(truth_text: object, guess_text: object) -> list[float]:
     for name in classes:
         mine = guesses[names == name]
         mine = mine[np.argsort(-mine[:, 0], kind="stable")]
-        ious = iou_3d(mine, truths[true_names == name])
+        if not len(mine):
+            per_class.append([0.0] * len(THRESHOLDS))
+            continue
+        ious = iou_3d(mine, truths[true_names == name])  # the class is true here: at least one column
+        best_true, best_iou = np.argmax(ious, axis=1), np.max(ious, axis=1)
         n_true = int(np.sum(true_names == name))
-        per_class.append([_average_precision(ious, n_true, t) if len(mine) else 0.0 for t in THRESHOLDS])
+        per_class.append([_average_precision(best_iou, best_true, n_true, t) for t in THRESHOLDS])
     return list(np.mean(per_class, axis=0)) if per_class else [math.nan] * len(THRESHOLDS)
 
 
