@@ -314,9 +314,11 @@ class Supervisor:
             leases.fence(self.held, log_tail=self._tail())
 
     def _tail(self) -> str:
-        from runner.secrets import redact
+        """The output's end with the job's secret values hidden (only those: a seed or a competition id
+        in the output is not a secret)."""
+        from runner.secrets import redact, unseal
 
-        return redact(self.sandbox.output_tail(LOG_TAIL_BYTES), _env(self.task.job, self.task))
+        return redact(self.sandbox.output_tail(LOG_TAIL_BYTES), unseal(self.task.job.sealed_env))
 
     def _snapshot(self) -> None:
         from leaderboard.snapshots import SnapshotError, add_snapshot

@@ -42,6 +42,7 @@ def test_a_task_runs_streams_snapshots_and_is_graded(alice, job_world, monkeypat
     assert (Artifact.Kind.LOG, "logs/trajectory.jsonl") in names and (Artifact.Kind.CODE, "code/solution.py") in names
     assert 1 <= run.snapshots.count() <= 4
     assert "step 3: 40/40" in task.log_tail
+    assert "agent seed 0 on spaceship-titanic" in task.log_tail  # only secrets are hidden, not settings
 
 
 def test_the_time_limit_stops_the_agent_and_grades_what_exists(alice, job_world, django_capture_on_commit_callbacks):
