@@ -222,3 +222,24 @@ def test_the_answers_themselves_score_best(catalogue, slug, tmp_path, capsys):
         assert report.score == medals.round_score(expect(pd.read_csv(answers), pd.read_csv(submission))) < 1
     else:
         assert report.score == 1.0
+
+
+def test_vinbigdata_reports_what_mle_bench_prints_when_its_first_prediction_frees_a_box(catalogue, tmp_path, capsys):
+    """The file's first prediction finds a true box and a weaker copy of it follows: pycocotools, with
+    MLE-bench's ids from 0, counts both as found; this grader counts the copy as a false positive."""
+    ans, sub, _, _ = build_case(CASES, "vinbigdata-chest-xray-abnormalities-detection")
+    first_image = ans["image_id"].iloc[0]
+    row = ans[ans["image_id"] == first_image].iloc[1]  # not the answers' first box (MLE-bench's annotation 0)
+    box = f"{row.x_min} {row.y_min} {row.x_max} {row.y_max}"
+    sub.loc[0, "PredictionString"] = f"{row.class_id} 0.9 {box} {row.class_id} 0.8 {box}"
+    answers, submission = write_files(tmp_path, ans, sub)
+    a, s = pd.read_csv(answers), pd.read_csv(submission)
+    truths = [[(int(r.class_id), [r.x_min, r.y_min, r.x_max, r.y_max]) for r in g.itertuples()]
+              for _, g in a.groupby("image_id", sort=False)]
+    guesses = [[(int(float(c)), v) for c, v in _parse(text, 6)] for text in s["PredictionString"]]
+    theirs = medals.round_score(_coco_reference(truths, guesses))  # pycocotools, ids in file order as MLE-bench
+
+    report = grade("vinbigdata-chest-xray-abnormalities-detection", submission, answers)
+
+    assert report.error is None and report.score < theirs
+    assert any(f"MLE-bench would print {theirs}" in note for note in report.notes), report.notes

@@ -69,7 +69,8 @@ DETECTION: tuple[GraderSpec, ...] = (
                 "compared as if stretched, and the true box MLE-bench numbers 0 (the answers' first) never "
                 "counts as found: a perfect submission scores just under 1.",
                 "MLE-bench numbers the submission's first prediction 0 too, which lets the true box it matches be "
-                "matched once more; this grader does not reproduce that (it depends on the file's row order). "
+                "matched once more; this grader lets each true box be found once, and the report gives the "
+                "number MLE-bench would print when that differs. "
                 "MLE-bench also pools the predictions of a repeated image_id; this grader rejects the repeat.",
                 "Every row needs at least one 'class_id score x_min y_min x_max y_max' group (a 'no finding' "
                 "image: '14 1 0 0 1 1'); an empty cell makes the file invalid, as it does for MLE-bench.")),

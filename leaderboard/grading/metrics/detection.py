@@ -145,12 +145,16 @@ def _outside(boxes: np.ndarray) -> np.ndarray:
     return (area < COCO_AREA[0]) | (area > COCO_AREA[1])
 
 
-def _coco_image(gt: np.ndarray, dt: np.ndarray, threshold: float, first_gt_uncounted: bool):
+def _coco_image(gt: np.ndarray, dt: np.ndarray, threshold: float, first_gt_uncounted: bool,
+                first_dt_frees: bool = False):
     """COCOeval.evaluateImg for one image and category: (scores, true positive?, ignored?) of its
-    detections and the number of counted true boxes. gt: (m, 4) boxes; dt: (n, 5) score + box."""
+    detections and the number of counted true boxes. gt: (m, 4) boxes; dt: (n, 5) score + box.
+    first_dt_frees: dt[0] is MLE-bench's detection id 0, whose match COCO does not record on the box."""
     gt = gt[np.argsort(_outside(gt), kind="mergesort")]
     gt_ignored = _outside(gt)
-    dt = dt[np.argsort(-dt[:, 0], kind="mergesort")][:COCO_MAX_DETECTIONS]
+    order = np.argsort(-dt[:, 0], kind="mergesort")[:COCO_MAX_DETECTIONS]
+    dt = dt[order]
+    zero = int(np.flatnonzero(order == 0)[0]) if first_dt_frees and (order == 0).any() else -1
     ious = _coco_iou(dt[:, 1:], gt) if len(gt) and len(dt) else np.zeros((len(dt), len(gt)))
     taken = np.zeros(len(gt), dtype=bool)
     hit, ignored = np.zeros(len(dt), dtype=bool), np.zeros(len(dt), dtype=bool)
@@ -164,7 +168,7 @@ def _coco_image(gt: np.ndarray, dt: np.ndarray, threshold: float, first_gt_uncou
             if ious[d, g] >= best:
                 best, match = ious[d, g], g
         if match > -1:
-            taken[match], ignored[d] = True, gt_ignored[match]
+            taken[match], ignored[d] = d != zero, gt_ignored[match]
             hit[d] = not (first_gt_uncounted and match == 0)  # MLE-bench's annotation id 0 reads as no match
     ignored |= ~hit & _outside(dt[:, 1:])
     return dt[:, 0], hit, ignored, int(np.count_nonzero(~gt_ignored))
@@ -189,12 +193,13 @@ def _coco_category_ap(images: list) -> float | None:
     return float(np.mean(np.where(where < len(precision), precision[np.minimum(where, len(precision) - 1)], 0.0)))
 
 
-def coco_map(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 0.4) -> float:
+def coco_map(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 0.4, first_row: int | None = None) -> float:
     """VinBigData as MLE-bench scores it with pycocotools: COCO's mean average precision at IoU 0.4
     (up to 100 detections per image and class; classes without a true box left out).
 
     y_true: per image 'class x_min y_min x_max y_max ...'; y_pred: 'class score x_min y_min x_max y_max
-    ...'. Like MLE-bench, the corners are handed to COCO as (x, y, width, height)."""
+    ...'. Like MLE-bench, the corners are handed to COCO as (x, y, width, height). first_row: the row
+    whose first prediction MLE-bench numbers 0 (the file's first row), to reproduce what it prints."""
     truths = [from_answers(parse_objects, t, 5, split_on_any_space=False) for t in y_true]
     guesses = [parse_objects(p, 6, split_on_any_space=False) for p in y_pred]
     true_classes = [labels.astype(np.float64).astype(int) for labels, _ in truths]
@@ -206,7 +211,8 @@ def coco_map(y_true: np.ndarray, y_pred: np.ndarray, threshold: float = 0.4) -> 
             gt, dt = boxes[true_classes[k] == category], found[guess_classes[k] == category]
             if len(gt) or len(dt):
                 first = k == 0 and len(true_classes[0]) > 0 and true_classes[0][0] == category
-                images.append(_coco_image(gt, dt, threshold, first))
+                frees = first_row == k and len(guess_classes[k]) > 0 and guess_classes[k][0] == category
+                images.append(_coco_image(gt, dt, threshold, first, frees))
         ap = _coco_category_ap(images)
         if ap is not None:
             precisions.append(ap)
