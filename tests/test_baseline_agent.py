@@ -5,6 +5,8 @@ from the answers and compared with our grader's and with a trivial constant pred
 from __future__ import annotations
 
 import math
+import os
+import sys
 
 import numpy as np
 import pandas as pd
@@ -173,3 +175,35 @@ def test_same_seed_gives_the_same_first_submissions(tmp_path, smoke_root):
     scores = [[s["score"] for s in run.steps() if s["kind"] == "score"] for run in (a, b)]
     common = min(map(len, scores))  # the budget may let one run try one more candidate on a busy machine
     assert common >= 1 and scores[0][:common] == scores[1][:common]
+
+
+def _agent_module():
+    import importlib.util
+
+    from tests.agent_support import AGENT
+
+    spec = importlib.util.spec_from_file_location("baseline_agent", AGENT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up while the file runs
+    environment = dict(os.environ)
+    try:
+        spec.loader.exec_module(module)
+    finally:  # it sets OMP_NUM_THREADS & co for itself; the test process keeps its own
+        os.environ.clear()
+        os.environ.update(environment)
+    return module
+
+
+@pytest.mark.parametrize(("sample_value", "description", "kind"), [
+    ("0", "The process is scored on accuracy.", "labels"),  # 'roc' inside 'process' is no hint
+    ("0", "Submissions are evaluated on ROC AUC.", "binary-probability"),
+    ("0.5", "", "binary-probability"),
+    ("1", "Predict the probability of default.", "binary-probability"),
+])
+def test_binary_targets_are_labels_unless_probabilities_are_asked_for(sample_value, description, kind):
+    agent = _agent_module()
+    train = pd.DataFrame({"id": ["a", "b", "c", "d"], "x": ["1", "2", "3", "4"], "y": ["0", "1", "0", "1"]})
+    sample = pd.DataFrame({"id": ["e", "f"], "y": [sample_value] * 2})
+    task = agent.infer_task(train[["y"]], ["id", "x"], sample, description)
+    assert task.kind == kind and task.classes == ["0", "1"]
+    assert task.positive == ("1" if kind == "binary-probability" else "")

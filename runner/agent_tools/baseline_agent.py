@@ -68,7 +68,7 @@ CV_MAX_ROWS = 30_000  # cross-validation subsample; the final fit uses up to FIT
 FIT_MAX_ROWS = 200_000
 MAX_ONEHOT = 30  # categorical columns with more levels are only ordinal-encoded
 MAX_CLASSES = 30  # an integer target with at most this many values (and few per row) is a class label
-PROBABILITY_WORDS = re.compile(r"probabilit|log[\s_-]?loss|roc|auc", re.I)
+PROBABILITY_WORDS = re.compile(r"probabilit|log[\s_-]?loss|\broc\b|\bauc\b|auroc", re.I)  # not "process"
 
 
 # --------------------------------------------------------------------------------------------- trajectory
@@ -152,7 +152,7 @@ def infer_task(train_raw: pd.DataFrame, test_columns: list, sample: pd.DataFrame
         raise ValueError(f"cannot find the target(s) {targets} in train.csv, nor a label column whose "
                          "classes name the sample submission's columns")
     column, mapping = label
-    metric = "roc-auc" if re.search(r"\bauc\b|roc", description, re.I) and len(targets) > 2 else "log-loss"
+    metric = "roc-auc" if re.search(r"\bauc\b|\broc\b|auroc", description, re.I) and len(targets) > 2 else "log-loss"
     return Task(id_column, targets, "class-probabilities", [column], classes=sorted(set(mapping.values())),
                 column_class=mapping, metric=metric, maximize=metric != "log-loss")
 
