@@ -28,9 +28,10 @@ log = logging.getLogger(__name__)
 
 def sweep() -> dict[str, int]:
     """One pass of every recovery; safe to run anywhere, any number of times at once."""
+    from leaderboard.orphans import sweep_orphans_when_due
     from leaderboard.recovery import sweep_grading
 
-    counts = {**sweep_tasks(), **sweep_grading()}
+    counts = {**sweep_tasks(), **sweep_grading(), **sweep_orphans_when_due()}
     if any(counts.values()):
         log.info("sweep: %s", counts)
     return counts

@@ -221,6 +221,10 @@ GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", 2100.0)  # above grade
 GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
 STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued
 SWEEP_INTERVAL_S = env_float("MEDALBOARD_SWEEP_INTERVAL_S", 30.0)
+# Files in artifact storage that no row names (a request killed mid-upload) and stale scratch folders
+# are deleted once older than this, at most once per interval (leaderboard.orphans).
+ORPHAN_GRACE_S = env_float("MEDALBOARD_ORPHAN_GRACE_S", 24 * 3600.0)
+ORPHAN_SWEEP_INTERVAL_S = env_int("MEDALBOARD_ORPHAN_SWEEP_INTERVAL_S", 3600)
 
 REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",

@@ -1,0 +1,72 @@
+"""A request killed mid-upload leaves files with no row and a scratch folder; the sweep deletes them
+once they are older than the grace period, and never a file a row names (issue 9, item 6)."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+from django.core.cache import cache
+from django.core.files.base import ContentFile
+from django.core.files.storage import default_storage
+
+from leaderboard.models import Artifact
+from leaderboard.orphans import stored_names, sweep_orphans, sweep_orphans_when_due
+from tests.test_import_support import TRAJECTORIES_DIR
+from tests.test_services import submit
+
+DAY = 24 * 3600
+
+
+def _age(path, seconds: float) -> None:
+    past = time.time() - seconds
+    os.utime(path, (past, past))
+
+
+@pytest.fixture
+def kept_run(alice, catalogue):
+    from django.core.files import File
+
+    with (TRAJECTORIES_DIR / "aide" / "translucent-spaniel_journal.json").open("rb") as journal:
+        run = submit(alice, trajectory_files=[File(journal, name="journal.json")])
+    for name in stored_names():
+        if default_storage.exists(name):
+            _age(default_storage.path(name), 2 * DAY)  # old, but named by rows: never deleted
+    return run
+
+
+def test_old_files_no_row_names_are_deleted_and_named_ones_kept(kept_run, tmp_path, settings):
+    settings.ORPHAN_GRACE_S = DAY
+    old = default_storage.save("runs/2026/01/killed-mid-upload.csv", ContentFile(b"a,b\n"))
+    young = default_storage.save("trajectories/run-999999/steps.jsonl", ContentFile(b"{}\n"))
+    _age(default_storage.path(old), 2 * DAY)
+    scratch_old, scratch_young, other = (tmp_path / "medalboard-upload-abc", tmp_path / "medalboard-upload-new",
+                                         tmp_path / "someone-elses")
+    for folder in (scratch_old, scratch_young, other):
+        (folder / "archive").mkdir(parents=True)
+    _age(scratch_old, 2 * DAY)
+    _age(other, 2 * DAY)
+
+    counts = sweep_orphans(scratch=tmp_path)
+
+    assert counts == {"orphan_files_deleted": 1, "scratch_folders_deleted": 1}
+    assert not default_storage.exists(old) and default_storage.exists(young)
+    assert not scratch_old.exists() and scratch_young.exists() and other.exists()
+    named = [a.file.name for a in Artifact.objects.filter(run=kept_run)] + [kept_run.trajectory.file]
+    assert named and all(default_storage.exists(name) for name in named)
+    default_storage.delete(young)
+
+
+def test_the_worker_sweep_runs_it_at_most_once_an_interval(db, settings, tmp_path, monkeypatch):
+    cache.clear()
+    calls = []
+    monkeypatch.setattr("leaderboard.orphans.sweep_orphans", lambda: calls.append(1) or {"orphan_files_deleted": 0})
+    from runner.recovery import sweep
+
+    sweep()
+    sweep()
+    assert calls == [1]
+    cache.clear()
+    assert sweep_orphans_when_due() == {"orphan_files_deleted": 0} and calls == [1, 1]
+    cache.clear()
