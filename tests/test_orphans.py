@@ -25,9 +25,10 @@ def _age(path, seconds: float) -> None:
 
 
 @pytest.fixture
-def kept_run(alice, catalogue):
+def kept_run(alice, catalogue, settings, tmp_path):
     from django.core.files import File
 
+    settings.MEDIA_ROOT = tmp_path / "media"  # a storage of this test's own: no other test's leftovers
     with (TRAJECTORIES_DIR / "aide" / "translucent-spaniel_journal.json").open("rb") as journal:
         run = submit(alice, trajectory_files=[File(journal, name="journal.json")])
     for name in stored_names():
@@ -38,6 +39,8 @@ def kept_run(alice, catalogue):
 
 def test_old_files_no_row_names_are_deleted_and_named_ones_kept(kept_run, tmp_path, settings):
     settings.ORPHAN_GRACE_S = DAY
+    tmp_path = tmp_path / "scratch"
+    tmp_path.mkdir()
     old = default_storage.save("runs/2026/01/killed-mid-upload.csv", ContentFile(b"a,b\n"))
     young = default_storage.save("trajectories/run-999999/steps.jsonl", ContentFile(b"{}\n"))
     _age(default_storage.path(old), 2 * DAY)
