@@ -20,6 +20,7 @@ from typing import Any, ClassVar
 
 import ijson
 import msgspec
+import numpy as np
 import orjson
 
 HEAD_BYTES = 1 << 20  # how much of a file detection looks at
@@ -142,9 +143,12 @@ def read_head(path: Path, size: int = HEAD_BYTES) -> bytes:
 
 
 def json_shape(head: bytes, max_events: int = 50_000) -> JsonShape | None:
-    """Key paths (ijson prefixes, e.g. 'nodes.item.plan') seen in a possibly cut-off JSON head."""
+    """Key paths (ijson prefixes, e.g. 'nodes.item.plan') seen in a possibly cut-off JSON head.
+
+    A head nested deeper than MAX_JSON_DEPTH has no shape: every ijson event carries its whole path,
+    so 100,000 nested brackets (200 KB) would cost minutes; no trajectory format nests like that."""
     stripped = head.lstrip()
-    if stripped[:1] not in (b"{", b"["):
+    if stripped[:1] not in (b"{", b"[") or nesting_depth(head) > MAX_JSON_DEPTH:
         return None
     shape = JsonShape("object" if stripped[:1] == b"{" else "array", set())
     try:
@@ -156,6 +160,27 @@ def json_shape(head: bytes, max_events: int = 50_000) -> JsonShape | None:
     except (ijson.JSONError, ValueError):
         pass  # a head is usually cut mid-value
     return shape
+
+
+MAX_JSON_DEPTH = 256
+
+
+def nesting_depth(text: bytes) -> int:
+    """The deepest bracket nesting of JSON text, brackets inside strings not counted; a few NumPy
+    passes (milliseconds for a megabyte). A quote ends or starts a string unless an odd number of
+    backslashes comes right before it."""
+    a = np.frombuffer(text, dtype=np.uint8)
+    if a.size == 0:
+        return 0
+    at = np.arange(a.size)
+    last_other = np.maximum.accumulate(np.where(a == 92, -1, at))  # the last non-backslash up to here
+    backslashes_before = np.zeros(a.size, dtype=np.int64)
+    backslashes_before[1:] = at[:-1] - last_other[:-1]
+    quote = (a == 34) & (backslashes_before % 2 == 0)
+    outside = (np.cumsum(quote) - quote) % 2 == 0
+    opens = (a == 91) | (a == 123)
+    closes = (a == 93) | (a == 125)
+    return int(np.cumsum((opens & outside).astype(np.int32) - (closes & outside)).max(initial=0))
 
 
 # --- Reading helpers -----------------------------------------------------------------------------
