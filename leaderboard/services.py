@@ -454,15 +454,29 @@ def _extract_zip(path: Path, target: Path) -> None:
 def _extract_tar(path: Path, target: Path) -> None:
     try:
         with tarfile.open(path) as tf:
-            members = tf.getmembers()
-            for member in members:
-                if not (member.isfile() or member.isdir()):
-                    raise UploadError(f"the archive member {member.name!r} is a link or device, not a file")
-            files = [m for m in members if m.isfile()]
+            files = _tar_files(tf)
             _check_members([(m.name, m.size) for m in files])
             tf.extractall(target, members=files, filter="data")
     except (tarfile.TarError, EOFError) as exc:
         raise UploadError(f"the tar archive is damaged or unsafe ({exc})") from None
+
+
+def _tar_files(tf: tarfile.TarFile) -> list[tarfile.TarInfo]:
+    """The archive's files, judged header by header: reaching the next header of a compressed tar
+    inflates the member before it, so a member too large is refused from its own header, before
+    its data is read (getmembers() would inflate a 20 GB member to list what follows it)."""
+    files, total = [], 0
+    for member in tf:
+        if not (member.isfile() or member.isdir()):
+            raise UploadError(f"the archive member {member.name!r} is a link or device, not a file")
+        total += member.size if member.isfile() else 0
+        if total > settings.MAX_UPLOAD_BYTES:
+            raise UploadError(f"the archive unpacks to more than {settings.MAX_UPLOAD_BYTES:,} bytes, the limit")
+        if len(files) >= MAX_ARCHIVE_MEMBERS:
+            raise UploadError(f"the archive has more than {MAX_ARCHIVE_MEMBERS:,} files; that is the limit")
+        if member.isfile():
+            files.append(member)
+    return files
 
 
 def uploads_from_folder(folder: Path) -> list[Upload]:
