@@ -39,7 +39,8 @@ _KIND_TEMPLATES = {
 def visible_run(request: HttpRequest, pk: int) -> Run:
     """The run if this user may see it; private runs of others are a 404, never a 403."""
     runs = Run.objects.visible_to(request.user).select_related(
-        "competition", "experiment__agent", "experiment__model", "experiment__owner", "experiment__team"
+        "competition", "experiment__agent", "experiment__model", "experiment__owner", "experiment__team",
+        "job_task__job",  # the live panel of a run a runner is working on, in the same query
     )
     return get_object_or_404(runs, pk=pk)
 
