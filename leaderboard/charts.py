@@ -27,22 +27,21 @@ def human_leaderboard_figure(scores: list[float], thresholds: Thresholds, title:
         value = getattr(thresholds, name)
         fig.add_vline(x=value, line_color=MEDAL_COLOURS[name], line_width=2,
                       line_dash="dot" if name == "median" else "solid")
+        right_half = value > (low + high) / 2  # labels point inwards, so none is cut at the edge
         fig.add_annotation(x=value, y=1 - 0.1 * row, yref="paper", text=f"{name} {value:g}", showarrow=False,
-                           xanchor="left", yanchor="top", xshift=3, bgcolor="rgba(255,255,255,0.85)",
+                           xanchor="right" if right_half else "left", yanchor="top", xshift=-3 if right_half else 3,
+                           bgcolor="rgba(255,255,255,0.85)",
                            font={"color": MEDAL_COLOURS[name], "size": 12}, name=f"threshold-{name}")
     direction = "lower is better" if thresholds.is_lower_better else "higher is better"
     arrow = "← better" if thresholds.is_lower_better else "better →"
     outside = sum(1 for s in scores if s < low or s > high)
+    note = f"<br><sup>{outside} outlying team{'s' if outside != 1 else ''} outside the axis</sup>" if outside else ""
     fig.update_layout(
-        title=title or f"{thresholds.n_teams} human teams ({direction})",
-        xaxis={"title": f"private leaderboard score ({direction}, {arrow})", "range": [low, high]},
-        yaxis_title="teams", bargap=0.02, margin={"l": 50, "r": 20, "t": 50, "b": 70}, height=380,
+        title=(title or f"{thresholds.n_teams} human teams ({direction})") + note,
+        xaxis={"title": f"private leaderboard score, {arrow}", "range": [low, high]},
+        yaxis_title="teams", bargap=0.02, margin={"l": 50, "r": 20, "t": 60, "b": 50}, height=380,
         template="plotly_white", showlegend=False,
     )
-    if outside:
-        fig.add_annotation(x=1, y=-0.22, xref="paper", yref="paper", xanchor="right", showarrow=False,
-                           text=f"{outside} outlying team{'s' if outside != 1 else ''} outside the axis",
-                           font={"size": 11, "color": "#6b7280"}, name="outside-note")
     return fig.to_plotly_json()
 
 
@@ -50,16 +49,16 @@ THRESHOLD_NAMES = ("gold", "silver", "bronze", "median")
 
 
 def bulk_range(scores: list[float], must_show: list[float], lower_is_better: bool) -> tuple[float, float]:
-    """The axis for a leaderboard: every team from the best down to the 5th percentile from the
-    bottom, widened by a tenth of that spread and to every value in must_show. Only the worse tail,
-    where failed and joke submissions sit, is cut, and never past the scores' own extremes."""
+    """The axis for a leaderboard: every team from the best down to Tukey's outlier fence on the worse
+    side (1.5 interquartile ranges past the quartile), widened to every value in must_show. Only the
+    worse tail, where failed and joke submissions sit, is cut, and never past the scores' extremes."""
     ordered = sorted(scores)
     n = len(ordered)
-    q_low, q_high = ordered[int(0.05 * (n - 1))], ordered[int(0.95 * (n - 1))]
-    pad = (q_high - q_low) * 0.1 or abs(q_high) * 0.05 or 1.0
-    low = ordered[0] if lower_is_better else max(min(q_low - pad, *must_show), ordered[0])
-    high = ordered[-1] if not lower_is_better else min(max(q_high + pad, *must_show), ordered[-1])
-    return (low, high) if high > low else (low - pad, high + pad)
+    q1, q3 = ordered[int(0.25 * (n - 1))], ordered[int(0.75 * (n - 1))]
+    fence = 1.5 * (q3 - q1) or abs(q3) * 0.05 or 1.0
+    low = ordered[0] if lower_is_better else max(min(q1 - fence, *must_show), ordered[0])
+    high = ordered[-1] if not lower_is_better else min(max(q3 + fence, *must_show), ordered[-1])
+    return (low, high) if high > low else (low - fence, high + fence)
 
 
 def pass_at_k_figure(curves: dict[str, list[tuple[int, float]]]) -> dict:
