@@ -93,6 +93,9 @@ def check_format(*, competition: Competition, submission: File) -> FormatCheck:
             for chunk in submission.chunks():
                 out.write(chunk)
         report = grade_submission(competition, path)
+    if getattr(report, "awaiting_answers", False):  # checked without answers (grading.format_check)
+        return FormatCheck(True, "the submission passed the format check (" + "; ".join(report.notes[-1:])
+                           + "); it is scored once this site has the competition's answers")
     if not getattr(report, "grading_available", True):
         return FormatCheck(False, f"the format cannot be checked here: {report.error}")
     if report.valid_submission:

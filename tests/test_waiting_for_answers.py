@@ -103,3 +103,13 @@ def test_the_competition_pages_show_grader_and_answers_apart(client, catalogue, 
     assert '<td class="grader">yes</td>' in row and "no: runs wait" in row
     detail = client.get("/competitions/aerial-cactus-identification/").content.decode()
     assert "Answers registered:\n    <strong>no</strong>" in detail
+
+
+def test_the_format_check_passes_a_good_file_without_answers(catalogue):
+    from leaderboard import quotas
+
+    titanic = catalogue.get(slug="spaceship-titanic")
+    good = quotas.check_format(competition=titanic, submission=ContentFile(good_file(), name="s.csv"))
+    assert good.valid and "passed the format check" in good.message
+    bad = quotas.check_format(competition=titanic, submission=ContentFile(b"id,label\n1,2\n", name="s.csv"))
+    assert not bad.valid and "missing column(s)" in bad.message
