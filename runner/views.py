@@ -80,7 +80,7 @@ def run_live(request, pk: int):
     task = JobTask.objects.filter(run=run).select_related("job").first()
     n_steps = getattr(getattr(run, "trajectory", None), "n_steps", run.n_steps)
     payload = {"id": run.pk, "status": run.status, "n_steps": n_steps,
-               "done": run.status in (Run.Status.GRADED, Run.Status.FAILED)}
+               "done": run.status in (Run.Status.GRADED, Run.Status.FAILED, Run.Status.WAITING)}
     if task is not None:
         elapsed = None
         if task.agent_started_at is not None:

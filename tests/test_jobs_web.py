@@ -175,3 +175,18 @@ def test_new_accounts_may_submit_only_where_the_site_says_so(db, django_user_mod
     settings.NEW_USERS_CAN_SUBMIT_JOBS = True
     user = django_user_model.objects.create_user("newcomer", "n@example.org", "pw-123456-x")
     assert can_submit_jobs(django_user_model.objects.get(pk=user.pk))
+
+
+@pytest.mark.parametrize(("run_status", "done"), [("running", False), ("graded", True), ("waiting", True)])
+def test_live_json_is_done_once_the_run_has_an_outcome(staff, competition, client, run_status, done):
+    from leaderboard.models import Run
+
+    job_id = api_for(staff).post("/api/jobs/", job_body(seeds=1), format="json").json()["id"]
+    task = JobTask.objects.get(job_id=job_id)
+    run = Run.objects.create(experiment=task.job.experiment, competition=competition, task_name="spaceship-titanic",
+                             origin=Run.Origin.JOB, status=run_status)
+    finished = JobTask.Status.RUNNING if run_status == "running" else JobTask.Status.SUCCEEDED
+    JobTask.objects.filter(pk=task.pk).update(run=run, status=finished, log_tail="step 1 <script>x</script>")
+    body = client.get(f"/runs/{run.pk}/live.json").json()
+    assert body["done"] is done and body["task_status"] == finished and body["job"] == job_id
+    assert body["log_tail"].endswith("<script>x</script>")  # JSON; the page writes it with textContent

@@ -48,7 +48,7 @@
       runCell(cell("run"), task);
     }
     table.dataset.status = job.status;
-    return ACTIVE.has(job.status) || job.tasks.some((t) => t.run_status && !["graded", "failed"].includes(t.run_status));
+    return ACTIVE.has(job.status) || job.tasks.some((t) => t.run_status && !["graded", "failed", "waiting"].includes(t.run_status));
   }
 
   async function poll() {
