@@ -37,9 +37,10 @@ SCRATCH_PREFIXES = ("medalboard-upload-", "medalboard-grade-", "medalboard-check
 
 
 def sweep_orphans_when_due() -> dict[str, int]:
-    """The orphan sweep, if no other sweep of this cache ran it within ORPHAN_SWEEP_INTERVAL_S."""
+    """The orphan sweep, if no other sweep of this cache ran it within ORPHAN_SWEEP_INTERVAL_S
+    (the counts are zero when it was not due)."""
     if not cache.add("orphan-sweep", 1, settings.ORPHAN_SWEEP_INTERVAL_S):
-        return {}
+        return {"orphan_files_deleted": 0, "scratch_folders_deleted": 0}
     return sweep_orphans()
 
 

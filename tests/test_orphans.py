@@ -64,12 +64,12 @@ def test_old_files_no_row_names_are_deleted_and_named_ones_kept(kept_run, tmp_pa
 def test_the_worker_sweep_runs_it_at_most_once_an_interval(db, settings, tmp_path, monkeypatch):
     cache.clear()
     calls = []
-    monkeypatch.setattr("leaderboard.orphans.sweep_orphans", lambda: calls.append(1) or {"orphan_files_deleted": 0})
+    monkeypatch.setattr("leaderboard.orphans.sweep_orphans", lambda: calls.append(1) or {"orphan_files_deleted": 9})
     from runner.recovery import sweep
 
-    sweep()
-    sweep()
+    assert sweep()["orphan_files_deleted"] == 9
+    assert sweep()["orphan_files_deleted"] == 0  # not due: zero, the same keys
     assert calls == [1]
     cache.clear()
-    assert sweep_orphans_when_due() == {"orphan_files_deleted": 0} and calls == [1, 1]
+    assert sweep_orphans_when_due() == {"orphan_files_deleted": 9} and calls == [1, 1]
     cache.clear()
