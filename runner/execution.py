@@ -153,7 +153,10 @@ def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int]) -> Sand
     job = task.job
     workdir = Path(settings.RUNNER_WORK_DIR) / f"task-{task.pk}-a{held.attempt}"
     (workdir / "code").mkdir(parents=True, exist_ok=True)
-    data_dir = Path(task.competition.public_data_dir)
+    data_dir = Path(task.competition.public_data_dir or "/nonexistent")
+    if not task.competition.public_data_dir or not data_dir.is_dir():  # e.g. not copied to this host
+        raise RuntimeError(f"the public data of {task.competition.slug} is not on this runner "
+                           f"({task.competition.public_data_dir or 'none registered'})")
     spec = SandboxSpec(
         name=f"medalboard-task-{task.pk}-a{held.attempt}", command=list(job.agent.command), data_dir=data_dir,
         workdir=workdir, tools_dir=TOOLS_DIR, image=_image(job), env=_env(job, task), gpus=tuple(gpus),

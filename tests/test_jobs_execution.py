@@ -145,3 +145,19 @@ def test_a_running_runs_steps_so_far_show_on_its_page(client, alice, job_world, 
     assert "look at the data &lt;b&gt;" in page and "try lightgbm" in page
     assert client.get(f"/runs/{run.pk}/status.json").json()["status"] == "running"
     assert Run.objects.get(pk=run.pk).n_steps == 2
+
+
+def test_public_data_missing_on_this_runner_fails_the_task_with_the_reason(
+    alice, job_world, tmp_path, django_capture_on_commit_callbacks
+):
+    import shutil
+
+    from runner.tasks import run_job_task
+
+    with django_capture_on_commit_callbacks(execute=False):
+        task = scripted_job(alice).tasks.get()
+    shutil.rmtree(tmp_path / "public")
+    assert run_job_task.apply(args=[task.pk]).get() == JobTask.Status.FAILED
+    task.refresh_from_db()
+    assert "the public data of spaceship-titanic is not on this runner" in task.error
+    assert task.run is None or task.run.status == Run.Status.FAILED
