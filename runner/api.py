@@ -9,7 +9,6 @@ from __future__ import annotations
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
-from django.utils import timezone
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -63,26 +62,20 @@ class TaskOutputSerializer(serializers.Serializer):
         return run if run is not None and run.status == run.Status.GRADED else None
 
     def get_score(self, task) -> float | None:
-        run = self._graded(task)
-        return run.score if run else None
+        return services.task_row(task)["score"]
 
     def get_valid_submission(self, task) -> bool | None:
-        run = self._graded(task)
-        return run.valid_submission if run else None
+        return services.task_row(task)["valid_submission"]
 
     def get_any_medal(self, task) -> bool | None:
-        run = self._graded(task)
-        return run.any_medal if run else None
+        return services.task_row(task)["any_medal"]
 
     def get_medal(self, task) -> str | None:
         run = self._graded(task)
         return run.medals().label if run else None
 
     def get_elapsed_s(self, task) -> float | None:
-        if task.agent_started_at is None:
-            return None
-        end = task.finished_at or timezone.now()
-        return round((end - task.agent_started_at).total_seconds(), 1)
+        return None if task.elapsed_s is None else round(task.elapsed_s, 1)
 
 
 class JobOutputSerializer(serializers.Serializer):

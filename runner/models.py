@@ -199,6 +199,13 @@ class JobTask(models.Model):
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
 
+    @property
+    def elapsed_s(self) -> float | None:
+        """Seconds since the agent started, up to its end; None before it started."""
+        if self.agent_started_at is None:
+            return None
+        return ((self.finished_at or timezone.now()) - self.agent_started_at).total_seconds()
+
 
 class GpuSlot(models.Model):
     """One GPU device of a runner, held by at most one task: taken with a conditional UPDATE."""

@@ -7,7 +7,6 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
-from django.utils import timezone
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
@@ -82,10 +81,7 @@ def run_live(request, pk: int):
     payload = {"id": run.pk, "status": run.status, "n_steps": n_steps,
                "done": run.status in (Run.Status.GRADED, Run.Status.FAILED, Run.Status.WAITING)}
     if task is not None:
-        elapsed = None
-        if task.agent_started_at is not None:
-            elapsed = ((task.finished_at or timezone.now()) - task.agent_started_at).total_seconds()
-        payload.update({"task_status": task.status, "attempts": task.attempts, "elapsed_s": elapsed,
+        payload.update({"task_status": task.status, "attempts": task.attempts, "elapsed_s": task.elapsed_s,
                         "time_limit_s": task.job.time_limit_s, "log_tail": task.log_tail[-4000:],
                         "error": task.error, "job": task.job_id})
         payload["done"] = payload["done"] and task.is_finished
