@@ -309,8 +309,25 @@ class RunQuerySet(models.QuerySet):
         )
 
 
-class MedalFlags:
-    """The medal flags a graded submission carries (a run's final one, or a snapshot of it)."""
+class MedalFlags(models.Model):
+    """What grading a submission stores (a run's final one, or a snapshot of it); leaderboard.medals
+    decides the flags."""
+
+    score = models.FloatField(null=True, blank=True)
+    submission_exists = models.BooleanField(default=False)
+    valid_submission = models.BooleanField(default=False)
+    gold_medal = models.BooleanField(default=False)
+    silver_medal = models.BooleanField(default=False)
+    bronze_medal = models.BooleanField(default=False)
+    above_median = models.BooleanField(default=False)
+    any_medal = models.BooleanField(default=False)
+    human_rank = models.PositiveIntegerField(null=True, blank=True)
+    beats_human_pct = models.FloatField(null=True, blank=True)
+    grading_report = models.JSONField(default=dict, blank=True)
+    grading_error = models.TextField(blank=True)
+
+    class Meta:
+        abstract = True
 
     def medals(self) -> medals.Medals:
         return medals.Medals(self.gold_medal, self.silver_medal, self.bronze_medal, self.above_median)
@@ -321,7 +338,7 @@ class MedalFlags:
         self.any_medal = awarded.any
 
 
-class Run(MedalFlags, models.Model):
+class Run(MedalFlags):
     class Origin(models.TextChoices):
         JOB = "job", "Run on a Medalboard runner"
         UPLOAD = "upload", "Uploaded"
@@ -355,19 +372,6 @@ class Run(MedalFlags, models.Model):
         max_length=20, choices=Verification.choices, default=Verification.SELF_REPORTED
     )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
-    # Grading outcome (leaderboard.medals decides the flags).
-    score = models.FloatField(null=True, blank=True)
-    submission_exists = models.BooleanField(default=False)
-    valid_submission = models.BooleanField(default=False)
-    gold_medal = models.BooleanField(default=False)
-    silver_medal = models.BooleanField(default=False)
-    bronze_medal = models.BooleanField(default=False)
-    above_median = models.BooleanField(default=False)
-    any_medal = models.BooleanField(default=False)
-    human_rank = models.PositiveIntegerField(null=True, blank=True)
-    beats_human_pct = models.FloatField(null=True, blank=True)
-    grading_report = models.JSONField(default=dict, blank=True)
-    grading_error = models.TextField(blank=True)
     # The grading claim (leaderboard.tasks.grade_run): who holds it, until when, how many tries so far;
     # the sweep (leaderboard.recovery) re-queues expired claims and pending runs nobody picked up.
     grading_owner = models.CharField(max_length=100, blank=True)
@@ -469,7 +473,7 @@ class Artifact(models.Model):
         ordering = ["run", "kind", "name"]
 
 
-class Snapshot(MedalFlags, models.Model):
+class Snapshot(MedalFlags):
     """A submission the agent had written `elapsed_seconds` into its run, graded like the final one.
 
     The file is an Artifact of the run named `snapshots/<elapsed-seconds>.csv` (docs/snapshots.md);
@@ -486,18 +490,6 @@ class Snapshot(MedalFlags, models.Model):
     elapsed_seconds = models.FloatField(help_text="Seconds since the run started")
     artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
-    score = models.FloatField(null=True, blank=True)
-    submission_exists = models.BooleanField(default=False)
-    valid_submission = models.BooleanField(default=False)
-    gold_medal = models.BooleanField(default=False)
-    silver_medal = models.BooleanField(default=False)
-    bronze_medal = models.BooleanField(default=False)
-    above_median = models.BooleanField(default=False)
-    any_medal = models.BooleanField(default=False)
-    human_rank = models.PositiveIntegerField(null=True, blank=True)
-    beats_human_pct = models.FloatField(null=True, blank=True)
-    grading_report = models.JSONField(default=dict, blank=True)
-    grading_error = models.TextField(blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
