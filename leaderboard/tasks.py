@@ -27,6 +27,12 @@ log = logging.getLogger(__name__)
 # Storage hiccups, and a database that is briefly locked or unreachable, are worth another try.
 TRANSIENT_ERRORS = (OSError, TimeoutError, ConnectionError, OperationalError)
 MAX_RETRIES = 3
+# Grading a run and grading one of its snapshots run under the same limits and late acknowledgement.
+GRADING_TASK = {
+    "max_retries": MAX_RETRIES, "acks_late": True,
+    "soft_time_limit": min(settings.CELERY_TASK_SOFT_TIME_LIMIT, 1800),
+    "time_limit": min(settings.CELERY_TASK_TIME_LIMIT, 1900),
+}
 
 
 def _claim(run_id: int, owner: str) -> bool:
@@ -88,14 +94,7 @@ def grade_claimed(run_id: int, owner: str) -> str:
     return run.status
 
 
-@shared_task(
-    bind=True,
-    max_retries=MAX_RETRIES,
-    soft_time_limit=min(settings.CELERY_TASK_SOFT_TIME_LIMIT, 1800),
-    time_limit=min(settings.CELERY_TASK_TIME_LIMIT, 1900),
-    acks_late=True,
-    reject_on_worker_lost=True,
-)
+@shared_task(bind=True, reject_on_worker_lost=True, **GRADING_TASK)
 def grade_run(self, run_id: int) -> str:
     """Grade one pending run; returns the status it ended in (or why nothing was done)."""
     owner = f"grade-{self.request.id or uuid.uuid4().hex}-{self.request.retries}"
@@ -117,13 +116,7 @@ def grade_run(self, run_id: int) -> str:
         raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
 
 
-@shared_task(
-    bind=True,
-    max_retries=MAX_RETRIES,
-    soft_time_limit=min(settings.CELERY_TASK_SOFT_TIME_LIMIT, 1800),
-    time_limit=min(settings.CELERY_TASK_TIME_LIMIT, 1900),
-    acks_late=True,
-)
+@shared_task(bind=True, **GRADING_TASK)
 def grade_snapshot(self, snapshot_id: int) -> str:
     """Grade one pending snapshot (leaderboard.snapshots), claimed like a run; returns its status."""
     from leaderboard.snapshots import grade_stored_snapshot
