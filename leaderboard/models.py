@@ -473,6 +473,72 @@ class Artifact(models.Model):
         ordering = ["run", "kind", "name"]
 
 
+class RunIntake(models.Model):
+    """An upload received by the form or the API, imported into a Run by a worker (leaderboard.intake).
+
+    The request stages the files in artifact storage (`intake/`) and creates this row; the task
+    `leaderboard.intake.import_intake` claims it (received -> importing, an owner and a lease, attempts
+    + 1), runs `services.submit_run` on the staged files and records the outcome: imported with its
+    run, or failed with the reason. The sweep re-queues received intakes nobody picked up and expired
+    claims, and fails an intake after INTAKE_MAX_ATTEMPTS lost claims."""
+
+    class Status(models.TextChoices):
+        RECEIVED = "received", "Received"
+        IMPORTING = "importing", "Importing"
+        IMPORTED = "imported", "Imported"
+        FAILED = "failed", "Failed"
+
+    class Failure(models.TextChoices):
+        NONE = "", "None"
+        INVALID = "invalid", "The upload was refused"
+        QUOTA = "quota", "Daily grading quota used"
+        STORAGE = "storage", "Artifact storage unavailable"
+        INTERRUPTED = "interrupted", "Importing was interrupted"
+        TIMEOUT = "timeout", "Importing took too long"
+        INTERNAL = "internal", "Importing failed"
+
+    owner = models.ForeignKey(USER_MODEL, on_delete=models.CASCADE, related_name="intakes")
+    # [{"kind": "submission" | "trajectory" | "snapshot", "name": the uploaded name, "path": storage name}]
+    files = models.JSONField(default=list, blank=True)
+    # The form's or the API's fields, as services.submit_run's keyword arguments.
+    metadata = models.JSONField(default=dict, blank=True)
+    # sha256 of the metadata and each file's kind, name and digest: an identical upload has the same.
+    fingerprint = models.CharField(max_length=64, blank=True, db_index=True)
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.RECEIVED, db_index=True)
+    failure = models.CharField(max_length=20, choices=Failure.choices, default=Failure.NONE, blank=True)
+    error = models.TextField(blank=True)
+    note = models.CharField(max_length=300, blank=True, help_text="e.g. identical to an earlier run")
+    run = models.ForeignKey(Run, on_delete=models.SET_NULL, null=True, blank=True, related_name="intakes")
+    lease_owner = models.CharField(max_length=100, blank=True)
+    lease_expires_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0)
+    enqueued_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"intake {self.pk} ({self.status})"
+
+    @property
+    def done(self) -> bool:
+        return self.status in (RunIntake.Status.IMPORTED, RunIntake.Status.FAILED)
+
+    @property
+    def progress(self) -> str:
+        """received -> importing -> imported / failed and why, with the attempt when it was retried."""
+        n = self.attempts
+        if self.status == RunIntake.Status.RECEIVED:
+            return f"received, retrying (attempt {n + 1})" if n else "received, waiting for a worker"
+        if self.status == RunIntake.Status.IMPORTING:
+            return f"importing (attempt {n})" if n > 1 else "importing"
+        if self.status == RunIntake.Status.FAILED:
+            return f"failed: {self.error}" if self.error else "failed"
+        return f"imported as run {self.run_id}" if self.run_id else "imported (the run was deleted since)"
+
+
 class Snapshot(MedalFlags):
     """A submission the agent had written `elapsed_seconds` into its run, graded like the final one.
 

@@ -6,8 +6,9 @@ timeout) runs no clean-up: its files stay in storage with no row naming them, an
 folder stays in the temporary directory. The periodic sweep (runner.recovery.sweep) calls
 `sweep_orphans_when_due`, which at most once per ORPHAN_SWEEP_INTERVAL_S deletes
 
-- files under the upload folders of artifact storage (`runs/`, `trajectories/`) that no row names
-  and that are older than ORPHAN_GRACE_S (a younger file may belong to an upload still running);
+- files under the upload folders of artifact storage (`runs/`, `trajectories/`, and `intake/`, where
+  requests stage uploads for the worker: leaderboard.intake) that no row names and that are older
+  than ORPHAN_GRACE_S (a younger file may belong to an upload still running);
 - Medalboard's scratch folders (SCRATCH_PREFIXES in the temporary directory) older than the grace.
 """
 
@@ -30,7 +31,7 @@ from django.utils import timezone
 from leaderboard.models import Trajectory
 
 log = logging.getLogger(__name__)
-UPLOAD_FOLDERS = ("runs", "trajectories")
+UPLOAD_FOLDERS = ("runs", "trajectories", "intake")
 # The scratch folders of uploads, grading, format checks and snapshots (all bounded by request or task
 # time limits far below the grace period).
 SCRATCH_PREFIXES = ("medalboard-upload-", "medalboard-grade-", "medalboard-check-", "medalboard-snapshot-")
@@ -59,8 +60,11 @@ def sweep_orphans(*, storage: Storage = default_storage, scratch: Path | None = 
 
 
 def stored_names() -> set[str]:
-    """Every storage name a row holds: each FileField of every model, and the trajectory files."""
-    names = set(Trajectory.objects.values_list("file", flat=True))
+    """Every storage name a row holds: each FileField of every model, the trajectory files, and the
+    staged files of intakes not yet imported."""
+    from leaderboard.intake import staged_names
+
+    names = set(Trajectory.objects.values_list("file", flat=True)) | staged_names()
     for model in apps.get_models():
         for field in model._meta.get_fields():
             if isinstance(field, models.FileField):

@@ -7,8 +7,7 @@ from __future__ import annotations
 import csv
 import io
 
-from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
@@ -19,9 +18,10 @@ from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
-from leaderboard import quotas, services, snapshots, stats
+from leaderboard import intake, quotas, services, snapshots, stats
 from leaderboard.exports import csv_cell
-from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, Split, Team
+from leaderboard.intake_api import IntakeSerializer
+from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, RunIntake, Split, Team
 from leaderboard.pagination import RunCursorPagination
 
 
@@ -196,36 +196,34 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def list(self, request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
 
-    @extend_schema(request=RunInputSerializer, responses={201: RunOutputSerializer, 200: RunOutputSerializer})
+    @extend_schema(request=RunInputSerializer, responses={
+        201: RunOutputSerializer, 200: RunOutputSerializer,
+        202: OpenApiResponse(IntakeSerializer, description="Received and still importing: follow status_url"),
+        400: OpenApiResponse(description="Refused, with the reason in detail"),
+        429: OpenApiResponse(description="Today's grading quota for this competition is used"),
+    })
     def create(self, request, *args, **kwargs):
+        """Upload a run. Files are staged and imported by a worker: when the import ends within
+        MEDALBOARD_INTAKE_WAIT_S the answer is the run (201, or 200 for an identical earlier upload)
+        or the reason it was refused (400, 429); otherwise 202 with the intake to follow."""
         data = RunInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         v = data.validated_data
-        started = timezone.now()
+        metadata = {
+            "competition": v["competition"], "agent_name": v["agent"], "agent_version": v["agent_version"],
+            "model_name": v["model"], "seed": v["seed"], "hardware": v["hardware"], "gpu_type": v["gpu_type"],
+            "gpu_count": v["gpu_count"], "cpu_count": v["cpu_count"], "memory_gb": v["memory_gb"],
+            "time_limit_hours": v["time_limit_hours"], "notes": v["notes"], "is_private": v["is_private"],
+            "self_reported_score": v["score"], "team": v["team"].pk if v["team"] else None,
+        }
         try:
-            run = services.submit_run(
-                owner=request.user, competition=v["competition"], agent_name=v["agent"],
-                agent_version=v["agent_version"], model_name=v["model"], seed=v["seed"], hardware=v["hardware"],
-                gpu_type=v["gpu_type"], gpu_count=v["gpu_count"], cpu_count=v["cpu_count"],
-                memory_gb=v["memory_gb"], time_limit_hours=v["time_limit_hours"], submission=v["submission"],
-                trajectory_files=v["trajectory_files"], snapshot_files=v["snapshots"], notes=v["notes"],
-                is_private=v["is_private"], origin=Run.Origin.UPLOAD, self_reported_score=v["score"],
-                team=v["team"],
-            )
+            received = intake.receive(owner=request.user, metadata=metadata, submission=v["submission"],
+                                      trajectory_files=v["trajectory_files"], snapshot_files=v["snapshots"])
         except quotas.QuotaExceeded as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_429_TOO_MANY_REQUESTS)
-        except services.UploadError as exc:
-            raise ValidationError({"detail": str(exc)}) from exc
         except services.StorageUnavailable as exc:
             raise StorageUnavailableError(str(exc)) from exc
-        created = run.created_at >= started  # an identical earlier upload comes back as 200
-        code = status.HTTP_201_CREATED if created else status.HTTP_200_OK
-        body = RunOutputSerializer(run).data
-        if note := getattr(run, "repeat_note", ""):
-            body["detail"] = f"this upload is {note}"
-        if run.competition is not None:
-            body["grading_quota"] = quotas.grading_quota(user=request.user, competition=run.competition).as_dict()
-        return Response(body, status=code)
+        return intake_response(intake.wait(received), request.user)
 
     @extend_schema(request=FormatCheckInputSerializer, responses={200: FormatCheckOutputSerializer})
     @action(detail=False, methods=["post"])
@@ -243,6 +241,26 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         if self.action in ("create", "check"):  # grading is the costly and the revealing part: a tighter rate
             throttles.append(_UploadThrottle())
         return throttles
+
+
+def intake_response(received: RunIntake, user) -> Response:
+    """The answer to an upload: the run, the reason it was refused, or (still importing) the intake."""
+    if received.status == RunIntake.Status.FAILED:
+        if received.failure == RunIntake.Failure.QUOTA:
+            return Response({"detail": received.error}, status=status.HTTP_429_TOO_MANY_REQUESTS)
+        if received.failure == RunIntake.Failure.STORAGE:
+            raise StorageUnavailableError(received.error)
+        raise ValidationError({"detail": received.error})
+    if received.status != RunIntake.Status.IMPORTED or received.run is None:
+        return Response(IntakeSerializer(received).data, status=status.HTTP_202_ACCEPTED)
+    run = Run.objects.select_related("competition", "experiment__agent", "experiment__model", "owner").get(
+        pk=received.run_id)
+    body = RunOutputSerializer(run).data
+    if received.note:  # an identical earlier upload came back
+        body["detail"] = f"this upload is {received.note}"
+    if run.competition is not None:
+        body["grading_quota"] = quotas.grading_quota(user=user, competition=run.competition).as_dict()
+    return Response(body, status=status.HTTP_200_OK if received.note else status.HTTP_201_CREATED)
 
 
 class _UploadThrottle(UserRateThrottle):

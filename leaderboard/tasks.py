@@ -137,3 +137,7 @@ def grade_snapshot(self, snapshot_id: int) -> str:
         log.exception("grading snapshot %s failed", snapshot_id)
         rows.update(status=Snapshot.Status.FAILED, grading_error=f"{exc.__class__.__name__}: {exc}"[:5000])
         return Snapshot.Status.FAILED
+
+
+# Tasks of other modules, imported here so that every worker registers them (Celery discovers tasks.py).
+from leaderboard.intake import import_intake  # noqa: E402,F401

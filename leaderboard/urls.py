@@ -18,6 +18,7 @@ urlpatterns = [
     path("scaling/<slug:kind>/", scaling_views.scaling_page, name="scaling"),
     path("runs/upload/", views.upload_run, name="upload-run"),
     path("runs/<int:pk>/progress/", views.run_progress, name="run-progress"),
+    path("runs/intakes/<int:pk>/", views.intake_progress, name="intake-progress"),
     path("runs/<int:pk>/status.json", views.run_status, name="run-status"),
     path("runs/<int:pk>/edit/", views.run_edit, name="run-edit"),
     path("runs/<int:pk>/delete/", views.run_delete, name="run-delete"),

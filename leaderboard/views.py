@@ -11,7 +11,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
-from leaderboard import humans, paired, published, quotas, runs_index, services, static_export, stats
+from leaderboard import humans, intake, paired, published, quotas, runs_index, services, static_export, stats
 from leaderboard.charts import (
     add_run_marks,
     beaten_share_figure,
@@ -21,7 +21,8 @@ from leaderboard.charts import (
 )
 from leaderboard.forms import RunEditForm, SignupForm, UploadRunForm
 from leaderboard.grading import format_check, grader_for, grading_available
-from leaderboard.models import Competition, Experiment, Run, Split
+from leaderboard.intake_api import visible_intake
+from leaderboard.models import Competition, Experiment, Run, RunIntake, Split
 from leaderboard.runs_api import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv
 
 
@@ -84,19 +85,8 @@ def upload_run(request):
         data = form.cleaned_data
         format_check = quotas.check_format(competition=data["competition"], submission=data["submission"])
     elif request.method == "POST" and form.is_valid():
-        data = form.cleaned_data
         try:
-            run = services.submit_run(
-                owner=request.user, agent_name=data["agent"],
-                competition=data["competition"].slug if data["competition"] else data["task"].strip(),
-                agent_version=data["agent_version"], model_name=data["model"], seed=data["seed"],
-                hardware=data["hardware"], gpu_type=data["gpu_type"], gpu_count=data["gpu_count"] or 0,
-                time_limit_hours=data["time_limit_hours"], submission=data["submission"],
-                trajectory_files=data["trajectory_files"], snapshot_files=data["snapshots"], notes=data["notes"],
-                is_private=data["is_private"], origin=Run.Origin.UPLOAD, team=data.get("team"),
-            )
-        except services.UploadError as exc:
-            form.add_error(None, str(exc))
+            received = intake.wait(intake.receive(owner=request.user, **_upload_fields(form.cleaned_data)))
         except services.StorageUnavailable as exc:
             form.add_error(None, str(exc))
             status = 503
@@ -104,13 +94,43 @@ def upload_run(request):
             form.add_error(None, str(exc))
             status = 429
         else:
-            if note := getattr(run, "repeat_note", ""):
-                messages.info(request, f"This upload is {note}.")
-            return redirect("run-progress", pk=run.pk)
+            if received.status == RunIntake.Status.FAILED:
+                form.add_error(None, received.error)
+                status = {RunIntake.Failure.QUOTA: 429, RunIntake.Failure.STORAGE: 503}.get(received.failure, 200)
+            elif received.status == RunIntake.Status.IMPORTED and received.run_id:
+                if received.note:
+                    messages.info(request, f"This upload is {received.note}.")
+                return redirect("run-progress", pk=received.run_id)
+            else:
+                return redirect("intake-progress", pk=received.pk)
     return render(request, "leaderboard/upload.html", {
         "form": form, "max_bytes": settings.MAX_UPLOAD_BYTES, "format_check": format_check,
         "daily_quota": settings.DAILY_GRADING_QUOTA, "quotas_today": quotas.used_today(user=request.user),
     }, status=status)
+
+
+def _upload_fields(data: dict) -> dict:
+    """The form's fields as leaderboard.intake.receive takes them."""
+    return {
+        "submission": data["submission"], "trajectory_files": data["trajectory_files"],
+        "snapshot_files": data["snapshots"], "metadata": {
+            "competition": data["competition"].slug if data["competition"] else data["task"].strip(),
+            "agent_name": data["agent"], "agent_version": data["agent_version"], "model_name": data["model"],
+            "seed": data["seed"], "hardware": data["hardware"], "gpu_type": data["gpu_type"],
+            "gpu_count": data["gpu_count"] or 0, "time_limit_hours": data["time_limit_hours"],
+            "notes": data["notes"], "is_private": data["is_private"],
+            "team": data["team"].pk if data.get("team") else None,
+        },
+    }
+
+
+@login_required
+def intake_progress(request, pk: int):
+    """An upload a worker is importing: the page follows it, then moves on to the run's progress."""
+    received = visible_intake(request.user, pk)
+    if received.status == RunIntake.Status.IMPORTED and received.run_id:
+        return redirect("run-progress", pk=received.run_id)
+    return render(request, "leaderboard/intake.html", {"intake": received})
 
 
 def run_progress(request, pk: int):

@@ -73,3 +73,22 @@ def test_the_worker_sweep_runs_it_at_most_once_an_interval(db, settings, tmp_pat
     cache.clear()
     assert sweep_orphans_when_due() == {"orphan_files_deleted": 9} and calls == [1, 1]
     cache.clear()
+
+
+def test_staged_uploads_of_a_killed_request_are_deleted_after_the_grace(kept_run, alice, tmp_path, settings):
+    """The request stages files under intake/ before it creates the row naming them: killed in
+    between, the files have no row. Old ones go; young ones and those of a waiting intake stay."""
+    from leaderboard.models import RunIntake
+
+    settings.ORPHAN_GRACE_S = DAY
+    killed = default_storage.save("intake/0123abcd/0000", ContentFile(b"a,b\n"))
+    uploading = default_storage.save("intake/4567ef01/0000", ContentFile(b"a,b\n"))
+    waiting = default_storage.save("intake/89abcdef/0000", ContentFile(b"a,b\n"))
+    RunIntake.objects.create(owner=alice, files=[{"kind": "submission", "name": "s.csv", "path": waiting}])
+    for name in (killed, waiting):
+        _age(default_storage.path(name), 2 * DAY)
+    (tmp_path / "scratch").mkdir()
+
+    assert sweep_orphans(scratch=tmp_path / "scratch")["orphan_files_deleted"] == 1
+    assert not default_storage.exists(killed)
+    assert default_storage.exists(uploading) and default_storage.exists(waiting)

@@ -221,6 +221,14 @@ GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", 2100.0)  # above grade
 GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
 STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued
 SWEEP_INTERVAL_S = env_float("MEDALBOARD_SWEEP_INTERVAL_S", 30.0)
+# Uploads (leaderboard.intake): the request stages the files and a worker imports them under these
+# limits; the request waits up to INTAKE_WAIT_S for the outcome before answering "202: still importing".
+INTAKE_TIME_LIMIT_S = env_int("MEDALBOARD_INTAKE_TIME_LIMIT_S", 600)  # soft limit; the hard one is 30 s later
+INTAKE_LEASE_S = env_float("MEDALBOARD_INTAKE_LEASE_S", INTAKE_TIME_LIMIT_S + 120.0)  # above the hard limit
+INTAKE_MAX_ATTEMPTS = env_int("MEDALBOARD_INTAKE_MAX_ATTEMPTS", 2)
+INTAKE_WAIT_S = env_float("MEDALBOARD_INTAKE_WAIT_S", 2.0)
+# Import inside the request instead (the test suite; a site with no worker at all). Not for a public site.
+INTAKE_IN_REQUEST = env_bool("MEDALBOARD_INTAKE_IN_REQUEST", False)
 # Files in artifact storage that no row names (a request killed mid-upload) and stale scratch folders
 # are deleted once older than this, at most once per interval (leaderboard.orphans).
 ORPHAN_GRACE_S = env_float("MEDALBOARD_ORPHAN_GRACE_S", 24 * 3600.0)

@@ -9,6 +9,9 @@ for _name in ("MEDALBOARD_API_RATE_ANON", "MEDALBOARD_API_RATE_USER", "MEDALBOAR
     os.environ.setdefault(_name, "1000000/min")
 os.environ.setdefault("MEDALBOARD_DAILY_GRADING_QUOTA", "1000000")
 os.environ.setdefault("MEDALBOARD_LOGIN_FAILURES_ALLOWED", "1000000")
+# Uploads are imported inside the request, so a test sees their outcome at once with no worker;
+# tests/test_upload_intake.py turns this off to test the worker path.
+os.environ.setdefault("MEDALBOARD_INTAKE_IN_REQUEST", "true")
 
 from webapp.settings import *  # noqa: E402,F403
 

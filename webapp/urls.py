@@ -5,6 +5,7 @@ from rest_framework.routers import DefaultRouter
 
 from leaderboard import plotly_asset
 from leaderboard.api import CompetitionViewSet
+from leaderboard.intake_api import IntakeView
 from leaderboard.login_throttle import ThrottledLoginView
 from leaderboard.runs_api import GradingQuotaView, LeaderboardAPIView, RunViewSet
 from leaderboard.scaling_api import HardwareAPIView, PassAtKAPIView, TimeCurveAPIView
@@ -27,6 +28,7 @@ urlpatterns = [
     path("api/runs/<int:pk>/outline/", RunOutlineView.as_view(), name="run-outline"),
     path("api/leaderboard/", LeaderboardAPIView.as_view(), name="api-leaderboard"),
     path("api/quota/", GradingQuotaView.as_view(), name="api-quota"),
+    path("api/intakes/<int:pk>/", IntakeView.as_view(), name="api-intake"),
     path("api/scaling/time/", TimeCurveAPIView.as_view(), name="api-scaling-time"),
     path("api/scaling/pass-at-k/", PassAtKAPIView.as_view(), name="api-scaling-pass-at-k"),
     path("api/scaling/hardware/", HardwareAPIView.as_view(), name="api-scaling-hardware"),

@@ -1,5 +1,6 @@
-// Upload form: filter the competition select as you type; after upload, poll the run's status
-// endpoint until grading has finished, then go to the run page.
+// Upload form: filter the competition select as you type; while a worker imports an upload, poll
+// its intake until it is imported or failed (the page then shows the run's progress or the reason);
+// after that, poll the run's status endpoint until grading has finished, then go to the run page.
 (function () {
   "use strict";
   const filter = document.getElementById("competition-filter");
@@ -23,30 +24,43 @@
       document.getElementById("upload-submit").disabled = true;
     });
   }
+  // Poll a JSON status URL, backing off to every 5 s, until onData returns true (done).
+  function follow(url, onData, onUnreachable) {
+    let delay = 500;
+    async function poll() {
+      try {
+        const response = await fetch(url, {headers: {Accept: "application/json"}});
+        if (response.ok && onData(await response.json())) return;
+      } catch (err) {
+        onUnreachable();
+      }
+      delay = Math.min(delay * 1.5, 5000);
+      window.setTimeout(poll, delay);
+    }
+    poll();
+  }
+  const intake = document.getElementById("intake");
+  if (intake && intake.dataset.done !== "true") {
+    const intakeStatus = document.getElementById("intake-status");
+    follow(intake.dataset.statusUrl, function (data) {
+      intakeStatus.textContent = data.progress;
+      intakeStatus.dataset.status = data.status;
+      if (data.done) window.location.reload();  // the server shows the run's progress, or why it failed
+      return data.done;
+    }, function () { intakeStatus.textContent = "could not reach the server; retrying…"; });
+  }
   const progress = document.getElementById("progress");
   if (!progress) return;
   const statusEl = document.getElementById("run-status");
   const resultEl = document.getElementById("run-result");
-  let delay = 500;
-  async function poll() {
-    try {
-      const response = await fetch(progress.dataset.statusUrl, {headers: {Accept: "application/json"}});
-      if (response.ok) {
-        const data = await response.json();
-        statusEl.textContent = data.progress || data.state;
-        statusEl.dataset.status = data.status;
-        if (data.done) {
-          resultEl.textContent = data.state === "graded" ? "Graded: score " + data.score + ", medal: " + data.medal
-            : data.state + ": " + data.grading_error;
-          window.location.assign(data.url || progress.dataset.runUrl);
-          return;
-        }
-      }
-    } catch (err) {
-      resultEl.textContent = "Could not reach the server; retrying…";
+  follow(progress.dataset.statusUrl, function (data) {
+    statusEl.textContent = data.progress || data.state;
+    statusEl.dataset.status = data.status;
+    if (data.done) {
+      resultEl.textContent = data.state === "graded" ? "Graded: score " + data.score + ", medal: " + data.medal
+        : data.state + ": " + data.grading_error;
+      window.location.assign(data.url || progress.dataset.runUrl);
     }
-    delay = Math.min(delay * 1.5, 5000);
-    window.setTimeout(poll, delay);
-  }
-  poll();
+    return data.done;
+  }, function () { resultEl.textContent = "Could not reach the server; retrying…"; });
 })();
