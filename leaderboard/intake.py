@@ -151,13 +151,13 @@ def import_intake(self, intake_id: int) -> str:
 def _claim(intake_id: int, owner: str) -> bool:
     return RunIntake.objects.filter(pk=intake_id, status=RunIntake.Status.RECEIVED).update(
         status=RunIntake.Status.IMPORTING, lease_owner=owner, attempts=F("attempts") + 1,
-        lease_expires_at=timezone.now() + timedelta(seconds=settings.INTAKE_LEASE_S),
+        lease_expires_at=timezone.now() + timedelta(seconds=settings.INTAKE_LEASE_S), updated_at=timezone.now(),
     ) == 1
 
 
 def _release(intake_id: int, owner: str) -> None:
     RunIntake.objects.filter(pk=intake_id, status=RunIntake.Status.IMPORTING, lease_owner=owner).update(
-        status=RunIntake.Status.RECEIVED, lease_expires_at=None, enqueued_at=None)
+        status=RunIntake.Status.RECEIVED, lease_expires_at=None, enqueued_at=None, updated_at=timezone.now())
 
 
 def _submit(intake: RunIntake) -> Run:
@@ -184,7 +184,7 @@ def _finish(intake: RunIntake, owner: str, *, run: Run | None = None, failure: s
     status = RunIntake.Status.IMPORTED if run is not None else RunIntake.Status.FAILED
     if RunIntake.objects.filter(pk=intake.pk, status=RunIntake.Status.IMPORTING, lease_owner=owner).update(
         status=status, run=run, failure=failure, error=error[:5000], lease_expires_at=None,
-        note=getattr(run, "repeat_note", "")[:300],
+        note=getattr(run, "repeat_note", "")[:300], updated_at=timezone.now(),
     ) != 1:
         log.warning("intake %s: outcome dropped, the claim moved on", intake.pk)
         return "claim lost"
@@ -221,12 +221,12 @@ def sweep_intakes() -> dict[str, int]:
         if n >= settings.INTAKE_MAX_ATTEMPTS:
             why = f"importing was interrupted {n} times (the worker importing it was lost); gave up"
             if same.update(status=RunIntake.Status.FAILED, failure=RunIntake.Failure.INTERRUPTED, error=why,
-                           lease_expires_at=None):
+                           lease_expires_at=None, updated_at=now):
                 counts["intakes_failed"] += 1
                 delete_staged(intake.files)
         else:
             counts["intakes_retried"] += same.update(
-                status=RunIntake.Status.RECEIVED, lease_expires_at=None, enqueued_at=None,
+                status=RunIntake.Status.RECEIVED, lease_expires_at=None, enqueued_at=None, updated_at=now,
                 error=f"import attempt {n} was interrupted (the worker importing it was lost); retrying")
     counts["intakes_requeued"] = _requeue_stale(now)
     return counts
