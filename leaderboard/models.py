@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models, transaction
-from django.db.models.signals import post_delete
+from django.db.models.signals import m2m_changed, post_delete
 from django.dispatch import receiver
 
 from leaderboard import medals
@@ -308,6 +308,60 @@ class RunQuerySet(models.QuerySet):
             .order_by("created_at", "id")
         )
 
+    # Every way Django writes runs keeps the leaderboard aggregates in step, in the same transaction
+    # (leaderboard.aggregates.maintenance); deleting an experiment deletes its aggregates by cascade.
+    def update(self, **kwargs) -> int:
+        from leaderboard.aggregates import maintenance
+
+        if not maintenance.COUNTED_FIELDS.intersection(kwargs):
+            return super().update(**kwargs)
+        with transaction.atomic(using=self.db):
+            before = self._lock_keys()
+            changed = super().update(**kwargs)
+            status = kwargs.get("status")
+            status = status if isinstance(status, str) or status is None else Run.Status.GRADED  # an expression
+            keys = [(e, s) for _, e, s, was in before if Run.Status.GRADED in (was, status)]
+            if keys and kwargs.keys() & {"experiment", "experiment_id", "seed"}:
+                keys += Run.objects.filter(pk__in=[pk for pk, *_ in before]).values_list("experiment_id", "seed")
+            maintenance.refresh(keys)
+        return changed
+
+    def delete(self):
+        from leaderboard.aggregates import maintenance
+
+        with transaction.atomic(using=self.db):
+            keys = [(e, s) for _, e, s, status in self._lock_keys() if status == Run.Status.GRADED]
+            deleted = super().delete()
+            maintenance.refresh(keys)
+        return deleted
+
+    delete.alters_data = True
+    delete.queryset_only = True
+
+    def bulk_create(self, objs, *args, **kwargs):
+        from leaderboard.aggregates import maintenance
+
+        with transaction.atomic(using=self.db):
+            made = super().bulk_create(objs, *args, **kwargs)
+            maintenance.refresh((r.experiment_id, r.seed) for r in made if r.status == Run.Status.GRADED)
+        return made
+
+    def bulk_update(self, objs, fields, *args, **kwargs):
+        from leaderboard.aggregates import maintenance
+
+        objs = list(objs)
+        with transaction.atomic(using=self.db):
+            before = Run.objects.filter(pk__in=[r.pk for r in objs])._lock_keys()
+            changed = super().bulk_update(objs, fields, *args, **kwargs)
+            if maintenance.COUNTED_FIELDS.intersection(fields):
+                maintenance.refresh([(e, s) for _, e, s, _ in before] + [(r.experiment_id, r.seed) for r in objs])
+        return changed
+
+    def _lock_keys(self) -> list[tuple]:
+        """(pk, experiment id, seed, status) of the matched runs, locked until the transaction ends."""
+        return list(self.select_for_update(no_key=True, of=("self",)).order_by()
+                    .values_list("pk", "experiment_id", "seed", "status"))
+
 
 class MedalFlags(models.Model):
     """What grading a submission stores (a run's final one, or a snapshot of it); leaderboard.medals
@@ -416,6 +470,31 @@ class Run(MedalFlags):
 
     def __str__(self) -> str:
         return f"run {self.pk} ({self.task_name or self.competition_id}, seed {self.seed})"
+
+    def save(self, *args, **kwargs) -> None:
+        """Saved together with the leaderboard aggregates of its key, old and new (see RunQuerySet)."""
+        from leaderboard.aggregates import maintenance
+
+        update_fields = kwargs.get("update_fields")
+        if update_fields is not None and not maintenance.COUNTED_FIELDS.intersection(update_fields):
+            return super().save(*args, **kwargs)
+        with transaction.atomic():
+            before = None if self._state.adding else Run.objects.filter(pk=self.pk)._lock_keys()
+            super().save(*args, **kwargs)
+            keys = [(e, s) for _, e, s, status in before or () if status == Run.Status.GRADED]
+            after = Run.objects.filter(pk=self.pk).values_list("experiment_id", "seed", "status").first()
+            if keys or (after and after[2] == Run.Status.GRADED):
+                maintenance.refresh([*keys, after[:2]])
+
+    def delete(self, *args, **kwargs):
+        from leaderboard.aggregates import maintenance
+
+        with transaction.atomic():
+            keys = [(e, s) for _, e, s, status in Run.objects.filter(pk=self.pk)._lock_keys()
+                    if status == Run.Status.GRADED]
+            deleted = super().delete(*args, **kwargs)
+            maintenance.refresh(keys)
+        return deleted
 
     def can_edit(self, user) -> bool:
         return user.is_authenticated and (user.is_staff or self.owner_id == user.pk)
@@ -632,3 +711,20 @@ def _delete_trajectory_file(sender, instance: Trajectory, **kwargs) -> None:
     name = instance.file
     if name:
         transaction.on_commit(lambda: default_storage.delete(name))
+
+
+from leaderboard.aggregates.models import SeedAggregate  # noqa: E402,F401 - registers the model with the app
+
+
+@receiver(m2m_changed, sender=Competition.splits.through)
+def _split_membership_changed(sender, instance, action, reverse, pk_set, **kwargs) -> None:
+    """A split's competitions changed: the aggregates of the runs in those competitions follow."""
+    from leaderboard.aggregates import maintenance
+
+    if action == "pre_clear":
+        instance._cleared_competitions = (list(instance.competitions.values_list("pk", flat=True))
+                                          if isinstance(instance, Split) else [instance.pk])
+    elif action == "post_clear":
+        maintenance.split_membership_changed(getattr(instance, "_cleared_competitions", []))
+    elif action in ("post_add", "post_remove") and pk_set:
+        maintenance.split_membership_changed(pk_set if isinstance(instance, Split) else [instance.pk])

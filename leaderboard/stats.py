@@ -18,6 +18,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from django.db.models import Q
+
 from leaderboard.models import Experiment, LeaderboardKind, Run, Split
 
 SPLIT_ALIASES = {"lite": "low", "all": "split75"}
@@ -131,12 +133,18 @@ def latest_per_seed(runs: Iterable[Run]) -> dict[int, dict[int, Run]]:
 def counted_seeds(grid: dict[int, dict], n_competitions: int, *, pad: bool) -> tuple[list[int], dict[int, int]]:
     """The seeds that count (complete ones, or every seed with `pad`) and the incomplete ones left out
     (seed -> competitions with a run); `grid` is latest_per_seed's, restricted to the split."""
+    return split_seeds({seed: len(by_competition) for seed, by_competition in grid.items()}, n_competitions,
+                       pad=pad)
+
+
+def split_seeds(sizes: dict[int, int], n_competitions: int, *, pad: bool) -> tuple[list[int], dict[int, int]]:
+    """counted_seeds from each seed's number of competitions with a run."""
     seeds, incomplete = [], {}
-    for seed in sorted(grid):
-        if pad or len(grid[seed]) == n_competitions:
+    for seed in sorted(sizes):
+        if pad or sizes[seed] == n_competitions:
             seeds.append(seed)
         else:
-            incomplete[seed] = len(grid[seed])
+            incomplete[seed] = sizes[seed]
     return seeds, incomplete
 
 
@@ -181,8 +189,14 @@ def _mean_pass_at_k(grid, seeds: list[int], competition_ids: set[int], k: int) -
     """pass@k averaged over the split's competitions; each counted seed is one attempt."""
     if len(seeds) < k or not competition_ids:
         return None
-    counts = medal_counts(grid, seeds, competition_ids)
-    return 100.0 * sum(pass_at_k(len(seeds), c, k) for c in counts) / len(counts)
+    return mean_pass_at_k(len(seeds), medal_counts(grid, seeds, competition_ids), k)
+
+
+def mean_pass_at_k(n_seeds: int, counts: list[int], k: int) -> float | None:
+    """pass@k over n_seeds attempts averaged over competitions (`counts`: each one's seeds with a medal)."""
+    if n_seeds < k or not counts:
+        return None
+    return 100.0 * sum(pass_at_k(n_seeds, c, k) for c in counts) / len(counts)
 
 
 def medal_counts(grid, seeds: list[int], competition_ids) -> list[int]:
@@ -203,30 +217,66 @@ def leaderboard(
     *, split_slug: str, user, filters: LeaderboardFilters | None = None, pad: bool = False,
     ks: Sequence[int] = (1,),
 ) -> tuple[Split, list[ExperimentStats]]:
-    """One row per experiment with runs in the split, best any-medal % first, in 3 queries."""
+    """One row per experiment with runs in the split, best any-medal % first, from the stored
+    aggregates (leaderboard.aggregates): a row per experiment and seed read, however many runs."""
+    from leaderboard.aggregates import reading
+
+    split, competition_ids = _split_competitions(split_slug)
+    filters = filters or LeaderboardFilters()
+    audience, own = reading.viewer_scope(user, verified_only=filters.verified_only)
+    keyed = reading.stats_from_aggregates(split=split, competition_ids=competition_ids, audience=audience,
+                                          experiments=experiment_filter(filters), exclude=own, pad=pad, ks=ks)
+    if own:  # the viewer's private runs count for them alone: those experiments come from the runs
+        runs = filter_runs(Run.objects.visible_to(user).for_leaderboard(), filters).filter(experiment_id__in=own)
+        keyed += stats_from_runs(runs, competition_ids, pad=pad, ks=ks)
+    return split, sort_rows([row for _, row in sorted(keyed, key=lambda pair: pair[0])], "-any_medal")
+
+
+def leaderboard_from_runs(
+    *, split_slug: str, user, filters: LeaderboardFilters | None = None, pad: bool = False,
+    ks: Sequence[int] = (1,),
+) -> tuple[Split, list[ExperimentStats]]:
+    """The reference for `leaderboard`: the same rows computed from every visible graded run."""
+    split, competition_ids = _split_competitions(split_slug)
+    runs = filter_runs(Run.objects.visible_to(user).for_leaderboard(), filters or LeaderboardFilters())
+    return split, sort_rows([row for _, row in stats_from_runs(runs, competition_ids, pad=pad, ks=ks)], "-any_medal")
+
+
+def _split_competitions(split_slug: str) -> tuple[Split, set[int]]:
     split = resolve_split(split_slug)
     kinds = dict(split.competitions.values_list("id", "leaderboard_kind"))
-    competition_ids = set(kinds)
-    split.n_competitions = len(competition_ids)
+    split.n_competitions = len(kinds)
     split.n_reference = sum(kind == LeaderboardKind.REFERENCE for kind in kinds.values())
-    runs = filter_runs(Run.objects.visible_to(user).for_leaderboard(), filters or LeaderboardFilters())
+    return split, set(kinds)
+
+
+def stats_from_runs(
+    runs, competition_ids: set[int], *, pad: bool, ks: Sequence[int],
+) -> list[tuple[tuple, ExperimentStats]]:
+    """(the experiment's first run as (created_at, id), its statistics) per experiment of `runs`
+    (for_leaderboard's, oldest first), in the order of their first run."""
     by_experiment: dict[int, list[Run]] = defaultdict(list)
-    experiments: dict[int, Experiment] = {}
     for run in runs.filter(competition_id__in=competition_ids):
         by_experiment[run.experiment_id].append(run)
-        experiments[run.experiment_id] = run.experiment
-    rows = [experiment_stats(experiments[i], by_experiment[i], competition_ids, pad=pad, ks=ks)
-            for i in by_experiment]
-    return split, sort_rows(rows, "-any_medal")
+    return [((group[0].created_at, group[0].pk),
+             experiment_stats(group[-1].experiment, group, competition_ids, pad=pad, ks=ks))
+            for group in by_experiment.values()]
+
+
+def experiment_filter(filters: LeaderboardFilters) -> Q:
+    """The agent, model and hardware filters on a model with an `experiment` relation (runs, aggregates)."""
+    q = Q()
+    if filters.agent:
+        q &= Q(experiment__agent__name__icontains=filters.agent)
+    if filters.model:
+        q &= Q(experiment__model__name__icontains=filters.model)
+    if filters.hardware:
+        q &= Q(experiment__hardware__icontains=filters.hardware)
+    return q
 
 
 def filter_runs(runs, filters: LeaderboardFilters):
-    if filters.agent:
-        runs = runs.filter(experiment__agent__name__icontains=filters.agent)
-    if filters.model:
-        runs = runs.filter(experiment__model__name__icontains=filters.model)
-    if filters.hardware:
-        runs = runs.filter(experiment__hardware__icontains=filters.hardware)
+    runs = runs.filter(experiment_filter(filters))
     if filters.verified_only:
         runs = runs.filter(verification=Run.Verification.VERIFIED)
     return runs
