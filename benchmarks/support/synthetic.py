@@ -81,3 +81,28 @@ def _run(rng, made: Experiment, pk: int, slug: str, seed: int, skill: float, sco
 
 def clear() -> None:
     Experiment.objects.filter(agent__name__startswith=PREFIX).delete()
+
+
+KINDS = ["plan", "code", "command", "observation", "score", "llm"]
+
+
+def add_replay_run(steps: int) -> int:
+    """One synthetic run with a trajectory of `steps` mixed steps (for replay pages); returns its id."""
+    from django.db import transaction
+
+    from leaderboard.importers.base import StepData
+    from leaderboard.trajectory_store import write_steps
+
+    def step(i: int):
+        kind = KINDS[i % len(KINDS)]
+        data = {"code": {"file": "train.py", "content": "import pandas as pd\n" * 20, "diff": "+x = 1\n-x = 0"},
+                "command": {"command": "python train.py", "stdout": "epoch loss\n" * 30, "exit_code": 0},
+                "score": {"metric": "accuracy", "value": 0.5 + (i % 100) / 1000}}.get(kind, {})
+        return StepData(index=i, kind=kind, t=i * 0.5, title=f"{kind} {i}", text=f"synthetic step {i} " * 30,
+                         data=data, score=data.get("value"), parent_index=(i - 1) // 2 if kind == "code" else None)
+
+    with transaction.atomic():
+        run = Run.objects.create(experiment=experiment(0), competition=None, task_name="synthetic-replay",
+                                 seed=1000, status=Run.Status.GRADED, notes=NOTE, n_steps=steps)
+        write_steps(run, (step(i) for i in range(steps)))
+    return run.pk
