@@ -9,6 +9,8 @@ folder stays in the temporary directory. The periodic sweep (runner.recovery.swe
 - files under the upload folders of artifact storage (`runs/`, `trajectories/`, and `intake/`, where
   requests stage uploads for the worker: leaderboard.intake) that no row names and that are older
   than ORPHAN_GRACE_S (a younger file may belong to an upload still running);
+- files in FILE_UPLOAD_TEMP_DIR (where Django spools a large upload while the request reads it)
+  older than the grace, counted with the orphaned files;
 - Medalboard's scratch folders (SCRATCH_PREFIXES in the temporary directory) older than the grace.
 """
 
@@ -53,6 +55,8 @@ def sweep_orphans(*, storage: Storage = default_storage, scratch: Path | None = 
         if name not in known and _older(storage, name, cutoff):
             storage.delete(name)
             files += 1
+    if settings.FILE_UPLOAD_TEMP_DIR:
+        files += _sweep_upload_temp(Path(settings.FILE_UPLOAD_TEMP_DIR), cutoff)
     folders = _sweep_scratch(Path(scratch or tempfile.gettempdir()), cutoff)
     if files or folders:
         log.warning("deleted %s orphaned file(s) and %s stale scratch folder(s)", files, folders)
@@ -91,14 +95,29 @@ def _older(storage: Storage, name: str, cutoff: datetime) -> bool:
         return False
 
 
+def _modified(path: Path) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(path.stat().st_mtime, tz=timezone.get_current_timezone())
+    except FileNotFoundError:
+        return None
+
+
+def _sweep_upload_temp(folder: Path, cutoff: datetime) -> int:
+    """Files Django spooled for requests that never finished (a finished one deletes or moves its file)."""
+    deleted = 0
+    for path in folder.glob("*"):
+        modified = _modified(path)
+        if modified is not None and path.is_file() and modified < cutoff:
+            path.unlink(missing_ok=True)
+            deleted += 1
+    return deleted
+
+
 def _sweep_scratch(root: Path, cutoff: datetime) -> int:
     deleted = 0
     for folder in (p for prefix in SCRATCH_PREFIXES for p in root.glob(f"{prefix}*")):
-        try:
-            modified = datetime.fromtimestamp(folder.stat().st_mtime, tz=timezone.get_current_timezone())
-        except FileNotFoundError:
-            continue
-        if folder.is_dir() and modified < cutoff:
+        modified = _modified(folder)
+        if modified is not None and folder.is_dir() and modified < cutoff:
             shutil.rmtree(folder, ignore_errors=True)
             deleted += 1
     return deleted

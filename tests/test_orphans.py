@@ -29,6 +29,8 @@ def kept_run(alice, catalogue, settings, tmp_path):
     from django.core.files import File
 
     settings.MEDIA_ROOT = tmp_path / "media"  # a storage of this test's own: no other test's leftovers
+    settings.FILE_UPLOAD_TEMP_DIR = str(tmp_path / "upload-tmp")
+    (tmp_path / "upload-tmp").mkdir()
     with (TRAJECTORIES_DIR / "aide" / "translucent-spaniel_journal.json").open("rb") as journal:
         run = submit(alice, trajectory_files=[File(journal, name="journal.json")])
     for name in stored_names():
@@ -92,3 +94,17 @@ def test_staged_uploads_of_a_killed_request_are_deleted_after_the_grace(kept_run
     assert sweep_orphans(scratch=tmp_path / "scratch")["orphan_files_deleted"] == 1
     assert not default_storage.exists(killed)
     assert default_storage.exists(uploading) and default_storage.exists(waiting)
+
+
+def test_a_spooled_upload_of_a_killed_request_is_deleted_after_the_grace(kept_run, tmp_path, settings):
+    """Django spools a large upload to FILE_UPLOAD_TEMP_DIR while it reads the request; killed, it stays."""
+    settings.ORPHAN_GRACE_S = DAY
+    spool = tmp_path / "upload-tmp"
+    old, young = spool / "tmpabc123.upload.tar.gz", spool / "tmpdef456.upload.csv"
+    for path in (old, young):
+        path.write_bytes(b"half an upload")
+    _age(old, 2 * DAY)
+    (tmp_path / "scratch").mkdir()
+
+    assert sweep_orphans(scratch=tmp_path / "scratch")["orphan_files_deleted"] == 1
+    assert not old.exists() and young.exists()

@@ -179,6 +179,10 @@ MAX_UPLOAD_BYTES = env_int("MEDALBOARD_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 MEDALBOARD_AGENT_IMAGE = os.environ.get("MEDALBOARD_AGENT_IMAGE") or "medalboard-agent:bookworm"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+# Larger uploads are spooled here while the request reads them (a request killed meanwhile leaves its
+# file, which the orphan sweep deletes after ORPHAN_GRACE_S); beside MEDIA_ROOT, staging them is a rename.
+FILE_UPLOAD_TEMP_DIR = os.environ.get("MEDALBOARD_UPLOAD_TEMP_DIR") or str(VAR_DIR / "upload-tmp")
+Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
 
 # Celery: Redis or RabbitMQ in production; the embedded filesystem broker needs no server.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
