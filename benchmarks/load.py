@@ -190,22 +190,32 @@ def post_upload(base: str, token: str, seed: int, files: dict) -> tuple[int | st
         conn.close()
 
 
-def run_state(base: str, payload: dict) -> str:
-    """The run's status (or progress) as the API reports it, following a status URL when one was given."""
-    url = payload.get("status_url") or (f"/api/runs/{payload['id']}/" if "id" in payload else None)
-    if url is None:
-        return ""
-    parts, server = urlsplit(url), urlsplit(base)
+def get_json(base: str, path: str, token: str) -> dict:
+    server = urlsplit(base)
     conn = http.client.HTTPConnection(server.hostname, server.port, timeout=30)
     try:
-        conn.request("GET", parts.path + (f"?{parts.query}" if parts.query else ""),
-                     headers={"Accept": "application/json"})
-        body = json.loads(conn.getresponse().read() or b"{}")
+        conn.request("GET", path, headers={"Accept": "application/json", "Authorization": f"Token {token}"})
+        return json.loads(conn.getresponse().read() or b"{}")
     except (OSError, ValueError, http.client.HTTPException) as exc:
-        return type(exc).__name__
+        return {"status": type(exc).__name__}
     finally:
         conn.close()
-    return str(body.get("status") or body.get("state") or "")
+
+
+def outcome(base: str, token: str, payload: dict) -> tuple[str, bool]:
+    """(what became of an accepted upload, whether that is final): a 202 names an intake to follow
+    (imported into a run, or failed with a reason), a 201 the run itself."""
+    if "status_url" in payload:
+        intake = get_json(base, urlsplit(payload["status_url"]).path, token)
+        if not intake.get("done"):
+            return f"intake {intake.get('status', '?')}", False
+        if intake.get("run") is None:
+            return f"import {intake.get('status')}: {intake.get('error', '')}", True
+        payload = {"id": intake["run"]}
+    if "id" not in payload:
+        return "", True
+    status = str(get_json(base, f"/api/runs/{payload['id']}/", token).get("status", ""))
+    return status, status in FINAL
 
 
 # --- processes --------------------------------------------------------------------------------------
@@ -244,17 +254,15 @@ def compare(quiet: dict[str, http_load.Result], busy: dict[str, http_load.Result
               f"(p99 {b.pct(0.99):.0f} ms with uploads)")
 
 
-def settle(base: str, answers: list, deadline: float) -> list[str]:
-    states = [""] * len(answers)
-    while True:
-        for i, (status, _, payload) in enumerate(answers):
-            if status in (201, 202) and states[i] not in FINAL:
-                states[i] = run_state(base, payload)
-        if all(s in FINAL for s, (status, _, _) in zip(states, answers, strict=True) if status in (201, 202)):
-            return states
-        if time.monotonic() > deadline:
-            return states
+def settle(base: str, token: str, answers: list, deadline: float) -> list[str]:
+    """Follow every accepted upload until it is final (or the deadline); the last state of each."""
+    states = [(str(payload.get("detail") or payload)[:110], status not in (201, 202))
+              for status, _, payload in answers]
+    while not all(done for _, done in states) and time.monotonic() < deadline:
+        states = [(state, True) if done else outcome(base, token, payload)
+                  for (state, done), (_, _, payload) in zip(states, answers, strict=True)]
         time.sleep(1)
+    return [state if done else f"{state} (not final after the wait)" for state, done in states]
 
 
 def main() -> None:
@@ -292,11 +300,12 @@ def main() -> None:
                 answers = [f.result() for f in posted]
             report("2. readers while 10 hostile uploads are posted and processed", busy, labels)
             compare(quiet, busy, labels)
-            states = settle(base, answers, time.monotonic() + args.settle_seconds)
-            print("\nHostile uploads (HTTP answer, seconds to answer, final state or the reason):")
-            for (label, _), (status, seconds, payload), state in zip(uploads, answers, states, strict=True):
-                reason = state or str(payload.get("detail") or payload)[:110]
-                print(f"  {label:28} {status!s:>5} {seconds:6.1f} s  {reason}")
+            began = time.monotonic()
+            states = settle(base, token, answers, began + args.settle_seconds)
+            print(f"\nHostile uploads (HTTP answer, seconds to answer, final state or the reason; all settled "
+                  f"{time.monotonic() - began:.0f} s after the readers stopped):")
+            for (label, _), (status, seconds, _), state in zip(uploads, answers, states, strict=True):
+                print(f"  {label:28} {status!s:>5} {seconds:6.1f} s  {state}")
             handled = sum(1 for status, _, _ in answers if status in (201, 202, 400, 413))
             print(f"  handled (201/202/400/413): {handled} of {len(answers)}")
     finally:
