@@ -100,6 +100,19 @@ class RunAdmin(admin.ModelAdmin):
     raw_id_fields = ["experiment", "competition", "owner"]
 
 
+@admin.register(models.RunIntake)
+class RunIntakeAdmin(admin.ModelAdmin):
+    """Uploads on their way to a run (leaderboard.intake): read-only, the worker and the sweep own them."""
+
+    list_display = ["id", "owner", "status", "failure", "attempts", "run", "created_at", "updated_at"]
+    list_filter = ["status", "failure"]
+    list_select_related = ["owner"]
+    raw_id_fields = ["owner", "run"]
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(models.Artifact)
 class ArtifactAdmin(admin.ModelAdmin):
     list_display = ["run", "kind", "name", "size"]
