@@ -5,7 +5,8 @@
 Prints, for 10k and 100k steps: the time to just parse the file line by line with the fastest JSON
 parser installed (orjson, msgspec, ujson: whichever is fastest on this file and machine), the
 time to read it through the importer without the database (read s), the time to import it
-(read_trajectories + save_steps into the database), their ratio (target <= 3x), and peak memory
+(read_trajectories + save_steps into the database, with the search index), their ratio (target
+<= 3x), the same import without building the search index (its share of the import), and peak memory
 of the import (tracemalloc peak of Python allocations, and the process's max RSS).
 Each size runs in a fresh subprocess so max RSS is comparable. By default the database is a
 throwaway SQLite file; --configured-db uses DATABASE_URL / the configured database instead.
@@ -129,14 +130,29 @@ def read_only(path: Path) -> float:
     return time.perf_counter() - started
 
 
-def import_once(path: Path) -> tuple[float, int]:
+class _NoSearchIndex:
+    """Stands in for the search index builder, to measure the import without it."""
+
+    def add(self, first: int, raw: bytes) -> None:
+        pass
+
+    def save(self, storage, trajectory_file: str) -> None:
+        pass
+
+
+def import_once(path: Path, search_index: bool = True) -> tuple[float, int]:
+    from unittest import mock
+
     from leaderboard.importers import read_trajectories, save_steps
+    from leaderboard.trajectory_store import writing
 
     run = _new_run()
     _settle()
-    started = time.perf_counter()
-    count = sum(save_steps(run, parsed) for parsed in read_trajectories(path))
-    elapsed = time.perf_counter() - started
+    with mock.patch.object(writing.search_index, "Builder", writing.search_index.Builder if search_index
+                           else _NoSearchIndex):
+        started = time.perf_counter()
+        count = sum(save_steps(run, parsed) for parsed in read_trajectories(path))
+        elapsed = time.perf_counter() - started
     run.delete()  # and its trajectory file, so runs do not pile up on disk
     return elapsed, count
 
@@ -173,11 +189,15 @@ def child(n_steps: int, workdir: Path) -> dict:
     read_s = min(read_only(path) for _ in range(REPEATS))
     # Rounds of (parse, import) back to back, so a slow spell of a shared machine hits both sides of
     # a round: the best of each side, and the median of the rounds' ratios.
-    rounds = [(parse_only(path, loads)[0], import_once(path)) for _ in range(ROUNDS)]
-    parse_s = min(p for p, _ in rounds)
-    import_s = min(i for _, (i, _) in rounds)
+    # The import without the search index runs in each round too: the index's share of the import.
+    rounds = [(parse_only(path, loads)[0], import_once(path), import_once(path, search_index=False))
+              for _ in range(ROUNDS)]
+    parse_s = min(p for p, _, _ in rounds)
+    import_s = min(i for _, (i, _), _ in rounds)
+    unindexed_s = min(u for _, _, (u, _) in rounds)
     count = rounds[0][1][1]
-    median_ratio = statistics.median(i / p for p, (i, _) in rounds)
+    median_ratio = statistics.median(i / p for p, (i, _), _ in rounds)
+    median_unindexed = statistics.median(u / p for p, _, (u, _) in rounds)
     tracemalloc.start()
     import_once(path)
     _, peak = tracemalloc.get_traced_memory()
@@ -190,6 +210,7 @@ def child(n_steps: int, workdir: Path) -> dict:
     return {"db": connection.vendor, "steps": n_steps, "mb": size / 1e6, "parser": parser, "parse_s": parse_s,
             "read_s": read_s,
             "import_s": import_s, "ratio": import_s / parse_s, "median_ratio": median_ratio,
+            "unindexed_s": unindexed_s, "unindexed_ratio": unindexed_s / parse_s, "median_unindexed": median_unindexed,
             "tracemalloc_peak_mb": peak / 1e6,
             "max_rss_mb": rss_kb / 1024}
 
@@ -255,16 +276,17 @@ def _run_child(n_steps: int, tmp: str, env: dict) -> dict:
 
 def _report(results: list[dict]) -> None:
     print(f"{'steps':>8} {'MB':>7} {'parse s':>8} {'read s':>7} {'import s':>9} {'ratio':>6} {'median':>7} "
-          f"{'py peak MB':>11} {'max RSS MB':>11}")
+          f"{'no index s':>11} {'ratio':>6} {'py peak MB':>11} {'max RSS MB':>11}")
     for r in results:
         print(f"{r['steps']:>8} {r['mb']:>7.1f} {r['parse_s']:>8.3f} {r['read_s']:>7.3f} {r['import_s']:>9.3f} "
-              f"{r['ratio']:>5.2f}x {r['median_ratio']:>6.2f}x "
+              f"{r['ratio']:>5.2f}x {r['median_ratio']:>6.2f}x {r['unindexed_s']:>11.3f} {r['unindexed_ratio']:>5.2f}x "
               f"{r['tracemalloc_peak_mb']:>11.1f} {r['max_rss_mb']:>11.1f}")
     small, big = results
     print(f"database: {big['db']}; baseline parser: {big['parser']} (the fastest installed); parse and import "
           f"are each the best of {ROUNDS} back-to-back rounds, 'median' the median of the rounds' ratios")
     print(f"import/parse ratio at {big['steps']} steps: {big['ratio']:.2f}x best to best, "
-          f"{big['median_ratio']:.2f}x median (target <= 3x)")
+          f"{big['median_ratio']:.2f}x median (target <= 3x); without the search index "
+          f"{big['unindexed_ratio']:.2f}x best to best, {big['median_unindexed']:.2f}x median")
     print(f"peak Python memory {small['tracemalloc_peak_mb']:.1f} MB at {small['steps']} steps vs "
           f"{big['tracemalloc_peak_mb']:.1f} MB at {big['steps']} steps")
 

@@ -694,6 +694,10 @@ class StepBlock(models.Model):
     diff_bases = models.TextField(
         default="{}", blank=True, help_text="JSON: code step index -> the previous version of its file, to diff against"
     )
+    # Which kinds the block holds, one bit each (trajectory_store.block_index.KINDS): a filter by kind
+    # skips blocks in the database instead of loading every row.
+    kind_mask = models.PositiveIntegerField(default=0)
+    kinds_before = models.TextField(default="{}", blank=True, help_text="JSON: steps of each kind in earlier blocks")
 
     class Meta:
         ordering = ["trajectory", "first"]
@@ -708,9 +712,11 @@ def _delete_trajectory_file(sender, instance: Trajectory, **kwargs) -> None:
     """A trajectory's file goes with its row, once the deletion commits (a rollback keeps both)."""
     from django.core.files.storage import default_storage
 
+    from leaderboard.trajectory_store import delete_file
+
     name = instance.file
-    if name:
-        transaction.on_commit(lambda: default_storage.delete(name))
+    if name:  # the file and its search index
+        transaction.on_commit(lambda: delete_file(default_storage, name))
 
 
 from leaderboard.aggregates.models import SeedAggregate  # noqa: E402,F401 - registers the model with the app

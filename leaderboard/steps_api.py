@@ -19,6 +19,9 @@ from leaderboard.trajectory_store import OUTLINE_LIMIT, StoredTrajectory, outlin
 
 DEFAULT_PAGE_SIZE = 200
 MAX_PAGE_SIZE = 1000
+# Bytes of trajectory one search request reads at most. A search that has not filled its page by
+# then answers with the hits so far and a cursor to go on from, so no request scans a whole 1 GB file.
+SEARCH_BUDGET = 32 << 20
 
 
 class StepSerializer(serializers.Serializer):
@@ -35,10 +38,14 @@ class StepSerializer(serializers.Serializer):
 
 
 class StepPageSerializer(serializers.Serializer):
-    count = serializers.IntegerField(help_text="Steps matching the filters")
+    count = serializers.IntegerField(allow_null=True, help_text="Steps matching the filters; null for a search "
+                                     "(it does not count every hit: follow next_cursor)")
     page = serializers.IntegerField(help_text="0-based page number")
     page_size = serializers.IntegerField()
-    num_pages = serializers.IntegerField()
+    num_pages = serializers.IntegerField(allow_null=True, help_text="null for a search")
+    next_cursor = serializers.IntegerField(
+        allow_null=True, help_text="Search: pass as `cursor` for the hits that follow; null when there are none")
+    more = serializers.BooleanField(help_text="Whether more steps or hits follow this page")
     results = StepSerializer(many=True)
 
 
@@ -48,10 +55,22 @@ class StepQuerySerializer(serializers.Serializer):
         required=False, min_value=1, max_value=MAX_PAGE_SIZE, default=DEFAULT_PAGE_SIZE
     )
     type = serializers.CharField(required=False, default="", help_text="Step kinds, comma-separated")
-    q = serializers.CharField(required=False, default="", help_text="Case-insensitive text search")
+    q = serializers.CharField(required=False, default="", help_text="Case-insensitive text search, paged by "
+                              "cursor: the first page_size hits from `cursor` on")
+    cursor = serializers.IntegerField(required=False, min_value=0, help_text="With q: search from this step "
+                                      "index (a previous response's next_cursor)")
     around = serializers.IntegerField(
-        required=False, min_value=0, help_text="Return the page holding this step index (overrides page)"
+        required=False, min_value=0, help_text="Return the page holding this step index (overrides page); with q, "
+        "the hits from this step on"
     )
+
+    def validate(self, attrs: dict) -> dict:
+        searching = bool(attrs["q"].strip())
+        if searching and attrs["page"]:
+            raise serializers.ValidationError({"page": "a search pages by cursor: pass next_cursor as cursor"})
+        if not searching and "cursor" in attrs:
+            raise serializers.ValidationError({"cursor": "cursor pages a search: it needs q"})
+        return attrs
 
 
 @extend_schema(
@@ -80,26 +99,21 @@ def _steps_page(stored: StoredTrajectory, p: dict) -> dict:
 
 
 def _search_page(stored: StoredTrajectory, kinds: list[str] | None, query: str, p: dict, size: int) -> dict:
-    """Search reads the trajectory once for the count and the asked page (twice with `around`)."""
-    around = p.get("around")
-    if around is not None:
-        count = before = 0
-        for step in stored.search(query, kinds):
-            count += 1
-            before += step.index < around
-        page = before // size
-        results = list(islice(stored.search(query, kinds), page * size, (page + 1) * size))
-        return _page_info(count, page, size, stored.complete(results))
-    count, page, results = 0, p["page"], []
-    for step in stored.search(query, kinds):
-        if page * size <= count < (page + 1) * size:
-            results.append(step)
-        count += 1
-    return _page_info(count, page, size, stored.complete(results))
+    """The first `size` hits from the cursor (or `around`) on, and where the next ones start: one
+    read of the blocks the search index names, stopping at the page's end or SEARCH_BUDGET bytes.
+    One hit more than the page says whether more follow; nothing counts them all."""
+    start = p["cursor"] if p.get("cursor") is not None else p.get("around") or 0
+    search = stored.search(query, kinds, start, budget=SEARCH_BUDGET)
+    hits = list(islice(search, size + 1))
+    next_cursor = hits[size].index if len(hits) > size else search.resume_at
+    return {"count": None, "page": 0, "page_size": size, "num_pages": None, "next_cursor": next_cursor,
+            "more": next_cursor is not None, "results": stored.complete(hits[:size])}
 
 
 def _page_info(count: int, page: int, size: int, results: list) -> dict:
-    return {"count": count, "page": page, "page_size": size, "num_pages": -(-count // size), "results": results}
+    num_pages = -(-count // size)
+    return {"count": count, "page": page, "page_size": size, "num_pages": num_pages, "next_cursor": None,
+            "more": page + 1 < num_pages, "results": results}
 
 
 class TreeNodeSerializer(serializers.Serializer):

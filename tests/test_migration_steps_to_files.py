@@ -48,6 +48,8 @@ def test_step_rows_become_a_readable_trajectory_file():
         for i in range(600)
     ]
     assert steps[3].data["diff"].endswith("-x = 1\n+x = 3\n") and len(stored.blocks) == 3
+    # Migration 0012 filled in each block's kinds and the counts before it, which filters read.
+    assert stored.count_before(599, ["code"]) == 299 and stored.slice(290, 2, ["plan"])[0].index == 580
     assert StoredTrajectory.of(Run.objects.get(pk=without.pk)).n_steps == 0
 
 

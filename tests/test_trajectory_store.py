@@ -219,3 +219,33 @@ def test_lines_longer_than_a_read_chunk_and_a_missing_final_newline(db, tmp_path
     assert save_steps(run, parsed) == 6 and parsed.warnings == []
     steps = list(StoredTrajectory.of(run).steps())
     assert [s.text for s in steps] == ["short 0", "short 1", long_text, "short 2", "short 3", "short 4"]
+
+
+def test_requests_read_only_the_block_rows_they_need(db, small_blocks):
+    from leaderboard.replay import window
+
+    run = make_run()
+    steps = make_steps(2000, seed=1)
+    for s in steps[1000:1990]:  # no errors in the middle: a filter by kind must skip those blocks in SQL
+        s.kind = "plan" if s.kind == "error" else s.kind
+    write_steps(run, steps)
+    n_blocks = StepBlock.objects.filter(trajectory__run=run).count()
+    assert n_blocks == 286
+
+    def fresh():
+        return StoredTrajectory.of(run)
+
+    store = fresh()
+    shown = window(store, around=1999)
+    assert shown.cards[-1].step.index == 1999 and store.index.rows_fetched <= 8
+    store = fresh()
+    codes = [s.index for s in steps if s.kind == "code"]
+    assert store.count_before(1500, ["code"]) == sum(1 for i in codes if i < 1500)
+    assert store.index.rows_fetched == 1
+    store = fresh()
+    assert [s.index for s in store.slice(250, 3, ["code"])] == codes[250:253]
+    assert store.index.rows_fetched <= 2 * 9 + 2  # a binary search over the blocks
+    store = fresh()
+    errors = [s.index for s in steps if s.kind == "error"]
+    assert [s.index for s in store.steps(0, ["error"])] == errors
+    assert store.index.rows_fetched == len({StoredTrajectory.of(run).index.at(i).first for i in errors})

@@ -3,31 +3,21 @@ windows, pages, counts, search and single steps; diffs of code steps filled in f
 
 from __future__ import annotations
 
-import bisect
 import functools
 import logging
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from typing import TypeVar
 
 import orjson
 from django.core.files.storage import Storage, default_storage
 
 from leaderboard.importers.base import StepData, unified_diff
+from leaderboard.trajectory_store import search_index
+from leaderboard.trajectory_store.block_index import Block, BlockIndex
 
 T = TypeVar("T")
 
 logger = logging.getLogger(__name__)
-
-
-@dataclass
-class Block:
-    first: int
-    count: int
-    offset: int
-    length: int
-    kinds: dict[str, int]
-    diff_bases: dict[str, int] = field(default_factory=dict)  # code step -> previous version of its file
 
 
 class StoredStep(StepData, kw_only=True, gc=False):
@@ -62,10 +52,13 @@ def decode_block(raw: bytes, first: int, run_id: int = 0) -> list[StoredStep]:
     return steps
 
 
-def read_block(storage: Storage, name: str, block: Block) -> bytes:
-    with storage.open(name, "rb") as f:
-        f.seek(block.offset)
-        return f.read(block.length)
+def read_block(storage: Storage, name: str, block: Block, f=None) -> bytes:
+    """The block's bytes, from `f` when the caller holds the file open (a scan), else one open."""
+    if f is None:
+        with storage.open(name, "rb") as f:
+            return read_block(storage, name, block, f)
+    f.seek(block.offset)
+    return f.read(block.length)
 
 
 def read_steps_at(storage: Storage, name: str, blocks: list[Block], indexes: list[int]) -> list[StoredStep]:
@@ -87,23 +80,25 @@ def outline_of(run) -> dict:
 
 
 class StoredTrajectory:
-    """The read side of one run's trajectory. An empty one stands for a run with no steps."""
+    """The read side of one run's trajectory. An empty one stands for a run with no steps.
 
-    def __init__(self, trajectory=None, blocks: list[Block] | None = None, run_id: int = 0,
-                 storage: Storage | None = None) -> None:
+    It reads the block index row by row as a request needs it (block_index.BlockIndex), never whole."""
+
+    def __init__(self, trajectory=None, run_id: int = 0, storage: Storage | None = None) -> None:
         self.trajectory = trajectory
         self.file = trajectory.file if trajectory is not None else ""
-        self.blocks = blocks or []
         self.run_id = run_id
         self.storage = storage or default_storage
         self.n_steps = trajectory.n_steps if trajectory is not None else 0
         self.kind_counts: dict[str, int] = dict(trajectory.kind_counts) if trajectory is not None else {}
-        self._cache: dict[int, list[StoredStep]] = {}
+        self.index = BlockIndex(trajectory.pk if trajectory is not None else None, self.n_steps)
+        self._cache: dict[int, list[StoredStep]] = {}  # block's first index -> its decoded steps
+        self.bytes_read = 0  # of the trajectory file, by this object (tests and benchmarks count them)
         self.missing_file = ""  # the storage name of a trajectory file that should be there and is not
 
     @classmethod
     def of(cls, run) -> StoredTrajectory:
-        """Two queries: the trajectory row and its block index."""
+        """One query: the trajectory row. Block rows are read as they are needed."""
         from leaderboard.models import Trajectory
 
         trajectory = Trajectory.objects.filter(run_id=run.pk).defer("outline").first()
@@ -114,10 +109,7 @@ class StoredTrajectory:
             empty = cls(run_id=run.pk)
             empty.missing_file = trajectory.file
             return empty
-        rows = trajectory.blocks.order_by("first").values_list("first", "count", "offset", "length", "kinds",
-                                                               "diff_bases")
-        return cls(trajectory, [Block(first, count, offset, length, orjson.loads(kinds), orjson.loads(bases))
-                                for first, count, offset, length, kinds, bases in rows], run_id=run.pk)
+        return cls(trajectory, run_id=run.pk)
 
     @classmethod
     def read(cls, run, use: Callable[[StoredTrajectory], T]) -> T:
@@ -134,24 +126,24 @@ class StoredTrajectory:
         """Tree nodes, score points and code steps of note; one query, only for pages that draw them."""
         return outline_of(self.run_id) if self.trajectory is not None else {}
 
+    @property
+    def blocks(self) -> list[Block]:
+        """The whole block index, in order (maintenance and tests: requests read only what they need)."""
+        return self.index.all()
+
     # --- blocks
 
-    def _steps_of(self, number: int) -> list[StoredStep]:
-        if number not in self._cache:
+    def _read(self, block: Block, f=None) -> bytes:
+        raw = read_block(self.storage, self.file, block, f)
+        self.bytes_read += len(raw)
+        return raw
+
+    def _steps_of(self, block: Block) -> list[StoredStep]:
+        if block.first not in self._cache:
             if len(self._cache) > 8:  # a page touches a few blocks; a scan must not hold them all
                 self._cache.clear()
-            block = self.blocks[number]
-            self._cache[number] = decode_block(read_block(self.storage, self.file, block), block.first,
-                                               self.run_id)
-        return self._cache[number]
-
-    def _block_of(self, index: int) -> int:
-        """Number of the block holding step `index` (or the first block after it)."""
-        return bisect.bisect_left(self.blocks, index, key=lambda block: block.first + block.count - 1)
-
-    @staticmethod
-    def _holds(block: Block, kinds: list[str] | None) -> int:
-        return block.count if kinds is None else sum(block.kinds.get(k, 0) for k in kinds)
+            self._cache[block.first] = decode_block(self._read(block), block.first, self.run_id)
+        return self._cache[block.first]
 
     # --- queries
 
@@ -162,57 +154,50 @@ class StoredTrajectory:
 
     def steps(self, start: int = 0, kinds: list[str] | None = None) -> Iterator[StoredStep]:
         """Steps with index >= start, in order, optionally only these kinds."""
-        for number in range(self._block_of(start), len(self.blocks)):
-            if not self._holds(self.blocks[number], kinds):
-                continue
-            for step in self._steps_of(number):
+        for block in self.index.forward(start, kinds):
+            for step in self._steps_of(block):
                 if step.index >= start and (kinds is None or step.kind in kinds):
                     yield step
 
     def steps_before(self, before: int, kinds: list[str] | None = None) -> Iterator[StoredStep]:
         """Steps with index < before, latest first."""
-        for number in range(min(self._block_of(before), len(self.blocks) - 1), -1, -1):
-            if not self._holds(self.blocks[number], kinds):
-                continue
-            for step in reversed(self._steps_of(number)):
+        for block in self.index.backward(before, kinds):
+            for step in reversed(self._steps_of(block)):
                 if step.index < before and (kinds is None or step.kind in kinds):
                     yield step
 
     def count_before(self, index: int, kinds: list[str] | None = None) -> int:
-        """How many steps (of these kinds) come before `index`: whole blocks from the index, one decoded."""
-        number = self._block_of(index)
-        total = sum(self._holds(b, kinds) for b in self.blocks[:number])
-        if number < len(self.blocks):
-            total += sum(1 for s in self._steps_of(number) if s.index < index and (kinds is None or s.kind in kinds))
-        return total
+        """How many steps (of these kinds) come before `index`: the counts kept on its block's row,
+        plus the steps before it in that block."""
+        if index >= self.n_steps:
+            return self.count(kinds)
+        if kinds is None or index <= 0:
+            return max(index, 0)
+        block = self.index.at(index)
+        if block is None:
+            return 0
+        return block.held_before(kinds) + sum(1 for s in self._steps_of(block) if s.index < index and s.kind in kinds)
 
     def slice(self, offset: int, limit: int, kinds: list[str] | None = None) -> list[StoredStep]:
-        """Steps number offset .. offset+limit-1 of the (filtered) sequence, skipping whole blocks."""
-        out: list[StoredStep] = []
-        for number, block in enumerate(self.blocks):
-            held = self._holds(block, kinds)
-            if offset >= held:
-                offset -= held
+        """Steps number offset .. offset+limit-1 of the (filtered) sequence."""
+        block = self.index.locate(offset, kinds)
+        if block is None or limit <= 0:
+            return []
+        skip, out = offset - block.held_before(kinds), []
+        for step in self.steps(block.first, kinds):
+            if skip:
+                skip -= 1
                 continue
-            for step in self._steps_of(number):
-                if kinds is not None and step.kind not in kinds:
-                    continue
-                if offset:
-                    offset -= 1
-                    continue
-                out.append(step)
-                if len(out) >= limit:
-                    return out
+            out.append(step)
+            if len(out) >= limit:
+                break
         return out
 
     def step(self, index: int | None) -> StoredStep | None:
         if index is None or not 0 <= index < self.n_steps:
             return None
-        number = self._block_of(index)
-        if number >= len(self.blocks):
-            return None
-        block = self.blocks[number]
-        return self._steps_of(number)[index - block.first]
+        block = self.index.at(index)
+        return self._steps_of(block)[index - block.first] if block is not None else None
 
     def complete(self, steps: list[StoredStep]) -> list[StoredStep]:
         """Fill in the diff of code steps stored without one, against the previous version of their
@@ -220,8 +205,8 @@ class StoredTrajectory:
         for step in steps:
             if step.kind != "code" or "diff" in step.data:
                 continue
-            number = self._block_of(step.index)
-            base = self.blocks[number].diff_bases.get(str(step.index)) if number < len(self.blocks) else None
+            block = self.index.at(step.index)
+            base = block.diff_bases.get(str(step.index)) if block is not None else None
             new = step.data.get("content")
             if not isinstance(new, str):
                 continue
@@ -231,31 +216,11 @@ class StoredTrajectory:
             step.data["diff"] = unified_diff(old, new, str(step.data.get("file", ""))) if isinstance(old, str) else ""
         return steps
 
-    def search(self, query: str, kinds: list[str] | None = None) -> Iterator[StoredStep]:
-        """Steps whose title, text or data (keys and values, as JSON) hold `query`, case-insensitively.
-
-        Each block's bytes are checked before it is decoded, and each line before it is parsed. That
-        is sound because no stored line holds a \\u, \\b, \\f or \\/ escape (lines written by orjson, or
-        input lines kept only without them: see importers/jsonl.py), so a string's bytes are its UTF-8
-        with only '"', '\\' and whitespace controls escaped, which is how the needle is escaped too."""
-        needle = query.lower()
-        if not needle:
-            yield from self.steps(0, kinds)
-            return
-        escaped = orjson.dumps(needle)[1:-1]
-        ascii_only = escaped.isascii()
-        for block in self.blocks:
-            if not self._holds(block, kinds):
-                continue
-            raw = read_block(self.storage, self.file, block)
-            if ascii_only and escaped not in raw.lower():
-                continue
-            for k, line in enumerate(raw.rstrip(b"\n").split(b"\n")):
-                if ascii_only and escaped not in line.lower():
-                    continue
-                step = decode_block(line, block.first + k, self.run_id)[0]
-                if (kinds is None or step.kind in kinds) and _matches(step, needle, escaped):
-                    yield step
+    def search(self, query: str, kinds: list[str] | None = None, start: int = 0,
+               budget: int | None = None) -> Search:
+        """Steps from index `start` on whose title, text or data hold `query`, case-insensitively: a
+        Search to iterate (see there); `budget` bounds the bytes it reads."""
+        return Search(self, query, kinds, start, budget)
 
     def raw_chunks(self, size: int = 1 << 20) -> Iterator[bytes]:
         """The file's bytes (one JSONL line per step), in chunks."""
@@ -264,6 +229,73 @@ class StoredTrajectory:
         with self.storage.open(self.file, "rb") as f:
             while chunk := f.read(size):
                 yield chunk
+
+
+class Search:
+    """Iterating it yields the matching steps in order, reading the file once, through one open file.
+
+    Which blocks it reads: with the trajectory's search index (search_index.py) and a needle of 7
+    bytes or more, only the candidate blocks; else every block (holding these kinds) from `start` on.
+    Iteration stops early once `budget` bytes are read: then `stopped` is True and `resume_at` is the
+    step index to search on from (the API hands it out as a cursor). Without a stop, `resume_at` is
+    None once the end is reached.
+
+    Each block's bytes are checked before it is decoded, and each line before it is parsed. That is
+    sound because no stored line holds a \\u, \\b, \\f or \\/ escape (lines written by orjson, or input
+    lines kept only without them: see importers/jsonl.py), so a string's bytes are its UTF-8 with only
+    '"', '\\' and whitespace controls escaped, which is how the needle is escaped too."""
+
+    def __init__(self, stored: StoredTrajectory, query: str, kinds: list[str] | None, start: int,
+                 budget: int | None) -> None:
+        self.stored, self.kinds, self.start, self.budget = stored, kinds, max(start, 0), budget
+        self.needle = query.lower()
+        self.escaped = orjson.dumps(self.needle)[1:-1]
+        self.stopped = False
+        self.resume_at: int | None = self.start
+        self.used_index = False
+
+    def _blocks(self) -> Iterator[Block]:
+        stored = self.stored
+        index = search_index.Index.open(stored.storage, stored.file) if stored.file else None
+        firsts = index.candidates(self.escaped) if index is not None else None
+        if firsts is None:
+            yield from stored.index.forward(self.start, self.kinds)
+            return
+        self.used_index = True
+        here = stored.index.at(self.start)
+        firsts = firsts[firsts >= (here.first if here else self.start)].tolist()
+        for k in range(0, len(firsts), 64):
+            yield from stored.index.with_firsts(firsts[k:k + 64], self.kinds)
+
+    def __iter__(self) -> Iterator[StoredStep]:
+        if not self.stored.file or self.start >= self.stored.n_steps:
+            self.resume_at = None
+            return
+        if not self.needle:
+            yield from self.stored.steps(self.start, self.kinds)
+            self.resume_at = None
+            return
+        with self.stored.storage.open(self.stored.file, "rb") as f:
+            for block in self._blocks():
+                if self.budget is not None and self.stored.bytes_read >= self.budget:
+                    self.stopped, self.resume_at = True, max(block.first, self.start)
+                    return
+                yield from self._hits(self.stored._read(block, f), block)
+                self.resume_at = block.first + block.count
+        self.resume_at = None
+
+    def _hits(self, raw: bytes, block: Block) -> Iterator[StoredStep]:
+        # The bytes tell only for an ASCII needle, and only where no character lower-cases into ASCII.
+        escaped = self.escaped
+        ascii_only = escaped.isascii() and not search_index.has_odd_characters(raw)
+        if ascii_only and escaped not in raw.lower():
+            return
+        for k, line in enumerate(raw.rstrip(b"\n").split(b"\n")):
+            if block.first + k < self.start or (ascii_only and escaped not in line.lower()):
+                continue
+            step = decode_block(line, block.first + k, self.stored.run_id)[0]
+            if (self.kinds is None or step.kind in self.kinds) and _matches(step, self.needle, escaped):
+                yield step
 
 
 def _matches(step: StoredStep, needle: str, escaped: bytes) -> bool:

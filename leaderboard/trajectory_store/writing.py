@@ -21,7 +21,9 @@ from django.db import transaction
 
 from leaderboard.importers.base import StepData
 from leaderboard.importers.jsonl import step_json
-from leaderboard.trajectory_store.reading import Block, read_steps_at
+from leaderboard.trajectory_store import search_index
+from leaderboard.trajectory_store.block_index import Block, kind_bits
+from leaderboard.trajectory_store.reading import read_steps_at
 
 BLOCK_STEPS = 256
 BLOCK_BYTES = 1 << 20  # a block closes early once it holds this much, so one huge step stays alone-ish
@@ -102,29 +104,33 @@ def node(step: StepData) -> dict:
 
 
 class BackgroundWrites:
-    """Writes chunks to a file from a second thread. Writing a new file costs the kernel about as much
-    as parsing it costs us (page cache allocation); this way the two overlap on a second core. The
-    queue is bounded, so at most `depth` blocks wait in memory."""
+    """Writes chunks to a file from a second thread, and adds each to the search index there. Writing
+    a new file costs the kernel about as much as parsing it costs us (page cache allocation), and the
+    index is built by NumPy, which lets go of the GIL; this way they overlap with the parse on a
+    second core. The queue is bounded, so at most `depth` blocks wait in memory."""
 
-    def __init__(self, f, depth: int = 4) -> None:
+    def __init__(self, f, depth: int = 4, grams: search_index.Builder | None = None) -> None:
         self.f = f
-        self.queue: queue.Queue[bytes | None] = queue.Queue(depth)
+        self.grams = grams
+        self.queue: queue.Queue[tuple[int, bytes] | None] = queue.Queue(depth)
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="trajectory-writer", daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
-        while (chunk := self.queue.get()) is not None:
+        while (item := self.queue.get()) is not None:
             if self.error is None:  # after an error keep draining, so the producer never blocks
                 try:
-                    self.f.write(chunk)
+                    self.f.write(item[1])
+                    if self.grams is not None:
+                        self.grams.add(*item)
                 except BaseException as exc:  # noqa: BLE001 - handed to the producer thread
                     self.error = exc
 
-    def write(self, chunk: bytes) -> None:
+    def write(self, first: int, chunk: bytes) -> None:
         if self.error is not None:
             raise self.error
-        self.queue.put(chunk)
+        self.queue.put((first, chunk))
 
     def close(self) -> None:
         self.queue.put(None)
@@ -141,7 +147,7 @@ class DirectWrites:
     def __init__(self, f) -> None:
         self.f = f
 
-    def write(self, chunk: bytes) -> None:
+    def write(self, first: int, chunk: bytes) -> None:
         self.f.write(chunk)
         self.f.flush()
 
@@ -156,7 +162,9 @@ class Writer:
     is what keeps an import of 100,000 steps near the cost of parsing them (benchmarks/ingest.py)."""
 
     def __init__(self, f, on_blocks: Callable[[list[Block]], None] | None = None, background: bool = True) -> None:
-        self.f = BackgroundWrites(f) if background else DirectWrites(f)
+        # A live trajectory (written in the caller's thread) grows while it is read: no search index.
+        self.grams = search_index.Builder() if background else None
+        self.f = BackgroundWrites(f, grams=self.grams) if background else DirectWrites(f)
         self.on_blocks = on_blocks  # called with each SAVE_BLOCKS blocks; without it, self.blocks keeps all
         self.blocks: list[Block] = []
         self.kind_counts: Counter[str] = Counter()
@@ -195,7 +203,7 @@ class Writer:
         lines = [s.raw for s in steps]
         lines.append(b"")
         chunk = b"\n".join(lines)
-        self.f.write(chunk)
+        self.f.write(self.count, chunk)
         kinds = Counter(s.kind for s in steps)
         bases: dict[str, int] = {}
         for step in [s for s in steps if s.score is not None or s.parent_index is not None or s.kind == "code"
@@ -203,7 +211,8 @@ class Writer:
             self.outline.add(step)
             if step.kind == "code":
                 self._track_file(step, bases)
-        self.blocks.append(Block(self.count, len(steps), self._offset, len(chunk), dict(kinds), bases))
+        self.blocks.append(Block(self.count, len(steps), self._offset, len(chunk), dict(kinds), bases,
+                                 dict(self.kind_counts)))
         if self.on_blocks is not None and len(self.blocks) >= SAVE_BLOCKS:
             self._save_blocks()
         self.kind_counts.update(kinds)
@@ -268,7 +277,8 @@ def new_file_name(run_id: int) -> str:
 
 def write_file(storage: Storage, name: str, steps: Iterable[StepData],
                on_blocks: Callable[[list[Block]], None] | None = None) -> Writer:
-    """Write the steps to storage under `name`. On an error the caller removes the partial file."""
+    """Write the steps to storage under `name`, and their search index beside it. On an error the
+    caller removes the partial files (delete_file)."""
     with writable(storage, name) as f:
         writer = Writer(f, on_blocks)
         try:
@@ -277,6 +287,7 @@ def write_file(storage: Storage, name: str, steps: Iterable[StepData],
             writer.abort()
             raise
         writer.finish()
+    writer.grams.save(storage, name)
     return writer
 
 
@@ -298,9 +309,13 @@ def write_trajectory(storage: Storage, run_id: int, steps: Iterable[StepData], t
 
 
 def save_block_rows(block_model, trajectory, blocks: list[Block]) -> None:
+    # Migration 0002 writes through its historical model, which predates the kind columns.
+    has_kind_columns = any(f.name == "kind_mask" for f in block_model._meta.get_fields())
     block_model.objects.bulk_create(
         [block_model(trajectory=trajectory, first=b.first, count=b.count, offset=b.offset, length=b.length,
-                     kinds=orjson.dumps(b.kinds).decode(), diff_bases=orjson.dumps(b.diff_bases).decode())
+                     kinds=orjson.dumps(b.kinds).decode(), diff_bases=orjson.dumps(b.diff_bases).decode(),
+                     **({"kind_mask": kind_bits(b.kinds), "kinds_before": orjson.dumps(b.before).decode()}
+                        if has_kind_columns else {}))
          for b in blocks],
         batch_size=500,
     )
@@ -370,5 +385,7 @@ def write_steps(run, steps: Iterable[StepData]):
 
 
 def delete_file(storage: Storage, name: str) -> None:
+    """A trajectory file and its search index."""
     with contextlib.suppress(OSError):
         storage.delete(name)
+    search_index.delete(storage, name)

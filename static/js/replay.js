@@ -207,10 +207,11 @@
   }
 
   // ----------------------------------------------------------------------------------------------
-  // Find in trajectory: hits come from the API (all step text, server-side), a page at a time.
+  // Find in trajectory: hits come from the API (all step text, server-side), a page at a time. The
+  // API does not count every hit of a long trajectory: it hands out a cursor while more may follow.
 
   Replay.prototype.search = async function (query) {
-    this.hits = { query, list: [], count: 0, nextPage: 0, numPages: 1, position: -1 };
+    this.hits = { query, list: [], cursor: null, more: true, position: -1 };
     document.querySelectorAll("article.step.hit").forEach((c) => c.classList.remove("hit"));
     if (!query) return this.showHitCount();
     await this.fetchHits();
@@ -219,18 +220,22 @@
 
   Replay.prototype.fetchHits = async function () {
     const h = this.hits;
-    const url = this.root.dataset.apiUrl + "?" + params({ q: h.query, page: h.nextPage, page_size: 200, type: this.kinds });
-    const data = await getJSON(url);
-    h.list.push(...data.results.map((s) => s.index));
-    h.count = data.count;
-    h.numPages = data.num_pages;
-    h.nextPage += 1;
+    const found = h.list.length;
+    // A page may come back empty while more follows (the server read its share of a long file).
+    while (h.more && h.list.length === found) {
+      const query = { q: h.query, page_size: 200, type: this.kinds };
+      if (h.cursor !== null) query.cursor = h.cursor;
+      const data = await getJSON(this.root.dataset.apiUrl + "?" + params(query));
+      h.list.push(...data.results.map((s) => s.index));
+      h.cursor = data.next_cursor;
+      h.more = data.more;
+    }
   };
 
   Replay.prototype.nextHit = async function (delta) {
     const h = this.hits;
-    if (!h || !h.count) return this.showHitCount();
-    if (h.position + delta >= h.list.length && h.nextPage < h.numPages) await this.fetchHits();
+    if (!h || !h.list.length) return this.showHitCount();
+    if (h.position + delta >= h.list.length && h.more) await this.fetchHits();
     h.position = (h.position + delta + h.list.length) % h.list.length;
     const card = await this.goTo(h.list[h.position]);
     if (card) { card.classList.add("hit"); markText(card, h.query); }
@@ -239,7 +244,8 @@
 
   Replay.prototype.showHitCount = function () {
     const h = this.hits;
-    const label = !h || !h.query ? "" : h.count ? "hit " + (h.position + 1) + " of " + h.count : "no hits";
+    const label = !h || !h.query ? "" : h.list.length
+      ? "hit " + (h.position + 1) + " of " + h.list.length + (h.more ? "+" : "") : "no hits";
     document.getElementById("hit-count").textContent = label;
   };
 
