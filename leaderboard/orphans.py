@@ -64,11 +64,13 @@ def sweep_orphans(*, storage: Storage = default_storage, scratch: Path | None = 
 
 
 def stored_names() -> set[str]:
-    """Every storage name a row holds: each FileField of every model, the trajectory files, and the
-    staged files of intakes not yet imported."""
+    """Every storage name a row holds: each FileField of every model, the trajectory files and their
+    search indexes, and the staged files of intakes not yet imported."""
     from leaderboard.intake import staged_names
+    from leaderboard.trajectory_store.search_index import index_name
 
-    names = set(Trajectory.objects.values_list("file", flat=True)) | staged_names()
+    trajectories = set(Trajectory.objects.values_list("file", flat=True))
+    names = trajectories | {index_name(name) for name in trajectories} | staged_names()
     for model in apps.get_models():
         for field in model._meta.get_fields():
             if isinstance(field, models.FileField):

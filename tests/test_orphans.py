@@ -63,6 +63,16 @@ def test_old_files_no_row_names_are_deleted_and_named_ones_kept(kept_run, tmp_pa
     default_storage.delete(young)
 
 
+def test_a_trajectorys_search_index_is_never_an_orphan(kept_run, tmp_path, settings):
+    from leaderboard.trajectory_store.search_index import index_name
+
+    settings.ORPHAN_GRACE_S = DAY
+    index = index_name(kept_run.trajectory.file)
+    _age(default_storage.path(index), 2 * DAY)
+    sweep_orphans(scratch=tmp_path / "scratch")
+    assert default_storage.exists(index)
+
+
 def test_the_worker_sweep_runs_it_at_most_once_an_interval(db, settings, tmp_path, monkeypatch):
     cache.clear()
     calls = []
