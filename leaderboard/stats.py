@@ -253,12 +253,14 @@ def _split_competitions(split_slug: str) -> tuple[Split, set[int]]:
 def stats_from_runs(
     runs, competition_ids: set[int], *, pad: bool, ks: Sequence[int],
 ) -> list[tuple[tuple, ExperimentStats]]:
-    """(the experiment's first run as (created_at, id), its statistics) per experiment of `runs`
+    """(the experiment's first run as (microseconds, id), its statistics) per experiment of `runs`
     (for_leaderboard's, oldest first), in the order of their first run."""
+    from leaderboard.aggregates.maintenance import microseconds
+
     by_experiment: dict[int, list[Run]] = defaultdict(list)
     for run in runs.filter(competition_id__in=competition_ids):
         by_experiment[run.experiment_id].append(run)
-    return [((group[0].created_at, group[0].pk),
+    return [((microseconds(group[0].created_at), group[0].pk),
              experiment_stats(group[-1].experiment, group, competition_ids, pad=pad, ks=ks))
             for group in by_experiment.values()]
 

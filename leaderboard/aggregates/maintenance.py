@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from collections.abc import Iterable
+from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 from django.db import transaction
@@ -20,6 +21,7 @@ from django.db import transaction
 from leaderboard.aggregates.models import Audience, SeedAggregate
 
 BATCH = 2000
+EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 FLAGS = ("gold_medal", "silver_medal", "bronze_medal", "above_median", "valid_submission", "any_medal")
 GRADED, VERIFIED = "graded", "verified"  # Run.Status.GRADED, Run.Verification.VERIFIED
 # What a run contributes; a change to any of these (or to its status) can change the aggregates.
@@ -99,43 +101,55 @@ def compute(runs, membership_model, aggregate_model=SeedAggregate) -> list[SeedA
     splits_of: dict[int, list[int]] = defaultdict(list)
     for competition_id, split_id in membership_model.objects.values_list("competition_id", "split_id"):
         splits_of[competition_id].append(split_id)
-    latest: dict[tuple, RunRow] = {}
+    latest: dict[tuple, dict[int, RunRow]] = defaultdict(dict)  # (experiment, seed, audience) -> competition -> run
     first: dict[tuple, RunRow] = {}
     graded = runs.filter(status=GRADED, competition_id__in=list(splits_of)).order_by("created_at", "id")
     for values in graded.values_list(*RunRow._fields).iterator(chunk_size=BATCH):
         run = RunRow(*values)
         for audience in audiences(run):
-            latest[(run.experiment_id, run.seed, audience, run.competition_id)] = run
+            latest[(run.experiment_id, run.seed, audience)][run.competition_id] = run
             for split_id in splits_of[run.competition_id]:
                 first.setdefault((run.experiment_id, split_id, run.seed, audience), run)
-    tallies: dict[tuple, _Tally] = defaultdict(_Tally)
-    for (experiment_id, seed, audience, competition_id), run in latest.items():
+    # Audiences often count the very same runs (no private ones, all verified): sum those up once.
+    sums: dict[tuple, dict[int, dict]] = {}
+    rows = []
+    for (experiment_id, seed, audience), by_competition in latest.items():
+        same = (experiment_id, seed, *(run.id for run in by_competition.values()))
+        if same not in sums:
+            sums[same] = {split_id: _sums(runs) for split_id, runs in _per_split(by_competition, splits_of).items()}
+        for split_id, values in sums[same].items():
+            earliest = first[(experiment_id, split_id, seed, audience)]
+            rows.append(aggregate_model(
+                experiment_id=experiment_id, split_id=split_id, seed=seed, audience=audience, **values,
+                first_run_at_us=microseconds(earliest.created_at), first_run_id=earliest.id))
+    return rows
+
+
+def _per_split(by_competition: dict[int, RunRow], splits_of: dict[int, list[int]]) -> dict[int, list[RunRow]]:
+    per_split: dict[int, list[RunRow]] = defaultdict(list)
+    for competition_id, run in by_competition.items():
         for split_id in splits_of[competition_id]:
-            tallies[(experiment_id, split_id, seed, audience)].add(run)
-    return [tally.row(aggregate_model, key, first[key]) for key, tally in tallies.items()]
+            per_split[split_id].append(run)
+    return per_split
 
 
-class _Tally:
-    def __init__(self) -> None:
-        self.runs: list[RunRow] = []
+def _sums(runs: list[RunRow]) -> dict:
+    """What a SeedAggregate holds of these runs (one per competition of a split)."""
+    costs = [r.cost_usd for r in runs if r.cost_usd is not None]
+    tokens = [float((r.tokens_in or 0) + (r.tokens_out or 0)) for r in runs
+              if r.tokens_in is not None or r.tokens_out is not None]
+    return {
+        "competitions": len(runs), **{flag: sum(getattr(r, flag) for r in runs) for flag in FLAGS},
+        "cost_sum": exact_sum(costs), "cost_known": len(costs), "tokens_sum": exact_sum(tokens),
+        "tokens_known": len(tokens), "self_reported": sum(r.verification != VERIFIED for r in runs),
+        "demo": sum(r.is_demo for r in runs),
+        "medal_competitions": ",".join(str(c) for c in sorted(r.competition_id for r in runs if r.any_medal)),
+    }
 
-    def add(self, run: RunRow) -> None:
-        self.runs.append(run)
 
-    def row(self, model, key: tuple, first: RunRow):
-        experiment_id, split_id, seed, audience = key
-        costs = [r.cost_usd for r in self.runs if r.cost_usd is not None]
-        tokens = [float((r.tokens_in or 0) + (r.tokens_out or 0)) for r in self.runs
-                  if r.tokens_in is not None or r.tokens_out is not None]
-        return model(
-            experiment_id=experiment_id, split_id=split_id, seed=seed, audience=audience,
-            competitions=len(self.runs), **{flag: sum(getattr(r, flag) for r in self.runs) for flag in FLAGS},
-            cost_sum=exact_sum(costs), cost_known=len(costs), tokens_sum=exact_sum(tokens), tokens_known=len(tokens),
-            self_reported=sum(r.verification != VERIFIED for r in self.runs),
-            demo=sum(r.is_demo for r in self.runs),
-            medal_competitions=",".join(str(c) for c in sorted(r.competition_id for r in self.runs if r.any_medal)),
-            first_run_created_at=first.created_at, first_run_id=first.id,
-        )
+def microseconds(moment: datetime) -> int:
+    """A timezone-aware time as whole microseconds since 1970 (exact, and ordered as the times are)."""
+    return (moment - EPOCH) // timedelta(microseconds=1)
 
 
 def exact_sum(values: list[float]) -> str:

@@ -38,7 +38,7 @@ class SeedRow(NamedTuple):
     self_reported: int
     demo: int
     medal_competitions: str
-    first_run_created_at: object
+    first_run_at_us: int
     first_run_id: int
 
 
@@ -58,24 +58,26 @@ def stats_from_aggregates(
     *, split: Split, competition_ids: set[int], audience: Audience, experiments: Q, exclude: set[int],
     pad: bool, ks: Sequence[int],
 ) -> list[tuple[tuple, stats.ExperimentStats]]:
-    """(the experiment's first run as (created_at, id), its statistics) per experiment, in 2 queries."""
+    """(the experiment's first run as (microseconds, id), its statistics) per experiment, in 2 queries."""
     rows = SeedAggregate.objects.filter(experiments, split=split, audience=audience).exclude(experiment_id__in=exclude)
     by_experiment: dict[int, dict[int, SeedRow]] = defaultdict(dict)
     for values in rows.values_list(*SeedRow._fields):
         row = SeedRow(*values)
         by_experiment[row.experiment_id][row.seed] = row
     found = Experiment.objects.select_related("agent", "model", "owner", "team").in_bulk(list(by_experiment))
-    return [(min((r.first_run_created_at, r.first_run_id) for r in seeds.values()),
-             experiment_stats(found[experiment_id], seeds, competition_ids, pad=pad, ks=ks))
+    medal_keys = [str(c) for c in competition_ids]  # in the set's order, as stats.medal_counts goes
+    return [(min((r.first_run_at_us, r.first_run_id) for r in seeds.values()),
+             experiment_stats(found[experiment_id], seeds, medal_keys, pad=pad, ks=ks))
             for experiment_id, seeds in by_experiment.items()]
 
 
 def experiment_stats(
-    experiment: Experiment, by_seed: dict[int, SeedRow], competition_ids: set[int], *, pad: bool,
+    experiment: Experiment, by_seed: dict[int, SeedRow], competition_keys: list[str], *, pad: bool,
     ks: Sequence[int],
 ) -> stats.ExperimentStats:
-    """stats.experiment_stats, from an experiment's seed rows instead of its runs."""
-    n = len(competition_ids)
+    """stats.experiment_stats, from an experiment's seed rows instead of its runs (`competition_keys`:
+    the split's competition ids as text, in the order pass@k sums over them)."""
+    n = len(competition_keys)
     result = stats.ExperimentStats(experiment=experiment, n_competitions=n)
     result.seeds, result.incomplete_seeds = stats.split_seeds(
         {seed: row.competitions for seed, row in by_seed.items()}, n, pad=pad)
@@ -83,8 +85,8 @@ def experiment_stats(
     for metric in stats.METRICS:
         result.per_seed[metric] = [100.0 * getattr(row, metric) / n for row in counted]
         result.metrics[metric] = stats.mean_sem(result.per_seed[metric])
-    medals = Counter(int(c) for row in counted for c in row.medal_competitions.split(",") if c)
-    counts = [medals[c] for c in competition_ids]
+    medals = Counter(",".join(row.medal_competitions for row in counted).split(","))
+    counts = [medals[key] for key in competition_keys]
     result.pass_at = {k: stats.mean_pass_at_k(len(counted), counts, k) for k in ks}
     result.n_runs = sum(row.competitions for row in counted)
     result.n_runs_in_split = sum(row.competitions for row in by_seed.values())
