@@ -133,19 +133,25 @@ def import_intake(self, intake_id: int) -> str:
         _release(intake_id, owner)
         return RunIntake.Status.RECEIVED
     except services.UploadError as exc:
-        return _finish(intake, owner, failure=RunIntake.Failure.INVALID, error=str(exc))
+        if not isinstance(exc.__cause__, SoftTimeLimitExceeded):  # services wraps what an importer raised
+            return _finish(intake, owner, failure=RunIntake.Failure.INVALID, error=str(exc))
+        return _timed_out(intake, owner)
     except quotas.QuotaExceeded as exc:
         return _finish(intake, owner, failure=RunIntake.Failure.QUOTA, error=str(exc))
     except services.StorageUnavailable as exc:
         return _finish(intake, owner, failure=RunIntake.Failure.STORAGE, error=str(exc))
     except SoftTimeLimitExceeded:
-        return _finish(intake, owner, failure=RunIntake.Failure.TIMEOUT,
-                       error=f"importing took longer than its {settings.INTAKE_TIME_LIMIT_S} s time limit")
+        return _timed_out(intake, owner)
     except Exception as exc:  # noqa: BLE001 - an importer bug: record why, never retry
         log.exception("importing intake %s failed", intake_id)
         return _finish(intake, owner, failure=RunIntake.Failure.INTERNAL,
                        error=f"could not import the upload ({exc.__class__.__name__}: {exc})")
     return _finish(intake, owner, run=run)
+
+
+def _timed_out(intake: RunIntake, owner: str) -> str:
+    return _finish(intake, owner, failure=RunIntake.Failure.TIMEOUT,
+                   error=f"importing took longer than its {settings.INTAKE_TIME_LIMIT_S} s time limit")
 
 
 def _claim(intake_id: int, owner: str) -> bool:

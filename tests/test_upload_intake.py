@@ -164,6 +164,30 @@ def test_the_time_limit_fails_the_intake_with_the_reason(alice, catalogue, worke
     assert failed.failure == "timeout" and "time limit" in failed.error and _staged_files() == []
 
 
+def test_the_time_limit_reached_while_reading_steps_is_no_short_trajectory(alice, catalogue, worker_path,
+                                                                          monkeypatch):
+    """The soft limit lands wherever the worker is: inside an importer it must not pass for a bad
+    step (which would store the steps read so far as the whole run)."""
+    from tests.test_import_support import TRAJECTORIES_DIR
+
+    journal = (TRAJECTORIES_DIR / "aide" / "translucent-spaniel_journal.json").read_bytes()
+    upload = payload(trajectory_files=[SimpleUploadedFile("journal.json", journal)])
+    answer = token_client(alice).post("/api/runs/", upload, format="multipart").json()
+    calls = []
+
+    def limit_reached_at_step_3(step):
+        calls.append(step)
+        if len(calls) == 3:
+            raise SoftTimeLimitExceeded()
+        return step
+
+    monkeypatch.setattr("leaderboard.importers.sanitize", limit_reached_at_step_3)
+    intake.import_intake.apply(args=(answer["id"],))
+    failed = RunIntake.objects.get()
+    assert failed.status == RunIntake.Status.FAILED and failed.failure == "timeout", failed.error
+    assert Run.objects.count() == 0 and len(calls) == 3
+
+
 def test_a_broker_down_at_upload_leaves_it_received_for_the_sweep(alice, catalogue, worker_path, settings):
     def broker_down(intake_id):
         raise ConnectionError("broker unreachable")

@@ -13,6 +13,7 @@ import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from celery.exceptions import SoftTimeLimitExceeded
 from django.core.files.storage import default_storage
 from django.db import transaction
 
@@ -102,6 +103,8 @@ def _checked(parsed: ParsedTrajectory, steps: Iterator[StepData]) -> Iterator[St
             step.index = expected  # importers count from 0 already; this keeps the sequence gap-free
             expected += 1
             yield sanitize(step)
+    except SoftTimeLimitExceeded:
+        raise  # the importing task's time limit (leaderboard.intake), not a bad file: never a short trajectory
     except Exception as exc:  # noqa: BLE001 - a bad file must never crash an import
         parsed.warn(f"stopped reading after step {expected - 1}: {exc.__class__.__name__}: {exc}")
     if parsed.suppressed_warnings:
