@@ -1,5 +1,6 @@
 """The site never freezes (issue 9, items 4-5): while a real Celery worker process imports hostile
-uploads (an archive with a huge member, 100,000 nested brackets, one huge step), `GET /` on the live
+uploads (an archive with a huge member, 100,000 nested brackets, one huge step) and a long trajectory
+(100,000 steps), `GET /` on the live
 server keeps answering in under a second, each upload is acknowledged at once (202), and every
 upload ends imported or failed with its reason."""
 
@@ -22,14 +23,15 @@ from tests.test_services import submission
 from webapp.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True)
-LIMIT = 8 * 1024 * 1024  # the upload limit of this test (the site's default is 512 MiB): scaled down with the files
+LIMIT = 32 * 1024 * 1024  # the upload limit of this test (the site's default is 512 MiB): scaled down with the files
 GET_BOUND_S = 1.0
+LONG = 100_000
 
 
 def _huge_member_archive() -> bytes:
-    """A .tar.gz of a few hundred KB whose one member inflates to 8x the limit (the issue's 20 MB
+    """A .tar.gz of a few hundred KB whose one member inflates to 2x the limit (the issue's 20 MB
     archive holding 20 GB, scaled down): gzip is level 1 so the test makes it in well under a second."""
-    body = b"\0" * (8 * LIMIT)
+    body = b"\0" * (2 * LIMIT)
     out = io.BytesIO()
     with gzip.GzipFile(fileobj=out, mode="wb", compresslevel=1) as gz, tarfile.open(fileobj=gz, mode="w") as tf:
         member = tarfile.TarInfo("run/logs/huge.log")
@@ -44,10 +46,18 @@ def _huge_step_trajectory() -> bytes:
     return (json.dumps(header) + "\n" + json.dumps(step) + "\n").encode()
 
 
+def _long_trajectory() -> bytes:
+    """100,000 steps (18 MB): seconds of honest importing, which a web process used to spend."""
+    lines = [json.dumps({"format": "medalboard-trajectory", "version": 1, "task": "spaceship-titanic"})]
+    lines += [json.dumps({"kind": "plan", "t": i, "title": f"step {i}", "text": "think " * 20}) for i in range(LONG)]
+    return ("\n".join(lines) + "\n").encode()
+
+
 def _uploads(rounds: int = 2) -> list[tuple[str, dict]]:
-    """Each hostile upload `rounds` times (other seeds: other runs), and a plain one per round."""
+    """Each hostile upload `rounds` times (other seeds: other runs), a plain one per round, and a long one."""
     archive, nested, huge_step = _huge_member_archive(), b"[" * 100_000 + b"]" * 100_000, _huge_step_trajectory()
-    uploads = []
+    uploads = [("long", {"data": {"competition": "spaceship-titanic", "agent": "hostile", "model": "gpt-4o"},
+                         "files": {"trajectory_files": ("trajectory.jsonl", _long_trajectory())}})]
     for n in range(rounds):
         data = {"competition": "spaceship-titanic", "agent": "hostile", "model": "gpt-4o"}
         uploads += [
@@ -113,7 +123,7 @@ def test_get_home_stays_fast_while_the_worker_imports_hostile_uploads(live_serve
             assert received.status == "failed" and "could not read the trajectory" in received.error, received.error
         else:
             assert received.status == "imported", received.error
-            assert name != "huge step" or received.run.n_steps == 1
+            assert received.run.n_steps == {"huge step": 1, "long": LONG}.get(name, 0)
     assert len(timings) >= 5, timings
     assert max(timings) < GET_BOUND_S, sorted(timings)[-5:]
     assert max(s for *_, s in answers) < 5.0, answers  # acknowledged, not imported, in the request
