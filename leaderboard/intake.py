@@ -65,7 +65,9 @@ def receive(*, owner, metadata: dict, submission: File | None = None, trajectory
 
 
 def _fingerprint(metadata: dict, files: list[tuple[str, File]]) -> str:
-    digest = hashlib.sha256(json.dumps(metadata, sort_keys=True, default=str).encode())
+    """Like the run's content hash, blind to what a repeat may change (notes, privacy: services._repeat)."""
+    key = {name: value for name, value in metadata.items() if name not in ("notes", "is_private")}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode())
     for kind, upload in files:
         content = hashlib.sha256()
         upload.seek(0)

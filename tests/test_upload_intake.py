@@ -149,7 +149,12 @@ def test_the_quota_refuses_before_anything_is_staged_and_again_at_import(alice, 
     second = RunIntake.objects.get(pk=waiting[1])
     assert second.status == RunIntake.Status.FAILED and second.failure == "quota" and "UTC" in second.error
     assert client.get(f"/api/intakes/{second.pk}/").json()["failure"] == "quota"
-    assert client.post("/api/runs/", payload(seed=0), format="multipart").status_code == 202  # a repeat: allowed
+    repeat = client.post("/api/runs/", {**payload(seed=0), "notes": "again", "is_private": True}, format="multipart")
+    assert repeat.status_code == 202  # a repeat grades nothing new: allowed, and it may change notes and privacy
+    intake.import_intake.apply(args=(repeat.json()["id"],))
+    run = RunIntake.objects.get(pk=waiting[0]).run
+    run.refresh_from_db()
+    assert run.notes == "again" and run.is_private and Run.objects.count() == 1
 
 
 def test_the_time_limit_fails_the_intake_with_the_reason(alice, catalogue, worker_path, monkeypatch):
