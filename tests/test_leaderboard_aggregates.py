@@ -260,3 +260,40 @@ def test_query_count_does_not_grow_with_runs(tiny, alice, staff, viewer):
             stats.leaderboard(split_slug="all", user=user, pad=True, ks=(1, 2))
         counts.append(len(queries))
     assert counts[0] == counts[1] <= 6
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_builds_aggregates_for_existing_runs():
+    from tests.test_migration_steps_to_files import max_migration, migrate
+
+    old = migrate([("leaderboard", "0010_run_intake")])
+    try:
+        agent = old.get_model("leaderboard", "Agent").objects.create(name="a")
+        model = old.get_model("leaderboard", "LanguageModel").objects.create(name="m")
+        e = old.get_model("leaderboard", "Experiment").objects.create(agent=agent, model=model, hardware="h")
+        competitions = old.get_model("leaderboard", "Competition").objects.filter(splits__slug="low")[:2]
+        for seed, competition in itertools.product((0, 1), competitions):
+            old.get_model("leaderboard", "Run").objects.create(
+                experiment=e, competition=competition, seed=seed, status="graded", any_medal=seed == 0)
+    finally:
+        migrate([("leaderboard", max_migration())])
+    assert SeedAggregate.objects.filter(experiment_id=e.pk, split__slug="low", audience=Audience.PUBLIC,
+                                        competitions=2).count() == 2
+    assert stored_rows() == computed_rows()
+
+
+def test_verified_and_demo_follow_the_counted_seeds_else_every_seed(tiny, staff):
+    e = experiment("half-verified")
+    competitions = list(tiny.competitions.all())
+    for competition in competitions:  # seed 0 complete and verified
+        Run.objects.create(experiment=e, competition=competition, seed=0, status=Run.Status.GRADED,
+                           verification=Run.Verification.VERIFIED, cost_usd=0.1)
+    Run.objects.create(experiment=e, competition=competitions[0], seed=1, status=Run.Status.GRADED,
+                       verification=Run.Verification.SELF_REPORTED, is_demo=True, cost_usd=100.0)
+    rows = {pad: stats.leaderboard(split_slug="tiny", user=staff, pad=pad)[1][0] for pad in (False, True)}
+    assert (rows[False].verified, rows[False].demo, rows[False].cost_usd) == (True, False, pytest.approx(0.1))
+    assert (rows[True].verified, rows[True].demo, rows[True].cost_usd) == (False, True, pytest.approx(100.3 / 4))
+    Run.objects.filter(experiment=e, seed=0).delete()  # no complete seed left: every seed shows
+    row = stats.leaderboard(split_slug="tiny", user=staff)[1][0]
+    assert (row.n_seeds, row.verified, row.demo, row.cost_usd) == (0, False, True, None)
+    assert_leaderboards_match([staff], splits=("tiny",))

@@ -4,14 +4,8 @@ import django.db.models.deletion
 from django.db import migrations, models
 
 
-def build_aggregates(apps, schema_editor):
-    """The aggregates of the runs already there; from now on every run change keeps them."""
-    from leaderboard.aggregates import maintenance
-
-    maintenance.rebuild(apps=apps)
-
-
 class Migration(migrations.Migration):
+    """The table; 0013 fills it for existing runs, with the fields the code writes now."""
 
     dependencies = [
         ('leaderboard', '0010_run_intake'),
@@ -48,5 +42,4 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('experiment', 'split', 'seed', 'audience'), name='unique_seed_aggregate')],
             },
         ),
-        migrations.RunPython(build_aggregates, migrations.RunPython.noop),
     ]
