@@ -104,6 +104,7 @@ class StepCard:
     text_truncated: bool
     binary: bool
     fields: dict = field(default_factory=dict)
+    cut: dict | None = None  # stored cut at import: {"bytes", "artifact"} (leaderboard.step_size)
 
     @classmethod
     def of(cls, step: StoredStep) -> StepCard:
@@ -117,7 +118,17 @@ class StepCard:
             text_truncated=length > TEXT_LIMIT,
             binary=binary,
             fields=_card_fields(step.kind, data),
+            cut=_cut_at_import(data),
         )
+
+
+def _cut_at_import(data: dict) -> dict | None:
+    """What the import's step size limit noted; only integers, as step data is the agent's."""
+    note = data.get("truncated")
+    if not isinstance(note, dict) or type(note.get("bytes")) is not int:
+        return None
+    artifact = note.get("artifact")
+    return {"bytes": note["bytes"], "artifact": artifact if type(artifact) is int else None}
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f]")  # control characters that are not whitespace

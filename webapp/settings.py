@@ -175,6 +175,10 @@ NEW_USERS_CAN_SUBMIT_JOBS = env_bool("MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS", Fal
 MAX_ACTIVE_JOBS_PER_USER = env_int("MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER", 3)  # runner.access
 SECRETS_KEY = os.environ.get("MEDALBOARD_SECRETS_KEY", "")  # runner.secrets: Fernet key for stored secrets
 MAX_UPLOAD_BYTES = env_int("MEDALBOARD_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
+# A step is stored cut when one of its strings is longer than this, or all of them add up to more
+# than STEP_LIMIT; the whole step is kept as an artifact of the run (leaderboard.step_size).
+STEP_FIELD_LIMIT = env_int("MEDALBOARD_STEP_FIELD_LIMIT", 1024 * 1024)
+STEP_LIMIT = env_int("MEDALBOARD_STEP_LIMIT", 4 * 1024 * 1024)
 # The Docker image the built-in agents run in; built locally by `manage.py build_agent_image`.
 MEDALBOARD_AGENT_IMAGE = os.environ.get("MEDALBOARD_AGENT_IMAGE") or "medalboard-agent:bookworm"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024

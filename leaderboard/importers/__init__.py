@@ -116,19 +116,23 @@ def save_steps(run: Run, parsed: ParsedTrajectory) -> int:
     """Replace the run's steps with the trajectory's, streaming; returns how many were stored.
 
     The steps go to one file in artifact storage, indexed by block (leaderboard.trajectory_store),
-    so memory stays bounded whatever the trajectory's length. Call inside a transaction when other
-    rows depend on it; the file of a failed import is removed.
+    so memory stays bounded whatever the trajectory's length; a huge step is stored cut, and kept
+    whole as an artifact (leaderboard.step_size). Call inside a transaction when other rows depend
+    on it; the files of a failed import are removed.
     """
-    from leaderboard.trajectory_store import delete_file, write_steps  # it imports this package's base
+    from leaderboard import step_size  # it imports models, which import this package's base
+    from leaderboard.trajectory_store import delete_file, write_steps
 
-    trajectory = None
+    trajectory, kept = None, []
     try:
         with transaction.atomic():
-            trajectory = write_steps(run, parsed.steps)
+            trajectory = write_steps(run, step_size.bounded(run, parsed.steps, parsed.warn, kept))
             _update_run(run, parsed, trajectory.n_steps)
     except BaseException:
         if trajectory is not None:
             delete_file(default_storage, trajectory.file)
+        for name in kept:
+            default_storage.delete(name)
         raise
     return trajectory.n_steps
 
