@@ -15,7 +15,8 @@ For each size: server time (Django's test client in-process, best of --repeat af
 request) and query count of `/`, `/?split=all`, `/api/leaderboard/?split=lite` and the first and last
 page of `/api/runs/` (reached by following its cursor). The table ends with the growth ratio
 largest/smallest: the issue's target is flat (within 1.5x). Then gunicorn (2 workers) at the largest
-size: --clients concurrent readers of `/` for --load-seconds (0 skips it).
+size: --clients concurrent readers of `/` for --load-seconds (0 skips it), then of a static
+file the same server sends: the floor of a request through gunicorn here, measured in the same run.
 """
 
 from __future__ import annotations
@@ -120,14 +121,21 @@ def print_table(results: dict[str, dict[str, tuple[float, int]]], vendor: str, r
 
 
 def load(args: argparse.Namespace, var: Path, size: str) -> None:
+    """50 clients on `/`, then on a static file the same server sends (whitenoise): the floor of a
+    request through this gunicorn on this machine, measured in the same run."""
+    from django.templatetags.static import static
     from support import http_load
 
     with site.gunicorn(workers=2, log=var / "gunicorn.log") as base:
         http_load.fetch(base, "/")  # each worker has loaded the app; this warms a connection
-        print(f"\ngunicorn, 2 workers, DEBUG off, {size} runs: {args.clients} clients on `/` for "
-              f"{args.load_seconds:g} s")
-        result = http_load.readers(base, ["/"], clients=args.clients, seconds=args.load_seconds)["/"]
-        print(f"/  {result.line()}")
+        print(f"\ngunicorn, 2 workers, DEBUG off, {size} runs: {args.clients} clients for {args.load_seconds:g} s each")
+        page = http_load.readers(base, ["/"], clients=args.clients, seconds=args.load_seconds)["/"]
+        print(f"  /                      {page.line()}")
+        floor = http_load.readers(base, [static("css/medalboard.css")], clients=args.clients,
+                                  seconds=args.load_seconds)
+        floor = next(iter(floor.values()))
+        print(f"  a static file (floor)  {floor.line()}")
+        print(f"  / serves {page.rate() / floor.rate():.2f}x the requests/s of the floor")
 
 
 def main() -> None:
