@@ -297,3 +297,37 @@ def test_verified_and_demo_follow_the_counted_seeds_else_every_seed(tiny, staff)
     row = stats.leaderboard(split_slug="tiny", user=staff)[1][0]
     assert (row.n_seeds, row.verified, row.demo, row.cost_usd) == (0, False, True, None)
     assert_leaderboards_match([staff], splits=("tiny",))
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_concurrent_writers_of_one_experiment_leave_the_rows_a_rebuild_would(catalogue):
+    import threading
+
+    from django.db import connections, transaction
+
+    e = experiment("racer")
+    competitions = list(stats.resolve_split("lite").competitions.order_by("slug")[:6])
+    start, errors = threading.Barrier(4), []
+
+    def writer(i: int) -> None:
+        try:
+            start.wait()
+            for j, competition in enumerate(competitions):
+                with transaction.atomic():
+                    run = Run.objects.create(experiment=e, competition=competition, seed=j % 2,
+                                             status=Run.Status.GRADED, any_medal=(i + j) % 2 == 0)
+                    Run.objects.filter(pk=run.pk).update(gold_medal=True, is_private=i == 0)
+        except Exception as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=writer, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert errors == []
+    assert Run.objects.filter(experiment=e).count() == 24
+    assert stored_rows() == computed_rows()
