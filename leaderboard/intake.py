@@ -22,8 +22,8 @@ import uuid
 from collections.abc import Sequence
 from datetime import timedelta
 
-from celery import shared_task
-from celery.exceptions import SoftTimeLimitExceeded
+from celery import Task, shared_task
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
@@ -121,10 +121,24 @@ def wait(intake: RunIntake, seconds: float | None = None) -> RunIntake:
 # --- in the worker ------------------------------------------------------------------------------
 
 
-@shared_task(bind=True, **INTAKE_TASK)
+class _IntakeTask(Task):
+    def on_failure(self, exc, task_id, args, kwargs, einfo) -> None:
+        """The hard time limit killed the import (the worker's main process calls this): fail it
+        now with the reason rather than retrying it once the lease expires."""
+        if isinstance(exc, TimeLimitExceeded) and args:
+            intake = RunIntake.objects.filter(pk=args[0]).first()
+            if intake is not None:
+                _timed_out(intake, _owner(task_id), exc.args[0] if exc.args else self.time_limit)
+
+
+def _owner(task_id: str | None) -> str:
+    return f"intake-{task_id or uuid.uuid4().hex}"
+
+
+@shared_task(bind=True, base=_IntakeTask, **INTAKE_TASK)
 def import_intake(self, intake_id: int) -> str:
     """Import one received intake; returns the status it ended in (or why nothing was done)."""
-    owner = f"intake-{self.request.id or uuid.uuid4().hex}"
+    owner = _owner(self.request.id)
     if not _claim(intake_id, owner):
         return "not received"
     intake = RunIntake.objects.select_related("owner").get(pk=intake_id)
@@ -137,13 +151,13 @@ def import_intake(self, intake_id: int) -> str:
     except services.UploadError as exc:
         if not isinstance(exc.__cause__, SoftTimeLimitExceeded):  # services wraps what an importer raised
             return _finish(intake, owner, failure=RunIntake.Failure.INVALID, error=str(exc))
-        return _timed_out(intake, owner)
+        return _timed_out(intake, owner, _soft_limit(self))
     except quotas.QuotaExceeded as exc:
         return _finish(intake, owner, failure=RunIntake.Failure.QUOTA, error=str(exc))
     except services.StorageUnavailable as exc:
         return _finish(intake, owner, failure=RunIntake.Failure.STORAGE, error=str(exc))
     except SoftTimeLimitExceeded:
-        return _timed_out(intake, owner)
+        return _timed_out(intake, owner, _soft_limit(self))
     except Exception as exc:  # noqa: BLE001 - an importer bug: record why, never retry
         log.exception("importing intake %s failed", intake_id)
         return _finish(intake, owner, failure=RunIntake.Failure.INTERNAL,
@@ -151,9 +165,14 @@ def import_intake(self, intake_id: int) -> str:
     return _finish(intake, owner, run=run)
 
 
-def _timed_out(intake: RunIntake, owner: str) -> str:
+def _soft_limit(task) -> float:
+    """The limit this run of the task had: the message's (its publisher's settings), else the task's."""
+    return (task.request.timelimit or (None, None))[1] or task.soft_time_limit
+
+
+def _timed_out(intake: RunIntake, owner: str, seconds: float) -> str:
     return _finish(intake, owner, failure=RunIntake.Failure.TIMEOUT,
-                   error=f"importing took longer than its {settings.INTAKE_TIME_LIMIT_S} s time limit")
+                   error=f"importing took longer than its {seconds:g} s time limit")
 
 
 def _claim(intake_id: int, owner: str) -> bool:

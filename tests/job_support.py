@@ -66,7 +66,8 @@ def database_url() -> str:
 class WorkerProcess:
     """`celery -A webapp worker` in its own process group, on the test database and broker."""
 
-    def __init__(self, log_path: Path, queues: str, runner: str = "", extra_env: dict | None = None) -> None:
+    def __init__(self, log_path: Path, queues: str, runner: str = "", extra_env: dict | None = None,
+                 pool: str = "solo") -> None:
         import os
         import subprocess
 
@@ -78,8 +79,9 @@ class WorkerProcess:
         self.log_path = log_path
         self.log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
-            [str(Path(sys.executable).parent / "celery"), "-A", "webapp", "worker", "-Q", queues, "--pool", "solo",
-             "--loglevel", "INFO", "--without-gossip", "--without-mingle", "-n", f"test-{os.getpid()}-{id(self)}@%h"],
+            [str(Path(sys.executable).parent / "celery"), "-A", "webapp", "worker", "-Q", queues, "--pool", pool,
+             "--concurrency", "1", "--loglevel", "INFO", "--without-gossip", "--without-mingle",
+             "-n", f"test-{os.getpid()}-{id(self)}@%h"],
             cwd=settings.BASE_DIR, env=env, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True,
         )
 

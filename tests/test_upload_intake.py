@@ -193,6 +193,20 @@ def test_the_time_limit_reached_while_reading_steps_is_no_short_trajectory(alice
     assert Run.objects.count() == 0 and len(calls) == 3
 
 
+def test_the_hard_time_limit_fails_the_intake_at_once(alice, catalogue, worker_path):
+    """The hard limit kills the import; the worker's main process calls on_failure, which records it
+    (without it the upload would wait for its lease and be imported again)."""
+    from celery.exceptions import TimeLimitExceeded
+
+    answer = token_client(alice).post("/api/runs/", payload(), format="multipart").json()
+    assert intake._claim(answer["id"], "intake-task-1")
+    intake.import_intake.on_failure(TimeLimitExceeded(630), "task-1", (answer["id"],), {}, None)
+    failed = RunIntake.objects.get()
+    assert failed.status == RunIntake.Status.FAILED and failed.failure == "timeout" and _staged_files() == []
+    intake.import_intake.on_failure(ValueError("other"), "task-2", (answer["id"],), {}, None)  # not a time limit
+    assert RunIntake.objects.get().error == failed.error
+
+
 def test_a_broker_down_at_upload_leaves_it_received_for_the_sweep(alice, catalogue, worker_path, settings):
     def broker_down(intake_id):
         raise ConnectionError("broker unreachable")

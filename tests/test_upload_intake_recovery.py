@@ -4,6 +4,7 @@ of another worker hands the upload on, and it is imported once, on the second at
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
@@ -14,13 +15,21 @@ from tests.job_support import WorkerProcess, wait_until
 from webapp.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True)
-N_STEPS = 300_000  # seconds of importing on this machine: the kill lands mid-import
+N_STEPS = 300_000  # 55 MB: about a second of importing in the worker on this machine
 
 
 def _long_trajectory() -> SimpleUploadedFile:
     lines = [json.dumps({"format": "medalboard-trajectory", "version": 1, "task": "spaceship-titanic"})]
     lines += [json.dumps({"kind": "plan", "t": i, "title": f"step {i}", "text": "think " * 20}) for i in range(N_STEPS)]
     return SimpleUploadedFile("trajectory.jsonl", ("\n".join(lines) + "\n").encode())
+
+
+def _wait_for_the_claim(intake_id: int, worker: WorkerProcess) -> None:
+    """Polled every 20 ms (the import takes about a second on this machine), so the kill lands mid-import."""
+    deadline = time.monotonic() + 60
+    while RunIntake.objects.get(pk=intake_id).status != RunIntake.Status.IMPORTING:
+        assert time.monotonic() < deadline, f"not claimed after 60 s\n{worker.output()}"
+        time.sleep(0.02)
 
 
 def test_an_import_whose_worker_was_killed_is_imported_once_by_another(catalogue, alice, tmp_path, settings):
@@ -31,8 +40,7 @@ def test_an_import_whose_worker_was_killed_is_imported_once_by_another(catalogue
     try:
         received = intake.receive(owner=alice, trajectory_files=[_long_trajectory()], metadata={
             "competition": "spaceship-titanic", "agent_name": "aide", "model_name": "gpt-4o", "seed": 0})
-        wait_until(lambda: RunIntake.objects.get(pk=received.pk).status == RunIntake.Status.IMPORTING, 60,
-                   "claimed by the first worker", first)
+        _wait_for_the_claim(received.pk, first)
         first.kill9()
         received.refresh_from_db()
         assert received.status == RunIntake.Status.IMPORTING and received.attempts == 1  # killed mid-import

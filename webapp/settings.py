@@ -231,7 +231,7 @@ STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending ru
 SWEEP_INTERVAL_S = env_float("MEDALBOARD_SWEEP_INTERVAL_S", 30.0)
 # Uploads (leaderboard.intake): the request stages the files and a worker imports them under these
 # limits; the request waits up to INTAKE_WAIT_S for the outcome before answering "202: still importing".
-INTAKE_TIME_LIMIT_S = env_int("MEDALBOARD_INTAKE_TIME_LIMIT_S", 600)  # soft limit; the hard one is 30 s later
+INTAKE_TIME_LIMIT_S = env_float("MEDALBOARD_INTAKE_TIME_LIMIT_S", 600.0)  # soft limit; the hard one is 30 s later
 INTAKE_LEASE_S = env_float("MEDALBOARD_INTAKE_LEASE_S", INTAKE_TIME_LIMIT_S + 120.0)  # above the hard limit
 INTAKE_MAX_ATTEMPTS = env_int("MEDALBOARD_INTAKE_MAX_ATTEMPTS", 2)
 INTAKE_WAIT_S = env_float("MEDALBOARD_INTAKE_WAIT_S", 2.0)
