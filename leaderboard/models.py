@@ -320,11 +320,16 @@ class RunQuerySet(models.QuerySet):
             changed = super().update(**kwargs)
             status = kwargs.get("status")
             status = status if isinstance(status, str) or status is None else Run.Status.GRADED  # an expression
-            keys = [(e, s) for _, e, s, was in before if Run.Status.GRADED in (was, status)]
-            if keys and kwargs.keys() & {"experiment", "experiment_id", "seed"}:
-                keys += Run.objects.filter(pk__in=[pk for pk, *_ in before]).values_list("experiment_id", "seed")
+            counted = [(pk, e, s) for pk, e, s, was in before if Run.Status.GRADED in (was, status)]
+            keys = [(e, s) for _, e, s in counted]
+            if counted and kwargs.keys() & {"experiment", "experiment_id", "seed"}:  # their new keys too
+                pks = [pk for pk, _, _ in counted]
+                for i in range(0, len(pks), 500):
+                    keys += Run.objects.filter(pk__in=pks[i:i + 500]).values_list("experiment_id", "seed")
             maintenance.refresh(keys)
         return changed
+
+    update.alters_data = True
 
     def delete(self):
         from leaderboard.aggregates import maintenance
@@ -346,6 +351,8 @@ class RunQuerySet(models.QuerySet):
             maintenance.refresh((r.experiment_id, r.seed) for r in made if r.status == Run.Status.GRADED)
         return made
 
+    bulk_create.alters_data = True
+
     def bulk_update(self, objs, fields, *args, **kwargs):
         from leaderboard.aggregates import maintenance
 
@@ -356,6 +363,8 @@ class RunQuerySet(models.QuerySet):
             if maintenance.COUNTED_FIELDS.intersection(fields):
                 maintenance.refresh([(e, s) for _, e, s, _ in before] + [(r.experiment_id, r.seed) for r in objs])
         return changed
+
+    bulk_update.alters_data = True
 
     def _lock_keys(self) -> list[tuple]:
         """(pk, experiment id, seed, status) of the matched runs, locked until the transaction ends."""

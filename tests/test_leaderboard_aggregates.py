@@ -17,7 +17,7 @@ from leaderboard import ownership, services, stats, tasks
 from leaderboard.aggregates import maintenance
 from leaderboard.aggregates.models import Audience, SeedAggregate
 from leaderboard.models import Agent, Benchmark, Competition, Experiment, LanguageModel, Run, Split
-from tests.test_services import answers_for, eager, submit  # noqa: F401 - eager is a fixture
+from tests.test_services import answers_for, eager, submission, submit  # noqa: F401 - eager is a fixture
 
 FIELDS = [f.attname for f in SeedAggregate._meta.concrete_fields if f.name != "id"]
 COSTS = [None, 0.1, 0.25, 1 / 3, 2.0, 7.7]
@@ -222,6 +222,16 @@ def test_updates_that_change_counted_fields_refresh_and_others_do_not(alice, cat
     assert audiences_of(run) == set()
     with django_assert_num_queries(1):
         Run.objects.filter(pk=run.pk).update(snapshot_timeline="[]", grading_enqueued_at=None)
+
+
+def test_bulk_update_moves_runs_between_keys(alice, catalogue):
+    runs = [submit(alice, self_reported_score=0.5, verification=Run.Verification.SELF_REPORTED, seed=s,
+                   submission=submission(30 + s)) for s in (0, 1)]
+    for run in runs:
+        run.seed = 5
+    Run.objects.bulk_update(runs, ["seed"])
+    assert set(SeedAggregate.objects.values_list("seed", flat=True)) == {5}
+    assert stored_rows() == computed_rows()
 
 
 def test_split_membership_changes_follow(tiny, catalogue):
