@@ -106,6 +106,7 @@ def upload_run(request):
     return render(request, "leaderboard/upload.html", {
         "form": form, "max_bytes": settings.MAX_UPLOAD_BYTES, "format_check": format_check,
         "daily_quota": settings.DAILY_GRADING_QUOTA, "quotas_today": quotas.used_today(user=request.user),
+        "recent_intakes": RunIntake.objects.filter(owner=request.user)[:5],
     }, status=status)
 
 

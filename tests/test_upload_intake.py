@@ -105,6 +105,17 @@ def test_a_failed_upload_shows_its_reason_on_the_progress_page(alice, catalogue,
     assert "Nothing was saved" in page and "limit" in page
 
 
+def test_the_upload_page_lists_your_recent_uploads_and_how_they_ended(alice, bob, catalogue, worker_path, client):
+    token_client(alice).post("/api/runs/", payload(submission=_huge_member_tar()), format="multipart")
+    token_client(bob).post("/api/runs/", payload(), format="multipart")
+    intake.import_intake.apply(args=(RunIntake.objects.get(owner=alice).pk,))
+    client.force_login(alice)
+    page = client.get("/runs/upload/").content.decode()
+    mine, bobs = RunIntake.objects.get(owner=alice), RunIntake.objects.get(owner=bob)
+    assert f'href="/runs/intakes/{mine.pk}/"' in page and "failed: " in page
+    assert f'href="/runs/intakes/{bobs.pk}/"' not in page
+
+
 def test_in_the_request_the_api_answers_with_the_outcome_at_once(alice, catalogue):
     """INTAKE_IN_REQUEST (the suite's setting) or a quick worker: the synchronous contract holds."""
     client = token_client(alice)
