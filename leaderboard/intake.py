@@ -144,7 +144,10 @@ def import_intake(self, intake_id: int) -> str:
     intake = RunIntake.objects.select_related("owner").get(pk=intake_id)
     try:
         run = _submit(intake)
-    except OperationalError as exc:  # the database was briefly unavailable: the sweep tries again
+    except OperationalError as exc:  # the database was briefly unavailable: the sweep tries again, boundedly
+        if intake.attempts >= settings.INTAKE_MAX_ATTEMPTS:
+            return _finish(intake, owner, failure=RunIntake.Failure.INTERNAL,
+                           error=f"could not import the upload: the database failed {intake.attempts} times ({exc})")
         log.warning("intake %s: %s; handed back", intake_id, exc)
         _release(intake_id, owner)
         return RunIntake.Status.RECEIVED

@@ -218,6 +218,23 @@ def test_the_hard_time_limit_fails_the_intake_at_once(alice, catalogue, worker_p
     assert RunIntake.objects.get().error == failed.error
 
 
+def test_a_database_error_is_retried_then_fails_with_the_reason(alice, catalogue, worker_path, settings, monkeypatch):
+    from django.db import OperationalError
+
+    settings.INTAKE_MAX_ATTEMPTS = 2
+    answer = token_client(alice).post("/api/runs/", payload(), format="multipart").json()
+
+    def database_locked(**kwargs):
+        raise OperationalError("database is locked")
+
+    monkeypatch.setattr("leaderboard.services.submit_run", database_locked)
+    assert intake.import_intake.apply(args=(answer["id"],)).get() == RunIntake.Status.RECEIVED  # handed back
+    assert intake.sweep_intakes()["intakes_requeued"] == 1  # at once: it was claimed before
+    assert intake.import_intake.apply(args=(answer["id"],)).get() == RunIntake.Status.FAILED
+    failed = RunIntake.objects.get()
+    assert failed.failure == "internal" and "database failed 2 times" in failed.error and _staged_files() == []
+
+
 def test_a_broker_down_at_upload_leaves_it_received_for_the_sweep(alice, catalogue, worker_path, settings):
     def broker_down(intake_id):
         raise ConnectionError("broker unreachable")
