@@ -1,8 +1,8 @@
 """Keeping the leaderboard aggregates in step with the runs, in the transaction that changes them.
 
 The unit is a key (experiment, seed): `refresh` deletes its SeedAggregate rows (every split, every
-audience) and computes them again from that experiment-seed's GRADED runs, a few dozen rows read
-through the (experiment, seed) index. Run.save/delete and RunQuerySet.update/delete/bulk_create/
+audience) and computes them again from that experiment-seed's GRADED runs, read through the runs'
+(experiment, competition, seed) index. Run.save/delete and RunQuerySet.update/delete/bulk_create/
 bulk_update call it with the keys they touch, old and new (leaderboard.models); a change of a
 split's competitions refreshes the keys with runs in them (`split_membership_changed`). `rebuild`
 computes every row with the same code, in one pass over the runs.
