@@ -151,3 +151,23 @@ class TrajectoryAdmin(admin.ModelAdmin):
 class StepBlockAdmin(admin.ModelAdmin):
     list_display = ["trajectory", "first", "count", "offset", "length"]
     raw_id_fields = ["trajectory"]
+
+
+@admin.register(models.SeedAggregate)
+class SeedAggregateAdmin(admin.ModelAdmin):
+    """The leaderboard aggregates, to look at: every run write keeps them, `manage.py
+    rebuild_leaderboard_aggregates` recomputes them; a row edited by hand would be wrong."""
+
+    list_display = ["experiment", "split", "seed", "audience", "competitions", "any_medal", "gold_medal"]
+    list_filter = ["audience", "split"]
+    list_select_related = ["experiment__agent", "experiment__model", "split"]
+    raw_id_fields = ["experiment"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
