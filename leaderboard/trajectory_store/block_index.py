@@ -138,6 +138,8 @@ class BlockIndex:
     def locate(self, offset: int, kinds: list[str] | None = None) -> Block | None:
         """The block holding the offset-th step (0-based) of these kinds: a binary search over the
         steps' indexes with one single-row query per probe (about log2 of the number of blocks)."""
+        if kinds is None:  # the offset-th step is step `offset`
+            return self.at(offset)
         lo, hi = 0, self.n_steps
         while lo < hi:
             block = self.at((lo + hi) // 2)

@@ -13,7 +13,7 @@ from django.core.files.storage import Storage, default_storage
 
 from leaderboard.importers.base import StepData, unified_diff
 from leaderboard.trajectory_store import search_index
-from leaderboard.trajectory_store.block_index import Block, BlockIndex
+from leaderboard.trajectory_store.block_index import FIRST_BATCH, MAX_BATCH, Block, BlockIndex
 
 T = TypeVar("T")
 
@@ -54,9 +54,13 @@ def decode_block(raw: bytes, first: int, run_id: int = 0) -> list[StoredStep]:
 
 def read_block(storage: Storage, name: str, block: Block, f=None) -> bytes:
     """The block's bytes, from `f` when the caller holds the file open (a scan), else one open."""
-    if f is None:
-        with storage.open(name, "rb") as f:
-            return read_block(storage, name, block, f)
+    if f is not None:
+        return _read_at(f, block)
+    with storage.open(name, "rb") as opened:
+        return _read_at(opened, block)
+
+
+def _read_at(f, block: Block) -> bytes:
     f.seek(block.offset)
     return f.read(block.length)
 
@@ -264,8 +268,10 @@ class Search:
         self.used_index = True
         here = stored.index.at(self.start)
         firsts = firsts[firsts >= (here.first if here else self.start)].tolist()
-        for k in range(0, len(firsts), 64):
-            yield from stored.index.with_firsts(firsts[k:k + 64], self.kinds)
+        k, size = 0, FIRST_BATCH  # rows in growing batches: a common term fills its page in a few blocks
+        while k < len(firsts):
+            yield from stored.index.with_firsts(firsts[k:k + size], self.kinds)
+            k, size = k + size, min(size * 4, MAX_BATCH)
 
     def __iter__(self) -> Iterator[StoredStep]:
         if not self.stored.file or self.start >= self.stored.n_steps:
