@@ -6,6 +6,8 @@ Blocks are tiny here so hits and needles sit in many blocks and near their bound
 
 from __future__ import annotations
 
+import io
+
 import orjson
 import pytest
 from django.core.files.storage import default_storage
@@ -159,3 +161,15 @@ def test_paging_a_search_by_page_number_or_a_cursor_without_search_is_refused(cl
     response = client.get(url, {"q": "step", "page": 2})
     assert response.status_code == 400 and "cursor" in response.json()["page"][0]
     assert client.get(url, {"cursor": 3}).status_code == 400
+
+
+def test_the_command_indexes_trajectories_written_without_one(stored):
+    from django.core.management import call_command
+
+    search_index.delete(default_storage, stored.file)
+    out = io.StringIO()
+    call_command("index_trajectories", stdout=out)
+    assert "Built 1 search index" in out.getvalue()
+    search = stored.search("zanzibar quokka")
+    assert [s.index for s in search] == [137] and search.used_index
+    assert stored.bytes_read == sum(stored.index.at(i).length for i in (137, 290, 299))

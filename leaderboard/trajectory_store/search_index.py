@@ -22,6 +22,7 @@ then 2^b rows of r bytes, bit k of row h set when block k holds a gram hashing t
 from __future__ import annotations
 
 import contextlib
+from collections.abc import Iterable
 from pathlib import Path
 
 import numpy as np
@@ -97,6 +98,17 @@ class Builder:
         if saved != name:
             storage.delete(saved)
             raise OSError(f"storage renamed {name} to {saved}")
+
+
+def build(storage: Storage, trajectory_file: str, blocks: Iterable) -> None:
+    """The index of a finished trajectory file, from its blocks (trajectory_store Blocks, in order):
+    for files written before indexes existed (manage.py index_trajectories)."""
+    builder = Builder()
+    with storage.open(trajectory_file, "rb") as f:
+        for block in blocks:
+            f.seek(block.offset)
+            builder.add(block.first, f.read(block.length))
+    builder.save(storage, trajectory_file)
 
 
 def delete(storage: Storage, trajectory_file: str) -> None:
