@@ -61,6 +61,7 @@ def test_data_too_big_without_long_strings_becomes_the_note():
 @pytest.fixture
 def huge_run(db, tmp_path, settings):
     settings.STEP_FIELD_LIMIT, settings.STEP_LIMIT = MB, 4 * MB
+    settings.MEDIA_ROOT = tmp_path / "media"  # the 50 MB artifact goes with the test's folder
     stdout = "0123456789abcdef" * (50 * MB // 16)  # a 50 MB step
     path = write(tmp_path / "t.jsonl", {"task": "t"}, [
         {"kind": "plan", "text": "before"},
