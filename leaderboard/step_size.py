@@ -5,7 +5,7 @@ string ending in a note, and the whole step as it came in is kept as an artifact
 downloads from the run page, for whoever may see the run, like the run's other files.
 
 The stored step's `data["truncated"]` says so ({"bytes", "artifact", "name"}), which the replay
-card shows with a download link.
+card shows with a download link. A running run's live steps are cut the same way as they arrive.
 """
 
 from __future__ import annotations
@@ -96,6 +96,18 @@ def bounded(run: Run, steps: Iterable[StepData], warn: Callable[[str], None], ke
         else:
             step.raw = raw
         yield step
+
+
+def bound_live(steps: Iterable[StepData]) -> None:
+    """Cut the huge steps of a running run's live trajectory in place (leaderboard.trajectory_store
+    LiveTrajectory). No artifact yet: the run's final import reads the agent's own file again and
+    keeps the whole step then, under the name the note gives."""
+    field, total = settings.STEP_FIELD_LIMIT, settings.STEP_LIMIT
+    for step in steps:
+        raw = step.raw if step.raw is not None else step_json(step)
+        if len(raw) > min(field, total):
+            cut_step(step, raw, f"{ARTIFACT_PREFIX}{step.index}-full.json (once the run ends)", field=field,
+                     total=total)
 
 
 def _keep(run: Run, name: str, raw: bytes) -> Artifact:

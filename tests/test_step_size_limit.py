@@ -120,3 +120,16 @@ def test_importing_again_replaces_the_kept_steps(huge_run, django_capture_on_com
         save_steps(run, parsed)
     assert not Artifact.objects.filter(run=run, name__startswith=ARTIFACT_PREFIX).exists()
     assert not default_storage.exists(old)
+
+
+def test_a_running_runs_live_steps_are_cut_too(db, settings):
+    from leaderboard.trajectory_store import LiveTrajectory
+
+    settings.STEP_FIELD_LIMIT, settings.STEP_LIMIT = 1000, 4000
+    run = make_run()
+    live = LiveTrajectory(run)
+    live.append([StepData(index=0, kind="plan", text="small"), StepData(index=1, kind="plan", text="x" * 100_000)])
+    live.close()
+    small, big = stored_steps(run)
+    assert small.text == "small" and big.text.startswith("x" * 1000 + "\n[truncated: ")
+    assert "steps/step-1-full.json (once the run ends)" in big.text

@@ -360,6 +360,9 @@ class LiveTrajectory:
     def append(self, steps: list[StepData], fence: Callable[[], None] | None = None) -> None:
         if not steps:
             return
+        from leaderboard import step_size  # it imports the models, which import this package's callers
+
+        step_size.bound_live(steps)
         self.writer.add_all(steps)
         self.writer.close_block()
         blocks, self.writer.blocks = self.writer.blocks, []
