@@ -56,6 +56,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--steps", type=int, default=10_000, help="steps of the replay run")
     parser.add_argument("--big-step-mb", type=int, default=32, help="size of the one huge step")
     parser.add_argument("--settle-seconds", type=float, default=180, help="how long to wait for uploads to end")
+    parser.add_argument("--intake-wait", help="MEDALBOARD_INTAKE_WAIT_S for the site: how long an upload request "
+                        "waits for its import before answering 202 (the site's default when not given)")
     parser.add_argument("--keep", action="store_true")
     return parser.parse_args()
 
@@ -222,10 +224,18 @@ def outcome(base: str, token: str, payload: dict) -> tuple[str, bool]:
 
 
 def start_worker(var: Path) -> subprocess.Popen:
-    log = open(var / "worker.log", "ab")
-    return subprocess.Popen([str(site.BIN / "celery"), "-A", "webapp", "worker", "--loglevel", "WARNING",
-                             "--concurrency", "2"], cwd=site.ROOT, env=os.environ.copy(), stdout=log,
-                            stderr=subprocess.STDOUT, start_new_session=True)
+    """A Celery worker, returned once it says it is ready (its start-up is not part of phase 1)."""
+    log = var / "worker.log"
+    with open(log, "ab") as out:
+        worker = subprocess.Popen([str(site.BIN / "celery"), "-A", "webapp", "worker", "--loglevel", "INFO",
+                                   "--concurrency", "2"], cwd=site.ROOT, env=os.environ.copy(), stdout=out,
+                                  stderr=subprocess.STDOUT, start_new_session=True)
+    deadline = time.monotonic() + 120
+    while b" ready." not in log.read_bytes():
+        if worker.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError(f"the Celery worker did not start: see {log}")
+        time.sleep(0.5)
+    return worker
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -240,8 +250,9 @@ def stop(process: subprocess.Popen) -> None:
 # --- the two phases ---------------------------------------------------------------------------------
 
 
-def report(title: str, results: dict[str, http_load.Result], labels: dict[str, str]) -> None:
-    print(f"\n{title}")
+def report(title: str, results: dict[str, http_load.Result], labels: dict[str, str], cpu: float) -> None:
+    answered = sum(result.ok for result in results.values())
+    print(f"\n{title} (gunicorn used {cpu:.1f} s of CPU: {cpu * 1000 / max(answered, 1):.1f} ms per answer)")
     for path, result in results.items():
         print(f"  {labels[path]:14} {result.line()}")
 
@@ -271,6 +282,8 @@ def main() -> None:
     var, url = site.configure(database, prefix="load")
     if args.broker:
         os.environ["CELERY_BROKER_URL"] = args.broker
+    if args.intake_wait:
+        os.environ["MEDALBOARD_INTAKE_WAIT_S"] = args.intake_wait
     import django
 
     django.setup()
@@ -288,17 +301,21 @@ def main() -> None:
         worker = start_worker(var)
         paths = ["/", f"/runs/{replay}/", "/api/runs/"]
         labels = dict(zip(paths, ["/", "replay page", "/api/runs/"], strict=True))
-        with site.gunicorn(workers=2, log=var / "gunicorn.log") as base:
+        with site.gunicorn(workers=2, log=var / "gunicorn.log") as server:
+            base = server.base
             for path in paths:
                 http_load.fetch(base, path)
+            began = server.cpu()
             quiet = http_load.readers(base, paths, clients=args.clients, seconds=args.seconds)
-            report("1. readers alone", quiet, labels)
+            report("1. readers alone", quiet, labels, server.cpu() - began)
+            began = server.cpu()
             with concurrent.futures.ThreadPoolExecutor(len(uploads) + 1) as pool:
                 posted = [pool.submit(post_upload, base, token, seed, files)
                           for seed, (_, files) in enumerate(uploads)]
                 busy = http_load.readers(base, paths, clients=args.clients, seconds=args.seconds)
                 answers = [f.result() for f in posted]
-            report("2. readers while 10 hostile uploads are posted and processed", busy, labels)
+            report("2. readers while 10 hostile uploads are posted and processed", busy, labels,
+                   server.cpu() - began)
             compare(quiet, busy, labels)
             began = time.monotonic()
             states = settle(base, token, answers, began + args.settle_seconds)
