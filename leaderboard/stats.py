@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q
 
+from leaderboard.aggregates.maintenance import microseconds
 from leaderboard.models import Competition, Experiment, LeaderboardKind, Run, Split
 
 SPLIT_ALIASES = {"lite": "low", "all": "split75"}
@@ -255,8 +256,6 @@ def stats_from_runs(
 ) -> list[tuple[tuple, ExperimentStats]]:
     """(the experiment's first run as (microseconds, id), its statistics) per experiment of `runs`
     (for_leaderboard's, oldest first), in the order of their first run."""
-    from leaderboard.aggregates.maintenance import microseconds
-
     by_experiment: dict[int, list[Run]] = defaultdict(list)
     for run in runs.filter(competition_id__in=competition_ids):
         by_experiment[run.experiment_id].append(run)
