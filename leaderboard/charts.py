@@ -30,6 +30,14 @@ MEDAL_COLOURS = {"gold": "#d4a017", "silver": "#8a8d91", "bronze": "#b0703c", "m
 
 
 def human_leaderboard_figure(scores: list[float], thresholds: Thresholds, title: str = "") -> dict:
+    """The figure below, made once per leaderboard (~25 ms of Plotly a view): a competition's human
+    scores change only when its catalogue is imported again, and then the key changes with them.
+    Callers must not change the figure in place (add_run_marks makes a new one)."""
+    return _human_leaderboard_figure(tuple(scores), thresholds, title)
+
+
+@lru_cache(maxsize=128)
+def _human_leaderboard_figure(scores: tuple[float, ...], thresholds: Thresholds, title: str) -> dict:
     """Distribution of the human teams' scores with the medal and median thresholds drawn on it.
 
     The x-axis spans the best teams down to the bulk (and every threshold), not the few outliers that
@@ -38,7 +46,7 @@ def human_leaderboard_figure(scores: list[float], thresholds: Thresholds, title:
     low, high = bulk_range(scores, [getattr(thresholds, name) for name in THRESHOLD_NAMES],
                            bool(thresholds.is_lower_better))
     size = (high - low) / 60 or 1.0
-    fig = go.Figure(go.Histogram(x=scores, xbins={"start": low, "end": high + size / 2, "size": size},
+    fig = go.Figure(go.Histogram(x=list(scores), xbins={"start": low, "end": high + size / 2, "size": size},
                                  marker_color="#9bb7d4", name="human teams",
                                  hovertemplate="score %{x}<br>%{y} teams<extra></extra>"))
     for row, name in enumerate(sorted(THRESHOLD_NAMES, key=lambda n: getattr(thresholds, n))):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from leaderboard import medals
-from leaderboard.charts import bulk_range, human_leaderboard_figure
+from leaderboard.charts import add_run_marks, bulk_range, human_leaderboard_figure
 
 
 def teams(lower_is_better: bool) -> list[float]:
@@ -52,3 +52,14 @@ def test_thresholds_outside_the_bulk_widen_the_axis():
     scores = [0.9] * 50 + [0.91] * 50 + [0.2]
     low, _ = bulk_range(scores, [0.5], False)
     assert low == 0.5
+
+
+def test_the_figure_is_made_once_per_leaderboard_and_marks_leave_it_alone():
+    scores = [float(s) for s in range(100, 0, -1)]
+    thresholds = medals.compute_thresholds(scores)
+    first = human_leaderboard_figure(scores, thresholds)
+    marked = add_run_marks(first, [{"score": 250.0, "medal": "gold", "label": "run 1", "url": "/runs/1/"}])
+    assert human_leaderboard_figure(list(scores), thresholds) is first  # the same leaderboard: no new figure
+    assert len(first["data"]) == 1 and first["layout"]["xaxis"]["range"][1] == 100.0
+    assert len(marked["data"]) == 2 and marked["layout"]["xaxis"]["range"][1] == 250.0
+    assert human_leaderboard_figure(scores[:-1], medals.compute_thresholds(scores[:-1])) is not first
