@@ -102,11 +102,19 @@ def pass_at_k_figure(curves: dict[str, list[tuple[int, float]]]) -> dict:
 
 
 def cost_frontier_figure(rows: list[dict], front: list[tuple[float, float]]) -> dict:
-    """Any-medal % against mean cost per run, one point per experiment, the Pareto frontier joined."""
+    """Any-medal % against mean cost per run, one point per experiment, the Pareto frontier joined.
+    Made once per set of points (the leaderboard draws the same one until a run changes it); callers
+    must not change the figure in place."""
+    points = tuple((r["cost_usd"], r["any_medal_pct"], f"{r['agent']} + {r['model']}") for r in rows)
+    return _cost_frontier_figure(points, tuple(front))
+
+
+@lru_cache(maxsize=64)
+def _cost_frontier_figure(points: tuple[tuple[float, float, str], ...], front: tuple[tuple[float, float], ...]) -> dict:
     fig = go.Figure()
     fig.add_trace(go.Scatter(
-        x=[r["cost_usd"] for r in rows], y=[r["any_medal_pct"] for r in rows], mode="markers", name="experiments",
-        text=[f"{r['agent']} + {r['model']}" for r in rows], marker={"size": 10, "color": "#2f5fa7"},
+        x=[c for c, _, _ in points], y=[s for _, s, _ in points], mode="markers", name="experiments",
+        text=[label for _, _, label in points], marker={"size": 10, "color": "#2f5fa7"},
         hovertemplate="%{text}<br>$%{x:.2f} per run · %{y:.1f}% any medal<extra></extra>",
     ))
     fig.add_trace(go.Scatter(x=[c for c, _ in front], y=[s for _, s in front], mode="lines", name="Pareto frontier",
