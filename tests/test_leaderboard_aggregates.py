@@ -281,13 +281,19 @@ def test_the_migration_builds_aggregates_for_existing_runs():
         agent = old.get_model("leaderboard", "Agent").objects.create(name="a")
         model = old.get_model("leaderboard", "LanguageModel").objects.create(name="m")
         e = old.get_model("leaderboard", "Experiment").objects.create(agent=agent, model=model, hardware="h")
-        competitions = old.get_model("leaderboard", "Competition").objects.filter(splits__slug="low")[:2]
+        # Its own benchmark and split: an earlier transactional test may have flushed the catalogue.
+        benchmark = old.get_model("leaderboard", "Benchmark").objects.create(slug="migration-bench", name="b")
+        split = old.get_model("leaderboard", "Split").objects.create(benchmark=benchmark, slug="low", name="low")
+        competitions = [old.get_model("leaderboard", "Competition").objects.create(
+            benchmark=benchmark, slug=f"migration-competition-{i}", name=f"c{i}") for i in range(2)]
+        split.competitions.set(competitions)
         for seed, competition in itertools.product((0, 1), competitions):
             old.get_model("leaderboard", "Run").objects.create(
                 experiment=e, competition=competition, seed=seed, status="graded", any_medal=seed == 0)
     finally:
         migrate([("leaderboard", max_migration())])
-    assert SeedAggregate.objects.filter(experiment_id=e.pk, split__slug="low", audience=Audience.PUBLIC,
+    assert SeedAggregate.objects.filter(experiment_id=e.pk, split__benchmark__slug="migration-bench",
+                                        audience=Audience.PUBLIC,
                                         competitions=2).count() == 2
     assert stored_rows() == computed_rows()
 
