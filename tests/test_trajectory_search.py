@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 
+import numpy as np
 import orjson
 import pytest
 from django.core.files.storage import default_storage
@@ -173,3 +174,26 @@ def test_the_command_indexes_trajectories_written_without_one(stored):
     search = stored.search("zanzibar quokka")
     assert [s.index for s in search] == [137] and search.used_index
     assert stored.bytes_read == sum(stored.index.at(i).length for i in (137, 290, 299))
+
+
+@pytest.mark.parametrize("n_blocks", [0, 1, 8, 19])
+def test_the_index_rows_are_each_blocks_aligned_gram_hashes(n_blocks):
+    """The saved bits against a plain computation: block k's bit is set in row h exactly when one of its
+    4-byte words at an offset divisible by 4 hashes (low 5 bits of each byte, Fibonacci) to h."""
+    import random
+
+    rng = random.Random(n_blocks)
+    alphabet = b"abcXYZ \"{}:,\n\xc3\xa9"
+    blocks = [bytes(rng.choice(alphabet) for _ in range(rng.randint(0, 3000))) for _ in range(n_blocks)]
+    builder = search_index.Builder()
+    for k, raw in enumerate(blocks):
+        builder.add(10 * k, raw)
+    index = search_index.Index(np.frombuffer(builder.content(), dtype=np.uint8))
+    bits = search_index.hash_bits_for(n_blocks)
+    expected = np.zeros((1 << bits, (n_blocks + 7) // 8), dtype=np.uint8)
+    for k, raw in enumerate(blocks):
+        for at in range(0, len(raw) - 3, 4):
+            word = int.from_bytes(raw[at:at + 4], "little") & 0x1F1F1F1F
+            expected[(word * 0x9E3779B1 % 2**32) >> (32 - bits), k // 8] |= 1 << (k % 8)
+    assert index.n_blocks == n_blocks and index.firsts.tolist() == [10 * k for k in range(n_blocks)]
+    assert np.array_equal(index.rows, expected)

@@ -63,29 +63,46 @@ class Builder:
     """Collects each block's aligned grams while the file is written; save() writes the index.
 
     The index is bit-sliced: one row per gram hash, one bit per block, so a query reads one row per
-    gram of the needle (a bit per block), and building it is an OR into the rows a block touches."""
+    gram of the needle (a bit per block). Building it marks the hashes a block holds in a byte array
+    (one scatter) and ORs that into the column of bytes its group of 8 blocks shares, in place: a few
+    passes over the block's words and one over the 2^16 hashes, with no per-gram Python work."""
 
     def __init__(self) -> None:
-        self._seen = np.zeros(1 << HASH_BITS, dtype=np.bool_)
-        self._rows = np.zeros((1 << HASH_BITS, 8), dtype=np.uint8)
+        self._seen = np.zeros(1 << HASH_BITS, dtype=np.uint8)  # the current block's bit, at its hashes
+        self._column = np.zeros(1 << HASH_BITS, dtype=np.uint8)  # blocks 8c .. 8c+7: bit k & 7
+        self._columns: list[np.ndarray] = []  # the full columns before it
+        self._words = np.empty(0, dtype=np.uint32)  # scratch, reused from block to block
+        self._hashes = np.empty(0, dtype=np.intp)
         self._firsts: list[int] = []
         self._always: list[int] = []
 
     def add(self, first: int, raw: bytes) -> None:
         k = len(self._firsts)
-        if k >> 3 >= self._rows.shape[1]:  # room for twice as many blocks
-            self._rows = np.concatenate([self._rows, np.zeros_like(self._rows)], axis=1)
-        self._seen[gram_hashes(np.frombuffer(raw, dtype="<u4", count=len(raw) // GRAM))] = True
-        held = np.flatnonzero(self._seen)
-        self._seen[held] = False
-        self._rows[held, k >> 3] |= np.uint8(1 << (k & 7))
+        n = len(raw) // GRAM
+        if n > len(self._words):
+            self._words, self._hashes = np.empty(n, dtype=np.uint32), np.empty(n, dtype=np.intp)
+        words, hashes = self._words[:n], self._hashes[:n]
+        # gram_hashes, in place: ((word & FOLDED) * MULTIPLIER) >> (32 - HASH_BITS), as indexes
+        np.bitwise_and(np.frombuffer(raw, dtype="<u4", count=n), FOLDED, out=words)
+        np.multiply(words, MULTIPLIER, out=words)
+        np.right_shift(words, np.uint32(32 - HASH_BITS), out=words)
+        hashes[...] = words
+        seen = self._seen
+        seen[hashes] = 1 << (k & 7)
+        np.bitwise_or(self._column, seen, out=self._column)
+        seen.fill(0)
+        if k & 7 == 7:
+            self._columns.append(self._column)
+            self._column = np.zeros_like(self._column)
         self._firsts.append(first)
         if has_odd_characters(raw):
             self._always.append(k)
 
     def content(self) -> bytes:
         n_blocks = len(self._firsts)
-        bits, rows = hash_bits_for(n_blocks), self._rows[:, :(n_blocks + 7) // 8]
+        columns = self._columns + ([self._column] if n_blocks & 7 else [])
+        rows = (np.stack(columns, axis=1) if columns else np.zeros((1 << HASH_BITS, 0), dtype=np.uint8))
+        bits = hash_bits_for(n_blocks)
         while rows.shape[0] > 1 << bits:  # fold: hash h keeps only its top bits
             rows = rows[0::2] | rows[1::2]
         head = np.array([n_blocks, bits, rows.shape[1], len(self._always)], dtype="<u4")
