@@ -9,9 +9,12 @@ import queue
 import tempfile
 import threading
 import uuid
+from bisect import bisect_left
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from itertools import accumulate, islice
+from operator import attrgetter
 from pathlib import Path
 
 import orjson
@@ -30,6 +33,7 @@ BLOCK_BYTES = 1 << 20  # a block closes early once it holds this much, so one hu
 OUTLINE_LIMIT = 5000
 SAVE_BLOCKS = 64  # block rows are inserted this many at a time while the file is written
 MAX_TRACKED_FILES = 10_000  # distinct code file names whose versions are linked for diffs
+_KIND = attrgetter("kind")
 
 
 @dataclass
@@ -179,18 +183,36 @@ class Writer:
         self.add_all((step,))
 
     def add_all(self, steps: Iterable[StepData]) -> None:
-        """add() for each step, in one loop: this is the import's hot path."""
-        pending, size, block_steps, block_bytes = self._pending, self._size, BLOCK_STEPS, BLOCK_BYTES
-        for step in steps:
-            if step.raw is None:
-                step.raw = step_json(step)  # the line the store keeps (a raw step's is its input line)
-            pending.append(step)
-            size += len(step.raw)
-            if len(pending) >= block_steps or size >= block_bytes:
-                self._pending = pending
+        """add() for each step: this is the import's hot path. Steps are taken a block's worth at a
+        time (islice), so the per-step work is a few list comprehensions, not a Python loop body."""
+        steps = iter(steps)
+        while batch := list(islice(steps, BLOCK_STEPS - len(self._pending))):
+            raws = [s.raw for s in batch]
+            if None in raws:  # the line the store keeps (a raw step's is its input line)
+                for i, step in enumerate(batch):
+                    if step.raw is None:
+                        step.raw = raws[i] = step_json(step)
+            size = self._size + sum(map(len, raws))
+            if size < BLOCK_BYTES:
+                self._pending += batch
+                self._size = size
+                if len(self._pending) >= BLOCK_STEPS:
+                    self._flush()
+                continue
+            # The block ends at the first step that takes it to BLOCK_BYTES; the rest start the next.
+            sizes = list(accumulate(map(len, raws), initial=self._size))
+            while batch:
+                end = bisect_left(sizes, BLOCK_BYTES, lo=1)
+                if end == len(sizes):  # what is left does not fill a block
+                    self._pending += batch
+                    self._size = sizes[-1]
+                    if len(self._pending) >= BLOCK_STEPS:
+                        self._flush()
+                    break
+                self._pending += batch[:end]
                 self._flush()
-                pending, size = self._pending, 0
-        self._pending, self._size = pending, size
+                batch = batch[end:]
+                sizes = [size - sizes[end] for size in sizes[end:]]
 
     def close_block(self) -> None:
         """End the current block now (a live trajectory makes its newest steps readable at once)."""
@@ -204,10 +226,10 @@ class Writer:
         lines.append(b"")
         chunk = b"\n".join(lines)
         self.f.write(self.count, chunk)
-        kinds = Counter(s.kind for s in steps)
+        kinds = Counter(map(_KIND, steps))
         bases: dict[str, int] = {}
         for step in [s for s in steps if s.score is not None or s.parent_index is not None or s.kind == "code"
-                     or is_tree_node(s)]:
+                     or (s.data and is_tree_node(s))]:
             self.outline.add(step)
             if step.kind == "code":
                 self._track_file(step, bases)
