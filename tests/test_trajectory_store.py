@@ -249,3 +249,25 @@ def test_requests_read_only_the_block_rows_they_need(db, small_blocks):
     errors = [s.index for s in steps if s.kind == "error"]
     assert [s.index for s in store.steps(0, ["error"])] == errors
     assert store.index.rows_fetched == len({StoredTrajectory.of(run).index.at(i).first for i in errors})
+
+
+def test_a_block_closes_at_the_step_that_takes_it_to_block_bytes(db, monkeypatch):
+    monkeypatch.setattr(writing, "BLOCK_STEPS", 9)
+    monkeypatch.setattr(writing, "BLOCK_BYTES", 600)
+    steps = make_steps(200, seed=3)
+    for s in steps[::13]:
+        s.text *= 20  # a step over BLOCK_BYTES on its own here and there
+    run = make_run()
+    write_steps(run, steps)
+    expected, count, size = [], 0, 0  # (first, count) of each block, one step at a time
+    for i, step in enumerate(steps):
+        count, size = count + 1, size + len(jsonl.step_json(step))
+        if count == 9 or size >= 600:
+            expected.append((i + 1 - count, count))
+            count, size = 0, 0
+    if count:
+        expected.append((len(steps) - count, count))
+    store = StoredTrajectory.of(run)
+    assert [(b.first, b.count) for b in store.blocks] == expected
+    assert len({c for _, c in expected}) > 3  # blocks of many lengths: both limits were met
+    assert fields(store.steps()) == fields(steps)
