@@ -79,10 +79,11 @@ def bounded(run: Run, steps: Iterable[StepData], warn: Callable[[str], None], ke
     artifact of the run; its storage name goes into `kept`, for the caller to delete if the import
     fails (the rows roll back with its transaction; the orphan sweep catches what a crash leaves)."""
     field, total = settings.STEP_FIELD_LIMIT, settings.STEP_LIMIT
+    limit = min(field, total)
     _forget_earlier(run)
     for step in steps:
         raw = step.raw if step.raw is not None else step_json(step)
-        if len(raw) <= min(field, total):  # no string of it can be over a limit
+        if len(raw) <= limit:  # no string of it can be over a limit
             step.raw = raw
             yield step
             continue

@@ -88,3 +88,21 @@ def test_boolean_parent_index_is_dropped_with_a_warning(db, tmp_path):
     [(run, stored)] = import_all(write(tmp_path / "t.jsonl", {"task": "t"}, steps))
     assert stored[2].parent_index is None
     assert any("parent_index True" in w for w in run.import_warnings)
+
+
+def test_token_totals_drop_what_is_not_a_count_and_a_total_past_2_63(tmp_path):
+    counts = [(5, 2), (7.0, None), (-1, 3), (2**64, "4"), (True, 1), (2**62, 2**62), (2**62, 1), (1, 1)]
+    steps = [{"kind": "llm", "data": {"tokens_in": i, "tokens_out": o}} for i, o in counts]
+    [parsed] = read_trajectories(write(tmp_path / "t.jsonl", {}, steps))
+    list(parsed.steps)
+    # By hand: counts are whole numbers in 0..2^63-1 (7.0 is 7, "4" is 4, True is 1); a total over
+    # 2^63-1 is dropped (None) at the line that passes it, and later lines count again from 0.
+    tokens_in = 5 + 7 + 1 + 2**62
+    tokens_in = None if tokens_in + 2**62 > 2**63 - 1 else tokens_in + 2**62  # line 8 passes it
+    tokens_in = (tokens_in or 0) + 1
+    assert (parsed.meta.tokens_in, parsed.meta.tokens_out) == (tokens_in, 2 + 3 + 4 + 1 + 2**62 + 1 + 1)
+    warnings = " | ".join(parsed.warnings)
+    assert "line 4: tokens_in = -1 is not a count" in warnings
+    assert "line 5: tokens_in = 1.84e+19 is not a count" in warnings
+    assert "line 8: the tokens_in total passes 2^63" in warnings
+    assert "tokens_out total" not in warnings

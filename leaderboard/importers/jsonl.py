@@ -275,20 +275,25 @@ class _Totals:
     def add(self, step: StepData, lineno: int) -> None:
         if step.kind != "llm":
             return
-        d = step.data
+        d, meta = step.data, self.meta
         if self.sum_tokens:
-            tokens_in = _count(d.get("tokens_in"), f"line {lineno}: tokens_in", self.parsed)
-            tokens_out = _count(d.get("tokens_out"), f"line {lineno}: tokens_out", self.parsed)
-            self.meta.add_tokens(tokens_in, tokens_out)
-            for name in ("tokens_in", "tokens_out"):
-                if (getattr(self.meta, name) or 0) > MAX_COUNT:
-                    self.parsed.warn(f"line {lineno}: the {name} total passes 2^63; not counted")
-                    setattr(self.meta, name, None)
+            # A whole count in range is taken as it is; anything else goes through _count, which warns.
+            tokens_in, tokens_out = d.get("tokens_in"), d.get("tokens_out")
+            if tokens_in is not None and (type(tokens_in) is not int or not 0 <= tokens_in <= MAX_COUNT):
+                tokens_in = _count(tokens_in, f"line {lineno}: tokens_in", self.parsed)
+            if tokens_out is not None and (type(tokens_out) is not int or not 0 <= tokens_out <= MAX_COUNT):
+                tokens_out = _count(tokens_out, f"line {lineno}: tokens_out", self.parsed)
+            meta.add_tokens(tokens_in, tokens_out)
+            if (meta.tokens_in or 0) > MAX_COUNT or (meta.tokens_out or 0) > MAX_COUNT:
+                for name in ("tokens_in", "tokens_out"):
+                    if (getattr(meta, name) or 0) > MAX_COUNT:
+                        self.parsed.warn(f"line {lineno}: the {name} total passes 2^63; not counted")
+                        setattr(meta, name, None)
         if self.sum_cost:
             cost = d.get("cost")
-            self.meta.add_tokens(None, None, cost if type(cost) is float else to_float(cost))
-        if not self.meta.model and isinstance(d.get("model"), str):
-            self.meta.model = d["model"]
+            meta.add_tokens(None, None, cost if type(cost) is float else to_float(cost))
+        if not meta.model and isinstance(d.get("model"), str):
+            meta.model = d["model"]
 
     def finish(self, last_t: float | None) -> None:
         if self.meta.duration_s is None and last_t is not None:
