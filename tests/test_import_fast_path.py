@@ -87,3 +87,14 @@ def test_malformed_line_in_the_middle_warns_and_keeps_the_rest(db, tmp_path):
 def test_json_line_is_clean(raw, clean):
     orjson.loads(raw)
     assert base.json_line_is_clean(raw) is clean
+
+
+def test_a_chunk_is_suspect_exactly_when_the_regular_expression_says_so():
+    import random
+
+    rng = random.Random(5)
+    for _ in range(2000):
+        buffer = bytes(rng.choice(b'\\ubf/nx"\r\x7f') if rng.random() < 0.2 else rng.choice(b"abc \n")
+                       for _ in range(rng.randint(0, 40)))
+        assert jsonl._suspect_chunk(buffer) == jsonl._suspect(buffer), buffer
+    assert jsonl._suspect_chunk(b"a\\\\n \\/") and not jsonl._suspect_chunk(b"a\\\\n \\\"\\t x\\")

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import msgspec
+import numpy as np
 import orjson
 
 from leaderboard.importers.base import (
@@ -171,13 +172,25 @@ def _chunks(path: Path) -> Iterator[tuple[list[bytes], bool]]:
             buffer = b"".join([*pending, chunk])
             lines = buffer.split(b"\n")
             pending = [lines.pop()]
-            yield lines, _suspect(buffer)
+            yield lines, _suspect_chunk(buffer)
         if tail := b"".join(pending):
             yield [tail], _suspect(tail)
 
 
 def _suspect(buffer: bytes) -> bool:
     return b"\x7f" in buffer or b"\r" in buffer or _NOT_RAW.search(buffer) is not None
+
+
+_NOT_RAW_ESCAPES = np.frombuffer(b"ubf/", dtype=np.uint8)  # the bytes after a backslash that _NOT_RAW names
+
+
+def _suspect_chunk(buffer: bytes) -> bool:
+    """_suspect for a megabyte: the byte after every backslash, found by NumPy (a third faster than the
+    regular expression on a chunk; slower on one line)."""
+    if b"\x7f" in buffer or b"\r" in buffer:
+        return True
+    raw = np.frombuffer(buffer, dtype=np.uint8)
+    return bool(np.isin(raw[1:][raw[:-1] == ord("\\")], _NOT_RAW_ESCAPES).any())
 
 
 def parse_step_line(line: bytes, lineno: int, index: int, parsed: ParsedTrajectory) -> StepData | None:
