@@ -49,21 +49,25 @@ class Outline:
     max_code: tuple[float, int] | None = None
     min_code: tuple[float, int] | None = None
 
-    def add(self, step: StepData) -> None:
-        if step.score is not None:
-            if len(self.scores) < OUTLINE_LIMIT:
-                self.scores.append([step.index, step.t, step.score])
-            else:
-                self.truncated = True
-        if step.parent_index is not None or is_tree_node(step):
+    def add_block(self, steps: list[StepData]) -> list[StepData]:
+        """A block's steps, one comprehension per part of the outline (each part in step order); returns
+        the block's code steps."""
+        scores = [[s.index, s.t, s.score] for s in steps if s.score is not None]
+        if scores:
+            room = max(OUTLINE_LIMIT - len(self.scores), 0)
+            self.scores += scores[:room]
+            self.truncated = self.truncated or len(scores) > room
+        for step in [s for s in steps if s.parent_index is not None or (s.data and is_tree_node(s))]:
             if len(self.nodes) < OUTLINE_LIMIT:
                 self.nodes[step.index] = node(step)
                 if step.parent_index is not None:
                     self.parents.add(step.parent_index)
             else:
                 self.truncated = True
-        if step.kind == "code":
+        code = [s for s in steps if s.kind == "code"]
+        for step in code:
             self._add_code(step)
+        return code
 
     def _add_code(self, step: StepData) -> None:
         self.last_code = step.index
@@ -228,11 +232,8 @@ class Writer:
         self.f.write(self.count, chunk)
         kinds = Counter(map(_KIND, steps))
         bases: dict[str, int] = {}
-        for step in [s for s in steps if s.score is not None or s.parent_index is not None or s.kind == "code"
-                     or (s.data and is_tree_node(s))]:
-            self.outline.add(step)
-            if step.kind == "code":
-                self._track_file(step, bases)
+        for step in self.outline.add_block(steps):
+            self._track_file(step, bases)
         self.blocks.append(Block(self.count, len(steps), self._offset, len(chunk), dict(kinds), bases,
                                  dict(self.kind_counts)))
         if self.on_blocks is not None and len(self.blocks) >= SAVE_BLOCKS:
