@@ -14,10 +14,11 @@ steps, served by gunicorn (2 workers) with a Celery worker (the embedded filesys
      holding a 1 GiB member, 100,000 nested brackets, one --big-step-mb step, a truncated zip, a zip
      bomb, `a` and `a/b`, a path escaping the folder, an empty zip, a UTF-16 journal, tokens_in 10**30)
      and the worker processes them.
-It prints requests/s, p50/p99 and errors per path for both phases and their ratio (readers are not
-starved when phase 2 keeps most of phase 1's rate and its p99 stays under a second), then what became of
-each upload: the HTTP answer (201, 202 and 400 all count as handled; 5xx or no answer do not) and the
-run's final state.
+It prints requests/s, p50/p99 and errors per path for both phases, gunicorn's CPU per answer (steadier
+than rates on a shared machine) and the ratios (readers are not starved when phase 2 keeps phase 1's rate
+and p99), then what became of each upload: the HTTP answer (201, 202 and 400 all count as handled; 5xx or
+no answer do not) and the run's final state. --intake-wait sets how long an upload request waits for its
+import before answering (MEDALBOARD_INTAKE_WAIT_S): a sync worker that waits serves no reader.
 """
 
 from __future__ import annotations
