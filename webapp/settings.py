@@ -234,7 +234,7 @@ SWEEP_INTERVAL_S = env_float("MEDALBOARD_SWEEP_INTERVAL_S", 30.0)
 INTAKE_TIME_LIMIT_S = env_float("MEDALBOARD_INTAKE_TIME_LIMIT_S", 600.0)  # soft limit; the hard one is 30 s later
 INTAKE_LEASE_S = env_float("MEDALBOARD_INTAKE_LEASE_S", INTAKE_TIME_LIMIT_S + 120.0)  # above the hard limit
 INTAKE_MAX_ATTEMPTS = env_int("MEDALBOARD_INTAKE_MAX_ATTEMPTS", 2)
-INTAKE_WAIT_S = env_float("MEDALBOARD_INTAKE_WAIT_S", 2.0)
+INTAKE_WAIT_S = env_float("MEDALBOARD_INTAKE_WAIT_S", 0.25)  # a sync web worker that waits serves nobody
 # Import inside the request instead (the test suite; a site with no worker at all). Not for a public site.
 INTAKE_IN_REQUEST = env_bool("MEDALBOARD_INTAKE_IN_REQUEST", False)
 # Files in artifact storage that no row names (a request killed mid-upload) and stale scratch folders
