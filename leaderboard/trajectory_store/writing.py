@@ -31,6 +31,7 @@ from leaderboard.trajectory_store.reading import read_steps_at
 BLOCK_STEPS = 256
 BLOCK_BYTES = 1 << 20  # a block closes early once it holds this much, so one huge step stays alone-ish
 OUTLINE_LIMIT = 5000
+WRITE_BATCH = 4  # blocks handed to the writer thread at a time
 SAVE_BLOCKS = 64  # block rows are inserted this many at a time while the file is written
 MAX_TRACKED_FILES = 10_000  # distinct code file names whose versions are linked for diffs
 _KIND = attrgetter("kind")
@@ -115,32 +116,42 @@ class BackgroundWrites:
     """Writes chunks to a file from a second thread, and adds each to the search index there. Writing
     a new file costs the kernel about as much as parsing it costs us (page cache allocation), and the
     index is built by NumPy, which lets go of the GIL; this way they overlap with the parse on a
-    second core. The queue is bounded, so at most `depth` blocks wait in memory."""
+    second core. Blocks are handed over WRITE_BATCH at a time (each hand-over wakes the thread and
+    passes the GIL back and forth; one per block cost more than the overlap saved on a loaded
+    machine). The queue is bounded, so at most `depth` batches wait in memory."""
 
-    def __init__(self, f, depth: int = 4, grams: search_index.Builder | None = None) -> None:
+    def __init__(self, f, depth: int = 4, grams: search_index.Builder | None = None, batch: int | None = None) -> None:
         self.f = f
         self.grams = grams
-        self.queue: queue.Queue[tuple[int, bytes] | None] = queue.Queue(depth)
+        self.queue: queue.Queue[list[tuple[int, bytes]] | None] = queue.Queue(depth)
+        self.batch, self._batch = batch or WRITE_BATCH, []  # blocks waiting to be handed over
         self.error: BaseException | None = None
         self.thread = threading.Thread(target=self._run, name="trajectory-writer", daemon=True)
         self.thread.start()
 
     def _run(self) -> None:
-        while (item := self.queue.get()) is not None:
+        while (items := self.queue.get()) is not None:
             if self.error is None:  # after an error keep draining, so the producer never blocks
                 try:
-                    self.f.write(item[1])
-                    if self.grams is not None:
-                        self.grams.add(*item)
+                    for first, chunk in items:
+                        self.f.write(chunk)
+                        if self.grams is not None:
+                            self.grams.add(first, chunk)
                 except BaseException as exc:  # noqa: BLE001 - handed to the producer thread
                     self.error = exc
 
     def write(self, first: int, chunk: bytes) -> None:
         if self.error is not None:
             raise self.error
-        self.queue.put((first, chunk))
+        self._batch.append((first, chunk))
+        if len(self._batch) >= self.batch:
+            self.queue.put(self._batch)
+            self._batch = []
 
     def close(self) -> None:
+        if self._batch:
+            self.queue.put(self._batch)
+            self._batch = []
         self.queue.put(None)
         self.thread.join()
         if self.error is not None:
