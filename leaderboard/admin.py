@@ -171,3 +171,14 @@ class SeedAggregateAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(models.LeaderboardVersion)
+class LeaderboardVersionAdmin(SeedAggregateAdmin):
+    """The leaderboard's version (leaderboard.page_cache), to look at: every change to what the
+    leaderboard shows raises it in its transaction."""
+
+    list_display = ["id", "n"]
+    list_filter = []
+    list_select_related = []
+    raw_id_fields = []

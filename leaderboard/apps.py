@@ -4,3 +4,8 @@ from django.apps import AppConfig
 class LeaderboardConfig(AppConfig):
     name = "leaderboard"
     verbose_name = "Leaderboard"
+
+    def ready(self) -> None:
+        from leaderboard import page_cache
+
+        page_cache.connect()

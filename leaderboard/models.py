@@ -728,7 +728,7 @@ def _delete_trajectory_file(sender, instance: Trajectory, **kwargs) -> None:
         transaction.on_commit(lambda: delete_file(default_storage, name))
 
 
-from leaderboard.aggregates.models import SeedAggregate  # noqa: E402,F401 - registers the model with the app
+from leaderboard.aggregates.models import LeaderboardVersion, SeedAggregate  # noqa: E402,F401 - registers the models
 
 
 @receiver(m2m_changed, sender=Competition.splits.through)

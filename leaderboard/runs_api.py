@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
-from leaderboard import intake, quotas, services, snapshots, stats
+from leaderboard import intake, page_cache, quotas, services, snapshots, stats
 from leaderboard.exports import csv_cell
 from leaderboard.intake_api import IntakeSerializer
 from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, RunIntake, Split, Team
@@ -345,11 +345,19 @@ class LeaderboardRowSerializer(serializers.Serializer):
 
 
 def leaderboard_rows(params: dict, user) -> tuple[Split, list[dict]]:
+    """The leaderboard's rows as dicts, cached per version and audience (leaderboard.page_cache)."""
+    return page_cache.for_viewer(user, verified_only=bool(params.get("verified")),
+                                 key=("rows", sorted(params.items())),
+                                 compute=lambda scope: scoped_rows(params, user, scope))
+
+
+def scoped_rows(params: dict, user, scope: tuple) -> tuple[Split, list[dict]]:
+    """The rows for a viewer's scope (reading.viewer_scope's audience and own experiments)."""
     filters = stats.LeaderboardFilters(agent=params.get("agent", ""), model=params.get("model", ""),
                                        hardware=params.get("hardware", ""),
                                        verified_only=bool(params.get("verified")))
     split, rows = stats.leaderboard(split_slug=params.get("split") or "lite", user=user, filters=filters,
-                                    pad=bool(params.get("pad")))
+                                    pad=bool(params.get("pad")), scope=scope)
     rows = stats.sort_rows(rows, params.get("sort") or "-any_medal")
     return split, [row.row() for row in rows]
 

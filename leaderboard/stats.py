@@ -216,15 +216,16 @@ class LeaderboardFilters:
 
 def leaderboard(
     *, split_slug: str, user, filters: LeaderboardFilters | None = None, pad: bool = False,
-    ks: Sequence[int] = (1,),
+    ks: Sequence[int] = (1,), scope: tuple | None = None,
 ) -> tuple[Split, list[ExperimentStats]]:
     """One row per experiment with runs in the split, best any-medal % first, from the stored
-    aggregates (leaderboard.aggregates): a row per experiment and seed read, however many runs."""
+    aggregates (leaderboard.aggregates): a row per experiment and seed read, however many runs.
+    `scope`: the viewer's (audience, own experiments) when the caller has read it already."""
     from leaderboard.aggregates import reading
 
     split, competition_ids = _split_competitions(split_slug)
     filters = filters or LeaderboardFilters()
-    audience, own = reading.viewer_scope(user, verified_only=filters.verified_only)
+    audience, own = scope or reading.viewer_scope(user, verified_only=filters.verified_only)
     keyed = reading.stats_from_aggregates(split=split, competition_ids=competition_ids, audience=audience,
                                           experiments=experiment_filter(filters), exclude=own, pad=pad, ks=ks)
     if own:  # the viewer's private runs count for them alone: those experiments come from the runs

@@ -6,12 +6,25 @@ from django.core.exceptions import PermissionDenied
 from django.db.models import Q
 from django.http import Http404, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
 from django.urls import NoReverseMatch, reverse
+from django.utils.safestring import mark_safe
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
-from leaderboard import humans, intake, paired, published, quotas, runs_index, services, static_export, stats
+from leaderboard import (
+    humans,
+    intake,
+    page_cache,
+    paired,
+    published,
+    quotas,
+    runs_index,
+    services,
+    static_export,
+    stats,
+)
 from leaderboard.charts import (
     add_run_marks,
     beaten_share_figure,
@@ -23,7 +36,7 @@ from leaderboard.forms import RunEditForm, SignupForm, UploadRunForm
 from leaderboard.grading import format_check, grader_for, grading_available
 from leaderboard.intake_api import visible_intake
 from leaderboard.models import Competition, Experiment, Run, RunIntake, Split
-from leaderboard.runs_api import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv
+from leaderboard.runs_api import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv, scoped_rows
 
 
 def competition_list(request):
@@ -212,31 +225,47 @@ def api_token(request):
 def leaderboard(request):
     query = LeaderboardQuerySerializer(data=request.GET)
     params = {**{"split": "lite", "sort": "-any_medal"}, **(query.validated_data if query.is_valid() else {})}
+    export = request.GET.get("format", "")
     try:
-        split, rows = leaderboard_rows(params, request.user)
+        if export in ("csv", "json"):
+            split, rows = leaderboard_rows(params, request.user)
+        else:  # the table and chart: cached for each audience (leaderboard.page_cache)
+            board = page_cache.for_viewer(request.user, verified_only=bool(params.get("verified")),
+                                          key=("board", request.GET.urlencode()),
+                                          compute=lambda scope: _board(params, request, scope))
     except Split.DoesNotExist:
         raise Http404("that split is not in the catalogue") from None
-    export = request.GET.get("format", "")
     if export == "csv":
         response = HttpResponse(rows_to_csv(rows), content_type="text/csv; charset=utf-8")
         response["Content-Disposition"] = f'attachment; filename="medalboard-{split.slug}.csv"'
         return response
     if export == "json":
         return JsonResponse({"split": split.slug, "count": len(rows), "results": rows})
+    split = board["split"]
+    return static_export.render_or_export(request, "leaderboard/leaderboard.html", {
+        "board": {**board, "html": mark_safe(board["html"])},  # noqa: S308 - rendered by our template
+        "split": split, "published": published.published_results(params["split"]),
+        "published_columns": published.COLUMNS, "published_column": published.split_column(params["split"]),
+        "published_column_label": dict(published.COLUMNS).get(published.split_column(params["split"]) or "", ""),
+        "research": stats.research_results(stats.research_runs(request.user)),
+    }, f"medalboard-{split.slug}.html")
+
+
+def _board(params: dict, request, scope: tuple) -> dict:
+    """The leaderboard's table and cost chart as HTML, the same for every viewer of `scope` (no
+    request in the rendering: no CSRF token, no user)."""
+    split, rows = scoped_rows(params, request.user, scope)
     for row in rows:
         row["cells"] = [(key, row[f"{key}_pct"], row[f"{key}_sem"]) for key in stats.METRICS]
     priced = [r for r in rows if r["cost_usd"] is not None and r["any_medal_pct"] is not None]
     front = stats.pareto_front([(r["cost_usd"], r["any_medal_pct"]) for r in priced])
-    return static_export.render_or_export(request, "leaderboard/leaderboard.html", {
+    cost_figure = cost_frontier_figure(priced, front) if len(priced) >= 2 else None
+    html = render_to_string("leaderboard/_board.html", {
         "rows": rows, "split": split, "params": params, "split_choices": stats.split_choices(),
-        "has_demo": any(row["demo"] for row in rows),
-        "cost_figure": cost_frontier_figure(priced, front) if len(priced) >= 2 else None,
-        "metrics": stats.METRICS, "published": published.published_results(params["split"]),
-        "published_columns": published.COLUMNS, "published_column": published.split_column(params["split"]),
-        "published_column_label": dict(published.COLUMNS).get(published.split_column(params["split"]) or "", ""),
-        "research": stats.research_results(stats.research_runs(request.user)),
+        "has_demo": any(row["demo"] for row in rows), "cost_figure": cost_figure, "metrics": stats.METRICS,
         "query_string": request.GET.urlencode(),
-    }, f"medalboard-{split.slug}.html")
+    })
+    return {"html": str(html), "split": split, "has_chart": cost_figure is not None}
 
 
 def experiment_detail(request, pk: int):

@@ -59,6 +59,15 @@ def pytest_runtest_setup(item):
         pytest.skip(f"needs {marker}: {reason}")
 
 
+@pytest.fixture(autouse=True)
+def _empty_cache():
+    """Each test starts with an empty cache: throttle counters, and cached leaderboards whose version
+    numbers another test's database reused (leaderboard.page_cache)."""
+    from django.core.cache import cache
+
+    cache.clear()
+
+
 @pytest.fixture
 def catalogue(db):
     """The real MLE-bench catalogue from ../shared, imported once per database state."""

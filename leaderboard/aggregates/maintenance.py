@@ -72,6 +72,7 @@ def refresh(keys: Iterable[tuple[int, int]], *, apps=None) -> None:
         # an insert of the same rows; FOR NO KEY UPDATE does not block adding runs to it.
         list(Experiment.objects.select_for_update(no_key=True).filter(pk__in=experiments)
              .order_by("pk").values_list("pk", flat=True))
+        _bump(apps)  # after the experiments' rows, as an experiment's save and its signal go
         Aggregate.objects.filter(experiment_id__in=experiments, seed__in=seeds).delete()
         runs = Run.objects.filter(experiment_id__in=experiments, seed__in=seeds)
         Aggregate.objects.bulk_create(compute(runs, Membership, Aggregate), batch_size=BATCH)
@@ -81,6 +82,7 @@ def rebuild(*, apps=None) -> int:
     """Every row again from the runs (manage.py rebuild_leaderboard); returns how many there are."""
     Run, Aggregate, Membership, _ = _models(apps)
     with transaction.atomic():
+        _bump(apps)
         Aggregate.objects.all().delete()
         rows = compute(Run.objects.all(), Membership, Aggregate)
         Aggregate.objects.bulk_create(rows, batch_size=BATCH)
@@ -176,6 +178,15 @@ def mean_of_sums(sums: Iterable[str], n: int) -> float | None:
         return math.fsum(float(p[0]) if len(p) == 1 else int(p[0]) / int(p[1]) for p in parts) / n
     denominator = max(int(d) for _, d in parts)  # powers of two: the largest is a common one
     return sum(int(num) * (denominator // int(d)) for num, d in parts) / denominator / n
+
+
+def _bump(apps) -> None:
+    """Raise the leaderboard's version in this transaction (leaderboard.page_cache); a migration's
+    rebuild runs before the version exists and before anything is cached."""
+    if apps is None:
+        from leaderboard import page_cache
+
+        page_cache.bump()
 
 
 def _models(apps):

@@ -58,3 +58,13 @@ class SeedAggregate(models.Model):
 
     def __str__(self) -> str:
         return f"{self.experiment_id} / {self.split_id} / seed {self.seed} ({self.audience})"
+
+
+class LeaderboardVersion(models.Model):
+    """One row (pk 1): a counter raised in the transaction of every change to what the leaderboard
+    shows (leaderboard.page_cache), so cached leaderboard rows are keyed by it."""
+
+    n = models.BigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"leaderboard version {self.n}"
