@@ -43,6 +43,16 @@ def split_column(split: str) -> str | None:
     return SPLIT_COLUMNS.get(split)
 
 
+def stamp(path: Path | None = None) -> tuple[int, int] | None:
+    """The published results file's modification time and size (None: absent), so what is cached
+    from it is keyed by the file it came from."""
+    try:
+        found = (path or Path(settings.CATALOGUE_DIR) / "published-results.csv").stat()
+    except OSError:
+        return None
+    return found.st_mtime_ns, found.st_size
+
+
 def published_results(split: str = "all", path: Path | None = None) -> list[PublishedResult]:
     """Every entry with its Low/Medium/High/All figures, best first on the split's column (All for a
     split without published figures); [] when the file is absent."""

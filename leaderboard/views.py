@@ -231,7 +231,7 @@ def leaderboard(request):
             split, rows = leaderboard_rows(params, request.user)
         else:  # the table and chart: cached for each audience (leaderboard.page_cache)
             board = page_cache.for_viewer(request.user, verified_only=bool(params.get("verified")),
-                                          key=("board", request.GET.urlencode()),
+                                          key=("board", request.GET.urlencode(), published.stamp()),
                                           compute=lambda scope: _board(params, request, scope))
     except Split.DoesNotExist:
         raise Http404("that split is not in the catalogue") from None
@@ -243,17 +243,15 @@ def leaderboard(request):
         return JsonResponse({"split": split.slug, "count": len(rows), "results": rows})
     split = board["split"]
     return static_export.render_or_export(request, "leaderboard/leaderboard.html", {
-        "board": {**board, "html": mark_safe(board["html"])},  # noqa: S308 - rendered by our template
-        "split": split, "published": published.published_results(params["split"]),
-        "published_columns": published.COLUMNS, "published_column": published.split_column(params["split"]),
-        "published_column_label": dict(published.COLUMNS).get(published.split_column(params["split"]) or "", ""),
-        "research": stats.research_results(stats.research_runs(request.user)),
+        "board": {**board, "html": mark_safe(board["html"]),  # noqa: S308 - both rendered by our templates
+                  "published_html": mark_safe(board["published_html"])},  # noqa: S308
+        "split": split, "research": stats.research_results(stats.research_runs(request.user)),
     }, f"medalboard-{split.slug}.html")
 
 
 def _board(params: dict, request, scope: tuple) -> dict:
-    """The leaderboard's table and cost chart as HTML, the same for every viewer of `scope` (no
-    request in the rendering: no CSRF token, no user)."""
+    """The leaderboard's table and cost chart, and MLE-bench's published results, as HTML: the same
+    for every viewer of `scope` (no request in the rendering: no CSRF token, no user)."""
     split, rows = scoped_rows(params, request.user, scope)
     for row in rows:
         row["cells"] = [(key, row[f"{key}_pct"], row[f"{key}_sem"]) for key in stats.METRICS]
@@ -265,7 +263,14 @@ def _board(params: dict, request, scope: tuple) -> dict:
         "has_demo": any(row["demo"] for row in rows), "cost_figure": cost_figure, "metrics": stats.METRICS,
         "query_string": request.GET.urlencode(),
     })
-    return {"html": str(html), "split": split, "has_chart": cost_figure is not None}
+    column = published.split_column(params["split"])
+    published_html = render_to_string("leaderboard/_published.html", {
+        "split": split, "published": published.published_results(params["split"]),
+        "published_columns": published.COLUMNS, "published_column": column,
+        "published_column_label": dict(published.COLUMNS).get(column or "", ""),
+    })
+    return {"html": str(html), "published_html": str(published_html), "split": split,
+            "has_chart": cost_figure is not None}
 
 
 def experiment_detail(request, pk: int):

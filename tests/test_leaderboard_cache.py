@@ -194,3 +194,15 @@ def test_the_version_rises_in_the_writing_transaction(catalogue, django_user_mod
     user.last_login = user.date_joined
     user.save(update_fields=["last_login"])  # signing in changes nothing the leaderboard shows
     assert version() == signed_in + 1  # the new user's creation only
+
+
+def test_the_published_table_follows_its_file(client, catalogue, settings, tmp_path):
+    """The published results come from a file, not the database: the cached page is keyed by it."""
+    header = "agent,llm,low_pct,low_sem,medium_pct,medium_sem,high_pct,high_sem,all_pct,all_sem,hours,date\n"
+    settings.CATALOGUE_DIR = tmp_path
+    (tmp_path / "published-results.csv").write_text(header + "FirstAgent,m,1,0,1,0,1,0,1,0,24,2026-01-01\n")
+    assert "FirstAgent" in client.get("/").content.decode()
+    assert "FirstAgent" in client.get("/").content.decode()  # from the cache
+    (tmp_path / "published-results.csv").write_text(header + "SecondAgentName,m,2,0,2,0,2,0,2,0,24,2026-01-02\n")
+    page = client.get("/").content.decode()
+    assert "SecondAgentName" in page and "FirstAgent" not in page
