@@ -13,7 +13,9 @@ the leaderboard aggregates (bulk_create bypasses what keeps them current), it ru
 
 For each size: server time (Django's test client in-process, best of --repeat after one warm-up
 request) and query count of `/`, `/?split=all`, `/api/leaderboard/?split=lite` and the first and last
-page of `/api/runs/` (reached by following its cursor). The table ends with the growth ratio
+page of `/api/runs/` (reached by following its cursor); where the site caches the leaderboard
+(leaderboard.page_cache) those are cache hits, and `/` and the leaderboard API are timed again as
+misses (the leaderboard's version raised before each request). The table ends with the growth ratio
 largest/smallest: the issue's target is flat (within 1.5x). Then gunicorn (2 workers) at the largest
 size: --clients concurrent readers of `/` for --load-seconds (0 skips it), then of a static
 file the same server sends: the floor of a request through gunicorn here, measured in the same run.
@@ -34,6 +36,8 @@ SIZES = {"1k": (5, 3), "10k": (50, 3), "100k": (50, 27)}  # experiments, seeds
 PAGES = [("/ (Lite)", "/"), ("/?split=all", "/?split=all"),
          ("/api/leaderboard/?split=lite", "/api/leaderboard/?split=lite"),
          ("/api/runs/ first page", "/api/runs/"), ("/api/runs/ last page", None)]
+MISSES = [("/ (Lite), cache miss", "/ (Lite)"),  # (label, the label in PAGES of the request)
+          ("/api/leaderboard/?split=lite, cache miss", "/api/leaderboard/?split=lite")]
 
 
 def parse_args() -> argparse.Namespace:
@@ -69,8 +73,9 @@ def _local(url: str, **params: str) -> str:
     return parts.path + ("?" + query if query else "")
 
 
-def timed(client, url: str, repeat: int) -> tuple[float, int]:
-    """Best server time (ms) of `repeat` requests after a warm-up one, and its query count."""
+def timed(client, url: str, repeat: int, *, miss: bool = False) -> tuple[float, int]:
+    """Best server time (ms) of `repeat` requests after a warm-up one, and its query count; with
+    `miss`, the leaderboard's version is raised before each (leaderboard.page_cache): nothing cached."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 
@@ -78,6 +83,8 @@ def timed(client, url: str, repeat: int) -> tuple[float, int]:
     assert response.status_code == 200, (url, response.status_code)
     best, queries = float("inf"), 0
     for _ in range(repeat):
+        if miss:
+            site.leaderboard_changed()
         with CaptureQueriesContext(connection) as captured:
             began = time.perf_counter()
             response = client.get(url)
@@ -93,7 +100,10 @@ def measure(repeat: int) -> dict[str, tuple[float, int]]:
 
     client = Client()
     urls = {label: path or last_page_url(client) for label, path in PAGES}
-    return {label: timed(client, url, repeat) for label, url in urls.items()}
+    results = {label: timed(client, url, repeat) for label, url in urls.items()}
+    if site.leaderboard_changed():  # a site with the leaderboard cache: its hits above, its misses here
+        results.update({label: timed(client, urls[path], repeat, miss=True) for label, path in MISSES})
+    return results
 
 
 def grow(size: str, done: tuple[int, int]) -> tuple[int, int, int, float | None, float]:
@@ -114,7 +124,7 @@ def print_table(results: dict[str, dict[str, tuple[float, int]]], vendor: str, r
     header = "| request | " + " | ".join(sizes) + (f" | {sizes[-1]}/{sizes[0]} |" if len(sizes) > 1 else " |")
     print(header)
     print("|---" * (header.count("|") - 1) + "|")
-    for label, _ in PAGES:
+    for label in [label for label, _ in PAGES + MISSES if label in results[sizes[-1]]]:
         cells = [f"{results[s][label][0]:,.0f} ms ({results[s][label][1]} q)" for s in sizes]
         ratio = f" | {results[sizes[-1]][label][0] / results[sizes[0]][label][0]:.1f}x" if len(sizes) > 1 else ""
         print(f"| `{label}` | " + " | ".join(cells) + ratio + " |")

@@ -113,6 +113,17 @@ def rebuild_aggregates() -> float | None:
     return time.perf_counter() - began
 
 
+def leaderboard_changed() -> bool:
+    """Raise the leaderboard's version, as any change to it does, so its next request is computed
+    (a cache miss); False where the site has no leaderboard cache."""
+    try:
+        from leaderboard import page_cache
+    except ImportError:
+        return False
+    page_cache.bump()
+    return True
+
+
 def free_port() -> int:
     import socket
 
