@@ -19,6 +19,12 @@ API = f"/api/leaderboard/?split={SPLIT}"
 PAGE = f"/?split={SPLIT}"
 
 
+@pytest.fixture(autouse=True)
+def version_row(db):
+    """The migration's row (a flushed database, after a transactional test, has lost it)."""
+    LeaderboardVersion.objects.get_or_create(pk=1)
+
+
 def rows(client, url: str = API) -> list[dict]:
     response = client.get(url)
     assert response.status_code == 200
@@ -90,6 +96,14 @@ def test_privacy_edit_and_delete(alice, client, self_reported):
     services.update_run(run=Run.objects.get(pk=self_reported.pk), user=alice, notes="", is_private=False)
     assert only(client)["agent"] == "aide"
     services.delete_run(run=Run.objects.get(pk=self_reported.pk), user=alice)
+    assert cached_rows(client) == []
+
+
+def test_deleting_the_owner_then_the_experiment(alice, client, self_reported):
+    assert only(client)["owner"] == "alice"
+    alice.delete()  # the experiment keeps its runs, its owner becomes "a deleted user"
+    assert only(client)["owner"] == "a deleted user"
+    Experiment.objects.get(pk=self_reported.experiment_id).delete()
     assert cached_rows(client) == []
 
 
@@ -172,7 +186,6 @@ def version() -> int:
 
 @pytest.mark.django_db(transaction=True)
 def test_the_version_rises_in_the_writing_transaction(catalogue, django_user_model):
-    LeaderboardVersion.objects.get_or_create(pk=1)  # a flushed database has lost the migration's row
     lite = stats.resolve_split("lite").competitions.first()
     agent, model = Agent.objects.create(name="tx"), LanguageModel.objects.create(name="tx-model")
     experiment = Experiment.objects.create(agent=agent, model=model, hardware="", time_limit_hours=24)
