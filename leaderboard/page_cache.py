@@ -64,10 +64,19 @@ def for_viewer(user, *, verified_only: bool, key: tuple, compute: Callable[[tupl
 # --- what else the leaderboard shows: its saves and deletes raise the version --------------------
 
 
-def _changed(sender, instance=None, update_fields=None, using=None, **kwargs) -> None:
+def _changed(sender, instance=None, update_fields=None, using=None, created=False, **kwargs) -> None:
     if update_fields is not None and set(update_fields) <= {"last_login"}:
         return  # signing in saves the user's last_login, which no page shows
+    if created and sender in _SHOWN_THROUGH_RUNS:
+        # A new experiment, agent, model, team or user is on no board until a graded run puts it
+        # there, and that run's aggregate refresh raises the version. Raising it here would hold the
+        # version row's lock from the start of an upload's transaction (its import) to its commit,
+        # stalling every other writer that long.
+        return
     bump(using)
+
+
+_SHOWN_THROUGH_RUNS: set[type] = set()
 
 
 def _membership_changed(sender, action, using=None, **kwargs) -> None:
@@ -78,6 +87,7 @@ def _membership_changed(sender, action, using=None, **kwargs) -> None:
 def connect() -> None:
     from leaderboard.models import Agent, Benchmark, Competition, Experiment, LanguageModel, Split, Team
 
+    _SHOWN_THROUGH_RUNS.update((Experiment, Agent, LanguageModel, Team, get_user_model()))
     for model in (Experiment, Agent, LanguageModel, Team, Competition, Split, Benchmark, get_user_model()):
         uid = f"page-cache-{model._meta.label_lower}"
         post_save.connect(_changed, sender=model, dispatch_uid=uid + "-save")

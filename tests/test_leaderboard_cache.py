@@ -206,7 +206,24 @@ def test_the_version_rises_in_the_writing_transaction(catalogue, django_user_mod
     user = django_user_model.objects.create_user("tx-user")
     user.last_login = user.date_joined
     user.save(update_fields=["last_login"])  # signing in changes nothing the leaderboard shows
-    assert version() == signed_in + 1  # the new user's creation only
+    assert version() == signed_in  # nor does a new user: no board shows them before a graded run
+    user.username = "tx-user-renamed"
+    user.save()
+    assert version() == signed_in + 1  # a rename does (owner labels)
+
+
+def test_a_new_experiment_does_not_take_the_version_lock_until_a_run_is_graded(catalogue):
+    """Creating the rows an upload starts with (agent, model, experiment) leaves the version alone, so
+    a long import in the same transaction does not hold its row lock; the graded run raises it."""
+    lite = stats.resolve_split("lite").competitions.first()
+    before = version()
+    with transaction.atomic():
+        experiment = Experiment.objects.create(agent=Agent.objects.create(name="new"),
+                                               model=LanguageModel.objects.create(name="new-model"),
+                                               hardware="", time_limit_hours=24)
+        assert version() == before
+        Run.objects.create(experiment=experiment, competition=lite, seed=0, status=Run.Status.GRADED)
+        assert version() > before
 
 
 def test_the_published_table_follows_its_file(client, catalogue, settings, tmp_path):
