@@ -150,6 +150,41 @@ class RunOutputSerializer(serializers.Serializer):
     def get_medal(self, run: Run) -> str:
         return run.medals().label
 
+    def to_representation(self, run: Run) -> dict:
+        """The declared fields' output, built directly: DRF's generic path (a source lookup and an
+        isinstance chain per field) was half the time of a page of 100 runs. The declarations above
+        still describe the schema; tests check this against DRF's own output."""
+        competition, owner, e = run.competition, run.owner, run.experiment
+        return {
+            "id": run.pk, "competition": competition.slug if competition is not None else None,
+            "task_name": str(run.task_name),
+            "experiment": {
+                "id": e.pk, "agent": str(e.agent.name), "agent_version": str(e.agent.version),
+                "model": str(e.model.name), "hardware": str(e.hardware),
+                "time_limit_hours": _float(e.time_limit_hours), "owner": str(e.owner_label),
+            },
+            "seed": int(run.seed), "owner": owner.username if owner is not None else None,
+            "is_private": bool(run.is_private), "origin": str(run.origin), "verification": str(run.verification),
+            "demo": bool(run.is_demo), "status": str(run.status), "state": str(run.state),
+            "score": _float(run.score), "submission_exists": bool(run.submission_exists),
+            "valid_submission": bool(run.valid_submission), "medal": self.get_medal(run),
+            "any_medal": bool(run.any_medal), "gold_medal": bool(run.gold_medal),
+            "silver_medal": bool(run.silver_medal), "bronze_medal": bool(run.bronze_medal),
+            "above_median": bool(run.above_median), "human_rank": _int(run.human_rank),
+            "beats_human_pct": _float(run.beats_human_pct), "grading_error": str(run.grading_error),
+            "n_steps": int(run.n_steps), "trajectory_format": str(run.trajectory_format),
+            "cost_usd": _float(run.cost_usd), "tokens_in": _int(run.tokens_in), "tokens_out": _int(run.tokens_out),
+            "created_at": self.fields["created_at"].to_representation(run.created_at),
+        }
+
+
+def _float(value) -> float | None:
+    return None if value is None else float(value)
+
+
+def _int(value) -> int | None:
+    return None if value is None else int(value)
+
 
 class FormatCheckInputSerializer(serializers.Serializer):
     competition = serializers.SlugRelatedField(slug_field="slug", queryset=Competition.objects.all())
@@ -173,6 +208,22 @@ class QuotaSerializer(serializers.Serializer):
     resets_at = serializers.DateTimeField()
 
 
+# The columns a page of runs shows (RunOutputSerializer), of the run and what it joins: the rest (a
+# competition's description, grading reports, warnings, timelines) is never read for a page.
+PAGE_COLUMNS = (
+    "id", "competition_id", "task_name", "experiment_id", "seed", "owner_id", "is_private", "origin",
+    "verification", "is_demo", "status", "score", "submission_exists", "valid_submission", "any_medal",
+    "gold_medal", "silver_medal", "bronze_medal", "above_median", "human_rank", "beats_human_pct",
+    "grading_error", "n_steps", "trajectory_format", "cost_usd", "tokens_in", "tokens_out", "created_at",
+    "competition__id", "competition__slug", "owner__id", "owner__username",
+    "experiment__id", "experiment__agent_id", "experiment__model_id", "experiment__hardware",
+    "experiment__time_limit_hours", "experiment__owner_id", "experiment__team_id", "experiment__owner_key",
+    "experiment__agent__id", "experiment__agent__name", "experiment__agent__version",
+    "experiment__model__id", "experiment__model__name", "experiment__owner__id", "experiment__owner__username",
+    "experiment__team__id", "experiment__team__name",
+)
+
+
 class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     """Runs you can see: public ones, plus your private ones (staff see all)."""
 
@@ -183,7 +234,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     def get_queryset(self):
         runs = Run.objects.visible_to(self.request.user).select_related(
             "competition", "experiment__agent", "experiment__model", "experiment__owner", "experiment__team", "owner"
-        )
+        ).only(*PAGE_COLUMNS)
         query = RunFilterSerializer(data=self.request.query_params)
         query.is_valid(raise_exception=True)
         for param, lookup in (("competition", "competition__slug"), ("experiment", "experiment_id"),

@@ -54,3 +54,34 @@ def test_filters_still_apply_and_private_runs_stay_hidden(db, alice):
     client.force_authenticate(alice)
     assert len(walk(client, "/api/runs/?limit=1")) == 4
     assert walk(client, "/api/runs/?status=pending") == []
+
+
+def test_a_page_is_what_drf_would_write_in_one_query(catalogue, alice, django_assert_num_queries):
+    """RunOutputSerializer builds its dict directly (speed); it must equal DRF's generic output for
+    every kind of run: in or outside the catalogue, team or user or no owner, medals, missing numbers."""
+    from rest_framework import serializers
+
+    from leaderboard.models import Competition, Team
+    from leaderboard.runs_api import RunOutputSerializer
+
+    team = Team.objects.create(name="crew")
+    team.members.add(alice)
+    competition = Competition.objects.filter(splits__slug="low").first()
+    solo = get_or_create_experiment(agent_name="a", agent_version="2", model_name="m", hardware="1x A100",
+                                    owner=alice, time_limit_hours=24)
+    crew = get_or_create_experiment(agent_name="a", agent_version="", model_name="m", hardware="", owner=team)
+    Run.objects.create(experiment=solo, competition=competition, task_name=competition.slug, seed=3, owner=alice,
+                       status=Run.Status.GRADED, score=0.25, submission_exists=True, valid_submission=True,
+                       gold_medal=True, any_medal=True, human_rank=4, beats_human_pct=99.5, cost_usd=1.5,
+                       tokens_in=10, tokens_out=20, n_steps=7, trajectory_format="aide", is_demo=True)
+    Run.objects.create(experiment=crew, task_name="my-task", seed=0, status=Run.Status.FAILED, grading_error="no")
+    make_runs(2)
+    APIClient().get("/api/runs/")  # counts the runs once (the count is cached)
+    with django_assert_num_queries(1):  # no column the page shows is left to load later
+        page = APIClient().get("/api/runs/").json()["results"]
+    assert len(page) == 4
+    runs = {r.pk: r for r in Run.objects.select_related(
+        "competition", "experiment__agent", "experiment__model", "experiment__owner", "experiment__team", "owner")}
+    generic = RunOutputSerializer()
+    for row in page:
+        assert row == serializers.Serializer.to_representation(generic, runs[row["id"]])
