@@ -29,7 +29,6 @@ import http.client
 import io
 import json
 import os
-import signal
 import subprocess
 import sys
 import tarfile
@@ -239,15 +238,6 @@ def start_worker(var: Path) -> subprocess.Popen:
     return worker
 
 
-def stop(process: subprocess.Popen) -> None:
-    os.killpg(process.pid, signal.SIGTERM)
-    try:
-        process.wait(30)
-    except subprocess.TimeoutExpired:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
 # --- the two phases ---------------------------------------------------------------------------------
 
 
@@ -328,7 +318,7 @@ def main() -> None:
             print(f"  handled (201/202/400/413): {handled} of {len(answers)}")
     finally:
         if worker is not None:
-            stop(worker)
+            site.stop(worker)
         site.cleanup(var, url, keep=args.keep)
 
 

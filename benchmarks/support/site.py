@@ -172,12 +172,17 @@ def gunicorn(*, workers: int = 2, log: Path):
         wait_until_up(base + "/api/competitions/?limit=1", process)
         yield Server(base, process.pid)
     finally:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        stop(process)
+
+
+def stop(process: subprocess.Popen) -> None:
+    """Stop a server or worker started in its own session, and everything it started."""
+    os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
 
 
 def wait_until_up(url: str, process: subprocess.Popen, timeout: float = 120) -> None:
