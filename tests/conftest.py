@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from django.conf import settings
 
-SHARED_DIR = Path(settings.BASE_DIR).parent / "shared"
+SHARED_DIR = Path(settings.SHARED_DIR)
 CATALOGUE_DIR = SHARED_DIR / "data" / "mle-bench"
 TRAJECTORIES_DIR = SHARED_DIR / "data" / "trajectories"
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")

@@ -8,6 +8,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
+from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
@@ -16,7 +17,7 @@ from leaderboard.models import Artifact, CompetitionAnswers, Experiment, Run
 from leaderboard.services import UploadError, submit_run
 from tests.test_import_support import stored_steps
 
-TRAJECTORIES = Path(__file__).resolve().parents[2] / "shared" / "data" / "trajectories"
+TRAJECTORIES = Path(settings.SHARED_DIR) / "data" / "trajectories"
 IDS = [f"{i:04d}_01" for i in range(40)]
 
 

@@ -42,7 +42,7 @@ class Command(BaseCommand):
     help = "Create clearly labelled DEMO runs: real trajectories and synthetic-answer graded runs."
 
     def add_arguments(self, parser):
-        parser.add_argument("--trajectories", default=str(Path(settings.BASE_DIR).parent / "shared" / "data"
+        parser.add_argument("--trajectories", default=str(Path(settings.SHARED_DIR) / "data"
                                                            / "trajectories"))
 
     def handle(self, *args, trajectories: str, **options):
