@@ -2,13 +2,19 @@
 
     outcome = execute(task_id, runner=runner, backend=backend)
 
-It creates the Run up front (origin job, status running) so the run page shows it live, starts the
-sandbox and then, every JOB_POLL_S: renews the lease, streams the new complete lines of
-LOGS/trajectory.jsonl into the run's trajectory, keeps a snapshot each time SUBMISSION/submission.csv
-changes, checks for cancellation and enforces the wall clock (SIGTERM, SIGKILL after a grace period,
-partial output kept). At the end it stores the submission, logs and code as artifacts, replaces the
-live trajectory with the file read by the JSONL importer (the same steps an upload would give),
-and grades the run with the same claim and grader as an upload. The sandbox is always removed.
+It creates the Run up front (origin job, status running) so the run page shows it live, gives the
+task a scratch folder with a disk quota (runner.scratch), starts the sandbox and then, every
+JOB_POLL_S: renews the lease, streams the new complete lines of LOGS/trajectory.jsonl into the run's
+trajectory, keeps a snapshot each time SUBMISSION/submission.csv changes (runner.live), checks for
+cancellation and enforces the wall clock and the quota (SIGTERM, SIGKILL after a grace period,
+partial output kept). At the end it stores the submission, logs and code as artifacts (runner.outputs:
+regular files only, bounded, with the job's secrets redacted), replaces the live trajectory with the
+stored copy read by the JSONL importer (the same steps an upload would give), and grades the run with
+the same claim and grader as an upload. The sandbox is always removed and the scratch deleted.
+
+Nothing in the sandbox's folders is trusted: every read goes through runner.sandbox_files, which
+never follows a link, never blocks on a FIFO and never reads past a limit, so the time limit and
+cancellation are checked at every tick, whatever the agent left in its folders.
 
 The competition's public data folder is mounted as it is. MLE-bench's prepared folders hold
 description.md; when one does not, the supervisor writes the catalogue's description to
@@ -18,32 +24,35 @@ CODE/description.md and DESCRIPTION_FILE names whichever exists.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import logging
+import os
+import shutil
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
-from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.models import Artifact, Run
+from leaderboard.models import Run
 from runner import leases
 from runner.backends import Backend, BackendUnavailable, SandboxSpec
 from runner.leases import Claim, LeaseLost
+from runner.live import SnapshotWatch, TrajectoryStream
 from runner.models import Job, JobTask, Runner
+from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Stored, store_outputs
+from runner.scratch import QUOTA_CHECK_S, Scratch
+from runner.secrets import Redactor
 
 log = logging.getLogger(__name__)
 TOOLS_DIR = Path(__file__).resolve().parent / "agent_tools"
-TRAJECTORY_FILE = "trajectory.jsonl"
-SUBMISSION_FILE = "submission.csv"
 LOG_TAIL_BYTES = 16_384
 LOG_TAIL_EVERY_S = 3.0
-OUTPUT_LOG = "agent-output.log"  # what the local backend writes; kept from Docker's log at the end
 OUTPUT_LOG_BYTES = 8 << 20
+# task id -> monotonic time of its supervisor's last tick, for the heartbeat's stuck-slot check
+LAST_TICK: dict[int, float] = {}
 
 
 @dataclass
@@ -69,7 +78,17 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
         raise
     gpus = leases.take_gpus(held, runner, task.job.gpus, task.job.gpu_type) if task.job.gpus else []
     run = _prepare_run(held, task)
-    spec = _spec(held, task, backend, gpus)
+    scratch = _scratch(task, held)
+    try:
+        spec = _spec(held, task, backend, gpus, scratch)
+        return _execute(held, task, run, spec, backend, scratch)
+    finally:
+        LAST_TICK.pop(held.task_id, None)
+        scratch.delete()
+        shutil.rmtree(scratch.path.parent / f"{scratch.path.name}.runner", ignore_errors=True)
+
+
+def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: Backend, scratch: Scratch) -> Outcome:
     try:
         sandbox = backend.start(spec)
     except BackendUnavailable as exc:
@@ -80,20 +99,21 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
         return _end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec)
     try:
         leases.fence(held, agent_started_at=timezone.now())
-        outcome = Supervisor(held, task, run, spec, sandbox).watch()
+        supervisor = Supervisor(held, task, run, spec, sandbox, scratch)
+        outcome = supervisor.watch()
     except LeaseLost:
         _stop(sandbox)
         raise
     finally:
         _keep_output(sandbox)
         sandbox.remove()
-    return _end(held, run, outcome, spec)
+    return _end(held, run, outcome, spec, supervisor.notes())
 
 
 def _keep_output(sandbox) -> None:
-    """The agent's stdout and stderr as logs/agent-output.log, where the backend did not write it
+    """The agent's stdout and stderr in the runner's own folder, where the backend did not write it
     there itself (Docker keeps it with the container, which is about to go)."""
-    path = sandbox.spec.host_logs_dir / OUTPUT_LOG
+    path = sandbox.spec.host_output_log
     if path.exists():
         return
     try:
@@ -149,9 +169,15 @@ def _delete_stored(name: str) -> None:
     default_storage.delete(name)
 
 
-def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int]) -> SandboxSpec:
-    job = task.job
+def _scratch(task: JobTask, held: Claim) -> Scratch:
     workdir = Path(settings.RUNNER_WORK_DIR) / f"task-{task.pk}-a{held.attempt}"
+    return Scratch(workdir, settings.JOB_DISK_QUOTA_BYTES, mount=settings.JOB_DISK_QUOTA_MOUNT)
+
+
+def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch: Scratch) -> SandboxSpec:
+    job = task.job
+    scratch.create()
+    workdir = scratch.path
     (workdir / "code").mkdir(parents=True, exist_ok=True)
     data_dir = Path(task.competition.public_data_dir or "/nonexistent")
     if not task.competition.public_data_dir or not data_dir.is_dir():  # e.g. not copied to this host
@@ -176,11 +202,15 @@ def _image(job: Job) -> str:
     return agent_image(job.agent)
 
 
-def _env(job: Job, task: JobTask) -> dict[str, str]:
+def _secrets(job: Job) -> dict[str, str]:
     from runner.secrets import unseal
 
+    return unseal(job.sealed_env)
+
+
+def _env(job: Job, task: JobTask) -> dict[str, str]:
     return {
-        **unseal(job.sealed_env),  # secrets: only ever into the sandbox's environment
+        **_secrets(job),  # secrets: only ever into the sandbox's environment
         "SEED": str(task.seed), "COMPETITION_ID": task.competition.slug, "MODEL": job.model_name,
         "AGENT_SETTINGS": json.dumps(job.settings, sort_keys=True),
     }
@@ -203,88 +233,16 @@ def _expand(part: str, variables: dict[str, str]) -> str:
 # --- while it runs ------------------------------------------------------------------------------
 
 
-class LineTail:
-    """The complete new lines of a growing file since the last call (a partial last line waits)."""
-
-    def __init__(self, path: Path) -> None:
-        self.path, self.offset, self.lineno = path, 0, 0
-
-    def new_lines(self) -> list[bytes]:
-        try:
-            with open(self.path, "rb") as f:
-                f.seek(self.offset)
-                chunk = f.read()
-        except FileNotFoundError:
-            return []
-        end = chunk.rfind(b"\n")
-        if end < 0:
-            return []
-        self.offset += end + 1
-        lines = chunk[:end].split(b"\n")
-        self.lineno += len(lines)
-        return lines
-
-
-class TrajectoryStream:
-    """New lines of the agent's trajectory file -> steps appended to the run's live trajectory."""
-
-    def __init__(self, run: Run, path: Path) -> None:
-        from leaderboard.importers.base import ParsedTrajectory, TrajectoryMeta
-        from leaderboard.trajectory_store import LiveTrajectory
-
-        self.tail = LineTail(path)
-        try:
-            self.live = LiveTrajectory(run)
-        except NotImplementedError:  # storage without local paths (S3): the steps arrive at the end
-            self.live = None
-        self.parsed = ParsedTrajectory(format="jsonl", meta=TrajectoryMeta(), steps=iter(()))
-
-    def pump(self, fence) -> int:
-        from leaderboard.importers.jsonl import is_header_line, parse_step_line
-
-        if self.live is None:
-            return 0
-        steps = []
-        first = self.tail.lineno + 1
-        for lineno, line in enumerate(self.tail.new_lines(), start=first):
-            if lineno == 1 and is_header_line(line):
-                continue
-            step = parse_step_line(line, lineno, self.live.count + len(steps), self.parsed)
-            if step is not None:
-                steps.append(step)
-        self.live.append(steps, fence)
-        return len(steps)
-
-    def close(self) -> None:
-        if self.live is not None:
-            self.live.close()
-
-
-@dataclass
-class SnapshotWatch:
-    path: Path
-    seen: str = ""
-    times: set = field(default_factory=set)
-
-    def changed(self) -> bytes | None:
-        try:
-            content = self.path.read_bytes()
-        except FileNotFoundError:
-            return None
-        digest = hashlib.sha256(content).hexdigest()
-        if digest == self.seen:
-            return None
-        self.seen = digest
-        return content
-
-
 class Supervisor:
-    def __init__(self, held: Claim, task: JobTask, run: Run, spec: SandboxSpec, sandbox) -> None:
-        self.held, self.task, self.run, self.spec, self.sandbox = held, task, run, spec, sandbox
-        self.stream = TrajectoryStream(run, spec.host_logs_dir / TRAJECTORY_FILE)
-        self.snapshots = SnapshotWatch(spec.host_submission_dir / SUBMISSION_FILE)
+    def __init__(self, held: Claim, task: JobTask, run: Run, spec: SandboxSpec, sandbox, scratch: Scratch) -> None:
+        self.held, self.task, self.run, self.spec, self.sandbox, self.scratch = held, task, run, spec, sandbox, scratch
+        self.redactor = Redactor(_secrets(task.job).values())
+        self.stream = TrajectoryStream(run, spec.host_logs_dir, TRAJECTORY_FILE, self.redactor)
+        self.snapshots = SnapshotWatch(spec.host_submission_dir, SUBMISSION_FILE, self.redactor,
+                                       min(settings.JOB_OUTPUT_FILE_BYTES, settings.MAX_UPLOAD_BYTES))
         self.started = time.monotonic()
         self.last_tail = 0.0
+        self.last_quota = time.monotonic()
 
     def fence(self) -> None:
         leases.fence(self.held)
@@ -301,6 +259,9 @@ class Supervisor:
                     return self._stop(JobTask.Status.CANCELLED, "cancelled")
                 if self.elapsed() >= self.spec.time_limit_s:
                     return self._stop(JobTask.Status.TIMED_OUT, f"stopped at the {self.spec.time_limit_s:g} s limit")
+                if self._over_quota():
+                    return self._stop(JobTask.Status.FAILED, f"stopped: the agent wrote more than the "
+                                      f"{self.scratch.quota_bytes:,}-byte disk quota of its folders")
                 time.sleep(settings.JOB_POLL_S)
         finally:
             self.stream.close()
@@ -308,7 +269,11 @@ class Supervisor:
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
+    def notes(self) -> list[str]:
+        return [*self.stream.tail.notes, *self.snapshots.notes]
+
     def tick(self, final: bool = False) -> None:
+        LAST_TICK[self.held.task_id] = time.monotonic()
         self.fence()
         self.stream.pump(self.fence)
         self._snapshot()
@@ -319,25 +284,29 @@ class Supervisor:
     def _tail(self) -> str:
         """The output's end with the job's secret values hidden (only those: a seed or a competition id
         in the output is not a secret)."""
-        from runner.secrets import redact, unseal
-
-        return redact(self.sandbox.output_tail(LOG_TAIL_BYTES), unseal(self.task.job.sealed_env))
+        return self.redactor.text(self.sandbox.output_tail(LOG_TAIL_BYTES))
 
     def _snapshot(self) -> None:
+        from django.core.files.base import ContentFile
+
         from leaderboard.snapshots import SnapshotError, add_snapshot
 
         content = self.snapshots.changed()
         if content is None:
             return
         seconds = round(self.elapsed(), 1)
-        from django.core.files.base import ContentFile
-
         try:
             with transaction.atomic():
                 self.fence()
                 add_snapshot(run=self.run, elapsed_seconds=seconds, file=ContentFile(content, name=SUBMISSION_FILE))
         except SnapshotError as exc:
             log.warning("run %s: snapshot at %s s not kept: %s", self.run.pk, seconds, exc)
+
+    def _over_quota(self) -> bool:
+        if time.monotonic() - self.last_quota < QUOTA_CHECK_S:
+            return False
+        self.last_quota = time.monotonic()
+        return self.scratch.over_quota()
 
     def _cancelled(self) -> bool:
         return Job.objects.filter(pk=self.task.job_id, cancel_requested=True).exists()
@@ -351,56 +320,59 @@ class Supervisor:
 # --- after the end ------------------------------------------------------------------------------
 
 
-def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec) -> Outcome:
+def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, notes: list[str] = ()) -> Outcome:
     """Store what the agent left, then grade it (unless cancelled) and end the task."""
+    redactor = Redactor(_secrets(JobTask.objects.select_related("job").get(pk=held.task_id).job).values())
     with transaction.atomic():
-        leases.fence(held, status=JobTask.Status.GRADING, error=outcome.error[:5000])
-        _store_outputs(run, spec)
-        _final_trajectory(run, spec)
+        leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(outcome.error)[:5000])
+        stored = store_outputs(run, spec, redactor)
+        problem = [stored.submission_problem] if stored.submission_problem else []
+        _record(run, stored, [*notes, *stored.notes, *problem])
+        _final_trajectory(run, stored)
     if outcome.status == JobTask.Status.CANCELLED:
         Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="cancelled by its job",
                                              finished_at=timezone.now())
     else:
         _grade(held, run)
+        _mark_invalid(run, stored.submission_problem)
     leases.finish(held, outcome.status)
     return outcome
 
 
-def _store_outputs(run: Run, spec: SandboxSpec) -> None:
-    from leaderboard.services import Upload, store_upload
-
-    has_submission = False
-    for folder, kind in ((spec.host_submission_dir, Artifact.Kind.SUBMISSION), (spec.host_logs_dir, Artifact.Kind.LOG),
-                         (spec.host_code_dir, Artifact.Kind.CODE)):
-        for path in sorted(p for p in folder.rglob("*") if p.is_file()) if folder.is_dir() else []:
-            rel = path.relative_to(spec.workdir).as_posix()
-            is_submission = kind == Artifact.Kind.SUBMISSION and path.name == SUBMISSION_FILE
-            with path.open("rb") as f:
-                store_upload(run, Upload(kind if is_submission or kind != Artifact.Kind.SUBMISSION
-                                         else Artifact.Kind.OTHER, rel, File(f, name=path.name)))
-            has_submission |= is_submission
+def _record(run: Run, stored: Stored, notes: list[str]) -> None:
     finished = timezone.now()
     Run.objects.filter(pk=run.pk).update(
-        submission_exists=has_submission, finished_at=finished,
+        submission_exists=stored.has_submission or bool(stored.submission_problem), finished_at=finished,
         duration_s=(finished - run.started_at).total_seconds() if run.started_at else None,
+        import_warnings=[*run.import_warnings, *notes],
     )
 
 
-def _final_trajectory(run: Run, spec: SandboxSpec) -> None:
-    """The trajectory as the JSONL importer reads the whole file: what an upload of it would store."""
+def _final_trajectory(run: Run, stored: Stored) -> None:
+    """The trajectory as the JSONL importer reads the stored (redacted, whole) copy: what an upload of
+    it would store. A trajectory that was cut keeps the steps streamed live."""
     from leaderboard.importers import TrajectoryError, detect, read_trajectories, save_steps
 
-    path = spec.host_logs_dir / TRAJECTORY_FILE
-    if not path.is_file() or detect(path) is None:
+    path = stored.trajectory
+    if path is None or not os.path.isfile(path) or detect(path) is None:
         return
     try:
         parsed = next(iter(read_trajectories(path)), None)
     except TrajectoryError as exc:
-        Run.objects.filter(pk=run.pk).update(import_warnings=[f"{TRAJECTORY_FILE}: {exc}"])
+        run.refresh_from_db()
+        Run.objects.filter(pk=run.pk).update(import_warnings=[*run.import_warnings, f"{TRAJECTORY_FILE}: {exc}"])
         return
     if parsed is not None:
         run.refresh_from_db()
         save_steps(run, parsed)
+
+
+def _mark_invalid(run: Run, problem: str) -> None:
+    """A submission.csv that was not a regular file (or too large to store) is an invalid submission,
+    with the reason, rather than no submission at all."""
+    if problem:
+        Run.objects.filter(pk=run.pk, status=Run.Status.GRADED).update(
+            submission_exists=True, valid_submission=False, score=None, grading_error=problem)
 
 
 def _grade(held: Claim, run: Run) -> None:

@@ -12,6 +12,9 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import re
+from collections.abc import Iterator
+from urllib.parse import quote
 
 from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
@@ -56,8 +59,62 @@ def unseal(token: str) -> dict[str, str]:
     return json.loads(decrypt(token)) if token else {}
 
 
+MIN_REDACTED_CHARS = 4  # shorter values would blank ordinary words; job creation refuses them
+REPLACEMENT = b"[secret]"
+
+
 def redact(text: str, env: dict[str, str]) -> str:
-    """`text` with every secret value replaced, for errors and log tails that might echo one."""
-    for value in sorted((v for v in env.values() if len(v) >= 4), key=len, reverse=True):
-        text = text.replace(value, "[secret]")
-    return text
+    """`text` with every secret value (and its common encodings) replaced, for errors and log tails."""
+    return Redactor(env.values()).text(text)
+
+
+class Redactor:
+    """Replaces secret values in what is stored from a sandbox: each value as it is, and the
+    encodings an agent's library would print it in by accident (URL-quoted, JSON-escaped, hex,
+    base64 at any alignment, reversed). A deliberate agent can still disguise a value it was
+    given; a key that must stay secret from the agent goes through the LLM gateway instead."""
+
+    def __init__(self, values) -> None:
+        patterns = {form for value in values if len(value) >= MIN_REDACTED_CHARS for form in _forms(value)}
+        ordered = sorted(patterns, key=len, reverse=True)
+        self.longest = len(ordered[0]) if ordered else 0
+        self._pattern = re.compile(b"|".join(re.escape(p) for p in ordered)) if ordered else None
+
+    def __bool__(self) -> bool:
+        return self._pattern is not None
+
+    def bytes(self, data: bytes) -> bytes:
+        return self._pattern.sub(REPLACEMENT, data) if self._pattern is not None else data
+
+    def text(self, text: str) -> str:
+        if self._pattern is None:
+            return text
+        return self.bytes(text.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
+
+    def stream(self, chunks) -> Iterator[bytes]:
+        """The chunks redacted, values split across chunk boundaries included."""
+        if self._pattern is None:
+            yield from chunks
+            return
+        keep, carry = self.longest - 1, b""
+        for chunk in chunks:
+            buffer = self.bytes(carry + chunk)
+            cut = max(0, len(buffer) - keep)
+            carry = buffer[cut:]
+            if cut:
+                yield buffer[:cut]
+        if carry:
+            yield self.bytes(carry)
+
+
+def _forms(value: str) -> set[bytes]:
+    raw = value.encode("utf-8")
+    forms = {raw, raw[::-1], quote(value, safe="").encode(), json.dumps(value)[1:-1].encode(),
+             raw.hex().encode(), raw.hex().upper().encode()}
+    for pad in range(3):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+            encoded = encode(b"\0" * pad + raw).rstrip(b"=")
+            start, end = (pad * 8 + 5) // 6, ((pad + len(raw)) * 8) // 6
+            if end - start >= 6:
+                forms.add(encoded[start:end])
+    return {form for form in forms if len(form) >= MIN_REDACTED_CHARS}

@@ -16,7 +16,7 @@ import docker.errors
 import pytest
 import requests.exceptions
 from django.conf import settings
-from docker.types import DeviceRequest, Mount
+from docker.types import DeviceRequest, LogConfig, Mount
 
 from runner.agent_image import SELF_CHECK
 from runner.backends import BackendUnavailable, ImageNotFound, SandboxSpec, StartFailed
@@ -82,6 +82,7 @@ class FakeContainers:
         if kwargs["name"] in self.made:
             raise docker.errors.APIError("Conflict", response=type("R", (), {"status_code": 409})())
         container = FakeContainer(self.client, kwargs["name"], self.start_error)
+        container.labels = kwargs.get("labels") or {}
         self.made[kwargs["name"]] = container
         return container
 
@@ -162,6 +163,8 @@ def test_exact_container_request_for_two_gpus_and_no_network(folders):
         "init": True,
         "network_mode": "none",
         "device_requests": [DeviceRequest(device_ids=["1", "3"], capabilities=[["gpu"]])],
+        # the output Docker keeps is capped (two files of 4 MiB), so a flood cannot fill the disk
+        "log_config": LogConfig(type="json-file", config={"max-size": str(4 << 20), "max-file": "2"}),
     }
     assert kwargs["device_requests"][0]["DeviceIDs"] == ["1", "3"] and kwargs["device_requests"][0]["Count"] == 0
 
@@ -224,10 +227,19 @@ def test_no_daemon_socket_at_all_is_backend_unavailable(monkeypatch, tmp_path):
 def test_a_leftover_container_of_the_same_attempt_is_replaced(folders):
     client = FakeClient()
     spec = make_spec(folders, ["true"], image="agent:1")
-    leftover = client.containers.create(name=spec.name)
-    DockerBackend(client).start(spec)
+    leftover = client.containers.create(name=spec.name, labels={"medalboard.runner": "box-1"})
+    DockerBackend(client, runner_name="box-1").start(spec)
     assert leftover.removed and len(client.containers.calls) == 3
     assert client.containers.made[spec.name] is not leftover
+
+
+def test_a_container_of_another_runner_with_the_same_name_is_never_removed(folders):
+    client = FakeClient()
+    spec = make_spec(folders, ["true"], image="agent:1")
+    theirs = client.containers.create(name=spec.name, labels={"medalboard.sandbox": "1", "medalboard.runner": "box-2"})
+    with pytest.raises(StartFailed, match="taken by a container of runner 'box-2'"):
+        DockerBackend(client, runner_name="box-1").start(spec)
+    assert not theirs.removed and client.containers.made[spec.name] is theirs
 
 
 def test_a_command_that_cannot_start_removes_its_container(folders):
@@ -351,7 +363,7 @@ def test_agent_runs_in_a_locked_down_container(engine, folders):
                                 "/tmp": True}
     assert seen["env"]["DATA_DIR"] == "/home/data" and seen["env"]["TIME_LIMIT_SECONDS"] == "120"
     assert "CUDA_VISIBLE_DEVICES" not in seen["env"]
-    assert "agent done" in (work / "logs" / "agent-output.log").read_text()  # kept after removal
+    assert "agent done" in spec.host_output_log.read_text()  # kept after removal, outside the agent's folders
     assert "agent done" in sandbox.output_tail()
     assert gone(engine, spec.name)
 
@@ -394,7 +406,10 @@ def test_remove_stale_cleans_labelled_leftovers(engine, folders):
     names = [prefix + "a", prefix + "b"]
     for name in names:
         engine.start(make_spec(folders, ["sleep", "600"], name=name, workdir=folders / name))
-    restarted = DockerBackend()
+    other_runner = DockerBackend(runner_name=f"another-runner-{uuid.uuid4().hex[:6]}")
+    assert other_runner.remove_stale(prefix=prefix) == 0  # another runner's sandboxes are never its to remove
+    assert all(not gone(engine, name) for name in names)
+    restarted = DockerBackend(runner_name=engine.runner_name)
     assert restarted.remove_stale(prefix=f"medalboard-other-{uuid.uuid4().hex[:6]}-") == 0
     assert restarted.remove_stale(prefix=prefix) == 2
     assert all(gone(engine, name) for name in names)

@@ -120,7 +120,7 @@ def test_agent_sees_the_layout_and_a_clean_environment(folders, monkeypatch):
     assert seen["cores"] == 1
     tail = sandbox.output_tail()
     assert "hello on stdout" in tail and "warning on stderr" in tail
-    assert tail == (work / "logs" / "agent-output.log").read_text()
+    assert tail == sandbox.spec.host_output_log.read_text()  # the runner's own folder, not the agent's logs/
 
 
 def test_no_gpus_means_an_empty_cuda_visible_devices(folders):

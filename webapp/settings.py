@@ -252,6 +252,15 @@ JOB_LEASE_S = env_float("MEDALBOARD_JOB_LEASE_S", 60.0)  # a running task's clai
 JOB_MAX_ATTEMPTS = env_int("MEDALBOARD_JOB_MAX_ATTEMPTS", 2)
 JOB_POLL_S = env_float("MEDALBOARD_JOB_POLL_S", 1.0)
 JOB_STOP_GRACE_S = env_float("MEDALBOARD_JOB_STOP_GRACE_S", 5.0)
+# What a job's run keeps of its sandbox's folders (runner.outputs): a file over the first is stored
+# cut, files past the run's total or count are skipped, each with a note on the run.
+JOB_OUTPUT_FILE_BYTES = env_int("MEDALBOARD_JOB_OUTPUT_FILE_BYTES", 512 * 1024 * 1024)
+JOB_OUTPUT_TOTAL_BYTES = env_int("MEDALBOARD_JOB_OUTPUT_TOTAL_BYTES", 2 * 1024 * 1024 * 1024)
+JOB_OUTPUT_MAX_FILES = env_int("MEDALBOARD_JOB_OUTPUT_MAX_FILES", 5000)
+# Disk a task's folders may use (runner.scratch): a file system of that size when the runner is root
+# (JOB_DISK_QUOTA_MOUNT), else measured by the supervisor, which stops the agent past it.
+JOB_DISK_QUOTA_BYTES = int(env_float("MEDALBOARD_JOB_DISK_QUOTA_GB", 20.0) * (1 << 30))
+JOB_DISK_QUOTA_MOUNT = env_bool("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", True)
 GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", 2100.0)  # above grade_run's hard time limit
 GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
 STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued

@@ -12,6 +12,9 @@ os.environ.setdefault("MEDALBOARD_LOGIN_FAILURES_ALLOWED", "1000000")
 # Uploads are imported inside the request, so a test sees their outcome at once with no worker;
 # tests/test_upload_intake.py turns this off to test the worker path.
 os.environ.setdefault("MEDALBOARD_INTAKE_IN_REQUEST", "true")
+# A task's scratch is measured, not mounted, unless a test asks for the mount (tests/test_hostile_agents.py):
+# tests that SIGKILL a runner would otherwise leave a loop mount behind in pytest's tmp folders.
+os.environ.setdefault("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", "false")
 
 from webapp.settings import *  # noqa: E402,F403
 

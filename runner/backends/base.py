@@ -19,7 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-OUTPUT_LOG = "agent-output.log"  # the agent's stdout+stderr, kept in the host logs folder by every backend
+OUTPUT_LOG = "agent-output.log"  # the agent's stdout+stderr, kept in the runner's folder by every backend
 
 
 class BackendUnavailable(Exception):
@@ -83,8 +83,14 @@ class SandboxSpec:
         return self.workdir / "code"
 
     @property
+    def runner_dir(self) -> Path:
+        """The runner's own folder for this sandbox, beside the workdir: never mounted into the sandbox,
+        so nothing the agent plants there (a link, a FIFO) can redirect what the runner writes."""
+        return self.workdir.parent / f"{self.workdir.name}.runner"
+
+    @property
     def host_output_log(self) -> Path:
-        return self.host_logs_dir / OUTPUT_LOG
+        return self.runner_dir / OUTPUT_LOG
 
     @property
     def core_count(self) -> int:
@@ -106,13 +112,17 @@ def sandbox_env(spec: SandboxSpec, paths: SandboxPaths) -> dict[str, str]:
 
 
 def file_tail(path: Path, max_bytes: int) -> str:
-    """The last `max_bytes` of a log file as text ("" if there is none yet)."""
+    """The last `max_bytes` of a log file of the runner's own as text ("" if there is none yet)."""
     try:
-        with open(path, "rb") as log:
+        with open(path, "rb", opener=_no_follow) as log:
             log.seek(max(0, log.seek(0, os.SEEK_END) - max_bytes))
             return log.read().decode("utf-8", errors="replace")
     except FileNotFoundError:
         return ""
+
+
+def _no_follow(path, flags):
+    return os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
 
 
 class Sandbox(abc.ABC):

@@ -13,9 +13,13 @@ agent tools at /opt/medalboard (read-only), and the run's submission, logs and c
   case the writable folders are handed to that uid first.
 
 stop() is `docker stop` (SIGTERM, SIGKILL after the grace); the files stay, since they are bind
-mounts. remove() first copies the container's output into logs/agent-output.log (where the local
-backend writes it too), then removes the container. Containers carry the label
-`medalboard.sandbox=1`, so remove_stale() finds what a dead runner left.
+mounts. remove() first copies the container's output into the runner's own folder beside the
+workdir (spec.host_output_log, where the local backend writes it too; never into a folder the agent
+can write, where a planted link would redirect the write), then removes the container. Docker keeps
+that output in a json-file log capped at LOG_MAX_BYTES, so a flood cannot fill the runner's disk.
+Containers carry the labels `medalboard.sandbox=1` and `medalboard.runner=<runner name>`:
+remove_stale() and the name-clash path remove only this runner's own sandboxes, never another
+runner's on the same Docker host.
 
 No registry is reachable from a runner: images are only looked up locally and never pulled.
 """
@@ -28,7 +32,7 @@ import os
 import docker
 import docker.errors
 import requests.exceptions
-from docker.types import DeviceRequest, Mount
+from docker.types import DeviceRequest, LogConfig, Mount
 
 from runner.backends.base import (
     Backend,
@@ -43,6 +47,8 @@ from runner.backends.base import (
 )
 
 LABEL = "medalboard.sandbox"
+RUNNER_LABEL = "medalboard.runner"
+LOG_MAX_BYTES = 8 << 20  # the agent's output Docker keeps, in two rotated files of half this size
 AGENT_UID = 1000  # the `agent` user of the image runner/agent_image.py builds
 BUILD_HINT = "build it with `python manage.py build_agent_image --tag {image}`"
 PATHS = SandboxPaths(data="/home/data", submission="/home/submission", logs="/home/logs", code="/home/code",
@@ -56,7 +62,7 @@ class DockerBackend(Backend):
 
     def __init__(self, client=None, *, runner_name: str = "") -> None:
         self._client = client
-        self.runner_name = runner_name or os.uname().nodename
+        self.runner_name = runner_name or os.environ.get("MEDALBOARD_RUNNER_NAME") or os.uname().nodename
 
     @property
     def client(self):
@@ -97,7 +103,8 @@ class DockerBackend(Backend):
         """Everything given to containers.create for `spec` (also what the tests pin)."""
         kwargs = dict(
             image=spec.image, command=list(spec.command), name=spec.name, detach=True,
-            labels={LABEL: "1", "medalboard.runner": self.runner_name},
+            labels={LABEL: "1", RUNNER_LABEL: self.runner_name},
+            log_config=LogConfig(type="json-file", config={"max-size": str(LOG_MAX_BYTES // 2), "max-file": "2"}),
             environment={**sandbox_env(spec, PATHS), "HOME": "/tmp", "TMPDIR": "/tmp"},
             working_dir=PATHS.code, user=_sandbox_user(), mounts=_mounts(spec),
             nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory_bytes, memswap_limit=spec.memory_bytes,
@@ -114,9 +121,10 @@ class DockerBackend(Backend):
         return kwargs
 
     def remove_stale(self, prefix: str = "medalboard-") -> int:
+        """This runner's own leftover sandboxes (its name on the label); other runners' are left alone."""
         with _daemon_errors():
-            stale = [c for c in self.client.containers.list(all=True, filters={"label": f"{LABEL}=1"})
-                     if c.name.startswith(prefix)]
+            mine = {"label": [f"{LABEL}=1", f"{RUNNER_LABEL}={self.runner_name}"]}
+            stale = [c for c in self.client.containers.list(all=True, filters=mine) if c.name.startswith(prefix)]
             for container in stale:
                 _remove(container)
         return len(stale)
@@ -131,8 +139,14 @@ class DockerBackend(Backend):
         except docker.errors.APIError as exc:
             if exc.status_code != 409:
                 raise StartFailed(f"sandbox {spec.name}: {_explain(exc)}") from exc
-        # 409: a container of this very attempt is left over (the runner died after creating it)
-        _remove(self.client.containers.get(spec.name))
+        # 409: a container of this very attempt is left over (the runner died after creating it), or
+        # another runner on this Docker host uses the name: only our own is ours to remove.
+        existing = self.client.containers.get(spec.name)
+        owner = (existing.labels or {}).get(RUNNER_LABEL)
+        if owner != self.runner_name:
+            raise StartFailed(f"sandbox {spec.name}: the name is taken by a container of "
+                              f"{'runner ' + repr(owner) if owner else 'something else'} on this Docker host")
+        _remove(existing)
         return self.client.containers.create(**self.container_kwargs(spec))
 
     def _missing_image(self, image: str) -> str:
@@ -195,6 +209,7 @@ class DockerSandbox(Sandbox):
     def _save_output(self) -> None:
         try:
             chunks = self._container.logs(stdout=True, stderr=True, stream=True)
+            self.spec.host_output_log.parent.mkdir(parents=True, exist_ok=True)
             with open(self.spec.host_output_log, "wb") as log:
                 for chunk in chunks:
                     log.write(chunk)

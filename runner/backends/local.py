@@ -54,7 +54,8 @@ class LocalBackend(Backend):
         )
 
     def start(self, spec: SandboxSpec) -> LocalSandbox:
-        for folder in (spec.host_submission_dir, spec.host_logs_dir, spec.host_code_dir, *_scratch_dirs(spec)):
+        for folder in (spec.host_submission_dir, spec.host_logs_dir, spec.host_code_dir, spec.runner_dir,
+                       *_scratch_dirs(spec)):
             folder.mkdir(parents=True, exist_ok=True)
         log = open(spec.host_output_log, "ab")
         try:

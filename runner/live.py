@@ -1,0 +1,141 @@
+"""What the supervisor reads from a sandbox while the agent runs: new trajectory lines and changed
+submissions. Both come from folders the agent controls, so every read goes through
+runner.sandbox_files (regular files only, no link followed, nothing that blocks) and is bounded: the
+trajectory is read incrementally, at most READ_PER_TICK bytes a tick, with a partial last line kept
+up to LINE_LIMIT bytes (a longer line is dropped with a note, never re-read), and the submission is
+read only when its size or modification time changed. Secrets are redacted before anything is kept.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from runner import sandbox_files
+from runner.secrets import Redactor
+
+READ_PER_TICK = 16 << 20
+LINE_LIMIT = 16 << 20
+
+
+class LineTail:
+    """The complete new lines of a growing file since the last call, as (line number, bytes)."""
+
+    def __init__(self, root: Path, name: str, line_limit: int = LINE_LIMIT, per_tick: int = READ_PER_TICK) -> None:
+        self.root, self.name, self.line_limit, self.per_tick = root, name, line_limit, per_tick
+        self.offset, self.lineno, self.partial, self.dropping = 0, 0, b"", False
+        self.notes: list[str] = []
+
+    def new_lines(self) -> list[tuple[int, bytes]]:
+        chunk = self._read()
+        if not chunk:
+            return []
+        *lines, rest = (self.partial + chunk).split(b"\n")
+        numbered = []
+        for line in lines:
+            self.lineno += 1
+            if self.dropping:  # the end of a line that was too long to keep
+                self.dropping = False
+                continue
+            numbered.append((self.lineno, line))
+        self.partial = b"" if self.dropping else rest
+        if len(self.partial) > self.line_limit:
+            self._note(f"{self.name} line {self.lineno + 1}: longer than {self.line_limit:,} bytes, not streamed")
+            self.partial, self.dropping = b"", True
+        return numbered
+
+    def _read(self) -> bytes:
+        try:
+            with sandbox_files.open_regular(self.root, self.name) as f:
+                f.seek(self.offset)
+                chunk = b"".join(sandbox_files.read_at_most(f, self.per_tick))
+        except FileNotFoundError:
+            return b""
+        except sandbox_files.NotRegular as exc:
+            self._note(f"{exc}: not read")
+            return b""
+        self.offset += len(chunk)
+        return chunk
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)
+
+
+class TrajectoryStream:
+    """New lines of the agent's trajectory file -> steps appended to the run's live trajectory."""
+
+    def __init__(self, run, root: Path, name: str, redactor: Redactor) -> None:
+        from leaderboard.importers.base import ParsedTrajectory, TrajectoryMeta
+        from leaderboard.trajectory_store import LiveTrajectory
+
+        self.tail, self.redactor = LineTail(root, name), redactor
+        try:
+            self.live = LiveTrajectory(run)
+        except NotImplementedError:  # storage without local paths (S3): the steps arrive at the end
+            self.live = None
+        self.parsed = ParsedTrajectory(format="jsonl", meta=TrajectoryMeta(), steps=iter(()))
+
+    def pump(self, fence) -> int:
+        from leaderboard.importers.jsonl import is_header_line, parse_step_line
+
+        if self.live is None:
+            return 0
+        steps = []
+        for lineno, line in self.tail.new_lines():
+            line = self.redactor.bytes(line)
+            if lineno == 1 and is_header_line(line):
+                continue
+            step = parse_step_line(line, lineno, self.live.count + len(steps), self.parsed)
+            if step is not None:
+                steps.append(step)
+        self.live.append(steps, fence)
+        return len(steps)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.close()
+
+
+@dataclass
+class SnapshotWatch:
+    """The submission file's content each time it changes (redacted), within `limit` bytes."""
+
+    root: Path
+    name: str
+    redactor: Redactor
+    limit: int
+    seen: str = ""
+    stamp: tuple = ()
+    notes: list[str] = field(default_factory=list)
+
+    def changed(self) -> bytes | None:
+        try:
+            with sandbox_files.open_regular(self.root, self.name) as f:
+                info = os.fstat(f.fileno())
+                stamp = (info.st_ino, info.st_size, info.st_mtime_ns)
+                if stamp == self.stamp:
+                    return None
+                self.stamp = stamp
+                if info.st_size > self.limit:
+                    self._note(f"{self.name}: {info.st_size:,} bytes, over the {self.limit:,}-byte limit; not kept")
+                    return None
+                content = b"".join(sandbox_files.read_at_most(f, self.limit + 1))
+        except FileNotFoundError:
+            return None
+        except sandbox_files.NotRegular as exc:
+            self._note(f"{exc}: no snapshot kept")
+            return None
+        if len(content) > self.limit:
+            return None
+        digest = hashlib.sha256(content).hexdigest()
+        if digest == self.seen:
+            return None
+        self.seen = digest
+        return self.redactor.bytes(content)
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes:
+            self.notes.append(text)

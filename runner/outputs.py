@@ -1,0 +1,168 @@
+"""What a finished sandbox leaves, stored as the run's artifacts: only regular files, bounded, redacted.
+
+The submission, logs and code folders are the agent's, so nothing in them is trusted (see
+runner.sandbox_files): links, FIFOs, devices, sockets and unreadable names are skipped with a note;
+each file is copied through the job's Redactor into the runner's own folder first, so no stored byte
+(file names included) holds a secret's value. Limits keep one agent from losing its run by writing
+too much: the submission is stored first, then the trajectory and the agent's output, then the rest;
+a file over the per-file limit is stored cut (the output log keeps its end, other files their
+start), and once the run's total is reached the remaining files are skipped. Every cut and skip is
+a note on the run (Run.import_warnings), so a reader sees what is missing and why.
+
+A submission.csv that is not a regular file, or is over the limit, makes the run's submission
+invalid with the reason (`Stored.submission_problem`); it is never followed or read.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.core.files import File
+
+from runner import sandbox_files
+from runner.backends import SandboxSpec
+from runner.backends.base import OUTPUT_LOG
+from runner.secrets import Redactor
+
+SUBMISSION_FILE = "submission.csv"
+TRAJECTORY_FILE = "trajectory.jsonl"
+OUTPUT_ARTIFACT = f"logs/{OUTPUT_LOG}"
+
+
+@dataclass(frozen=True)
+class Limits:
+    file_bytes: int
+    total_bytes: int
+    files: int
+
+    @classmethod
+    def from_settings(cls) -> Limits:
+        file_bytes = min(settings.JOB_OUTPUT_FILE_BYTES, settings.MAX_UPLOAD_BYTES)
+        return cls(file_bytes, settings.JOB_OUTPUT_TOTAL_BYTES, settings.JOB_OUTPUT_MAX_FILES)
+
+
+@dataclass
+class Stored:
+    has_submission: bool = False
+    submission_problem: str = ""
+    trajectory: Path | None = None  # the redacted copy, whole, for the final import; None if cut or absent
+    notes: list[str] = field(default_factory=list)
+    total: int = 0
+    count: int = 0
+
+
+@dataclass(frozen=True)
+class _Source:
+    root: Path  # folder the file is read from (never followed out of)
+    rel: str  # path below root
+    name: str  # artifact name
+    kind: str
+    keep_end: bool = False
+
+
+def store_outputs(run, spec: SandboxSpec, redactor: Redactor, limits: Limits | None = None) -> Stored:
+    """Store every file the run should keep; returns what was stored and the notes on the rest."""
+    limits = limits or Limits.from_settings()
+    stored = Stored()
+    stage = spec.runner_dir / "stage"
+    stage.mkdir(parents=True, exist_ok=True)
+    sources, skipped = _sources(spec)
+    stored.notes += skipped
+    stored.submission_problem = _submission_problem(spec, limits)
+    for source in sources:
+        _store_one(run, source, stage, redactor, limits, stored)
+    return stored
+
+
+def _sources(spec: SandboxSpec) -> tuple[list[_Source], list[str]]:
+    from leaderboard.models import Artifact
+
+    first: list[_Source] = []
+    rest: list[_Source] = []
+    skipped: list[str] = []
+    for folder, kind in ((spec.host_submission_dir, Artifact.Kind.SUBMISSION), (spec.host_logs_dir, Artifact.Kind.LOG),
+                         (spec.host_code_dir, Artifact.Kind.CODE)):
+        listing = sandbox_files.walk(folder)
+        skipped += [f"{folder.name}/{why}" for why in listing.skipped]
+        for entry in listing.files:
+            name = f"{folder.name}/{entry.rel}"
+            if name == OUTPUT_ARTIFACT:
+                skipped.append(f"{name}: skipped, the name is the runner's record of the agent's output")
+                continue
+            is_submission = name == f"submission/{SUBMISSION_FILE}"
+            source = _Source(folder, entry.rel, name, kind if is_submission or kind != Artifact.Kind.SUBMISSION
+                             else Artifact.Kind.OTHER)
+            (first if is_submission or name == f"logs/{TRAJECTORY_FILE}" else rest).append(source)
+    output = _Source(spec.runner_dir, OUTPUT_LOG, OUTPUT_ARTIFACT, Artifact.Kind.LOG, keep_end=True)
+    return [*first, output, *rest], skipped
+
+
+def _submission_problem(spec: SandboxSpec, limits: Limits) -> str:
+    what = sandbox_files.describe(spec.host_submission_dir, SUBMISSION_FILE)
+    if what:
+        return f"{what}: the submission must be a regular file; it was not read"
+    path = spec.host_submission_dir / SUBMISSION_FILE
+    try:
+        size = os.lstat(path).st_size
+    except OSError:
+        return ""
+    if size > limits.file_bytes:
+        return f"submission.csv is {size:,} bytes, over the {limits.file_bytes:,}-byte limit; it was not stored"
+    return ""
+
+
+def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Limits, stored: Stored) -> None:
+    from leaderboard.services import Upload, store_upload
+
+    is_submission = source.name == f"submission/{SUBMISSION_FILE}"
+    if is_submission and stored.submission_problem:
+        return
+    if stored.count >= limits.files:
+        if stored.count == limits.files:
+            stored.notes.append(f"more than {limits.files:,} files: {source.name} and the rest were not stored")
+        stored.count += 1
+        return
+    room = limits.total_bytes - stored.total
+    if room <= 0 and not is_submission:
+        stored.notes.append(f"{source.name}: not stored, the run's outputs reached {limits.total_bytes:,} bytes")
+        return
+    copy = _copy(source, stage / f"{stored.count:06d}", redactor, min(limits.file_bytes, max(room, 0))
+                 if not is_submission else limits.file_bytes, stored)
+    if copy is None:
+        return
+    path, size, cut = copy
+    with open(path, "rb") as f:
+        store_upload(run, Upload(source.kind, redactor.text(source.name), File(f, name=Path(source.name).name)))
+    stored.total += size
+    stored.count += 1
+    stored.has_submission |= is_submission
+    if source.name == f"logs/{TRAJECTORY_FILE}" and not cut:
+        stored.trajectory = path
+
+
+def _copy(source: _Source, target: Path, redactor: Redactor, limit: int,
+          stored: Stored) -> tuple[Path, int, bool] | None:
+    """The source copied, cut to `limit` and redacted, into `target`, with its size and whether it was
+    cut; None (with a note) if it is not a regular file."""
+    try:
+        with sandbox_files.open_regular(source.root, source.rel) as f:
+            size = os.fstat(f.fileno()).st_size
+            cut = size > limit
+            if cut:
+                what = "end" if source.keep_end else "first"
+                stored.notes.append(f"{source.name}: {size:,} bytes, stored cut to its {what} {limit:,} bytes "
+                                    "(the per-file or per-run output limit)")
+                if source.keep_end:
+                    f.seek(size - limit)
+            with open(target, "wb") as out:
+                for chunk in redactor.stream(sandbox_files.read_at_most(f, limit)):
+                    out.write(chunk)
+    except FileNotFoundError:
+        return None
+    except sandbox_files.NotRegular as exc:
+        stored.notes.append(f"{exc}: skipped")
+        return None
+    return target, target.stat().st_size, cut
