@@ -1,0 +1,128 @@
+"""Reading a sandbox's folders (runner.sandbox_files), the live readers (runner.live) and redaction
+(runner.secrets.Redactor), without an engine: links, FIFOs and folders where files should be."""
+
+from __future__ import annotations
+
+import base64
+import os
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from runner import sandbox_files
+from runner.live import LineTail, SnapshotWatch
+from runner.secrets import Redactor
+
+
+@pytest.fixture
+def box(tmp_path):
+    root = tmp_path / "code"
+    (root / "sub").mkdir(parents=True)
+    (root / "ok.txt").write_text("fine")
+    (root / "sub" / "inner.txt").write_text("inner")
+    (tmp_path / "outside.txt").write_text("host secret")
+    os.symlink(tmp_path / "outside.txt", root / "link.txt")
+    os.symlink(tmp_path, root / "dirlink")
+    os.symlink("/proc/self/environ", root / "environ")
+    os.mkfifo(root / "pipe")
+    return root
+
+
+def test_only_regular_files_are_listed_and_the_rest_is_named(box):
+    listing = sandbox_files.walk(box)
+    assert [(e.rel, e.size) for e in listing.files] == [("ok.txt", 4), ("sub/inner.txt", 5)]
+    assert sorted(listing.skipped) == [
+        "dirlink: skipped, a symbolic link, not a regular file",
+        "environ: skipped, a symbolic link, not a regular file",
+        "link.txt: skipped, a symbolic link, not a regular file", "pipe: skipped, a FIFO, not a regular file"]
+
+
+@pytest.mark.parametrize("rel, what", [
+    ("link.txt", "a symbolic link"), ("environ", "a symbolic link"), ("pipe", "a FIFO"), ("sub", "a folder"),
+    ("dirlink/outside.txt", "dirlink is a symbolic link, not a folder"), ("../outside.txt", "not a path inside"),
+    ("/etc/passwd", "not a path inside"),
+])
+def test_open_regular_refuses_everything_but_a_regular_file_inside(box, rel, what):
+    started = time.monotonic()
+    with pytest.raises(sandbox_files.NotRegular, match=what):
+        sandbox_files.open_regular(box, rel)
+    assert time.monotonic() - started < 1  # a FIFO with no writer never blocks the open
+
+
+def test_open_regular_reads_files_below_the_root(box):
+    with sandbox_files.open_regular(box, "sub/inner.txt") as f:
+        assert f.read() == b"inner"
+    with pytest.raises(FileNotFoundError):
+        sandbox_files.open_regular(box, "missing.txt")
+
+
+def test_a_linked_root_folder_is_refused(box, tmp_path):
+    os.symlink(box, tmp_path / "rootlink")
+    with pytest.raises(sandbox_files.NotRegular):
+        sandbox_files.open_regular(tmp_path / "rootlink", "ok.txt")
+    assert sandbox_files.walk(tmp_path / "rootlink").files == []
+
+
+def test_the_line_tail_reads_each_byte_once_and_drops_an_overlong_line(tmp_path):
+    path = tmp_path / "trajectory.jsonl"
+    tail = LineTail(tmp_path, path.name, line_limit=1000, per_tick=300)
+    path.write_bytes(b"one\ntw")
+    assert tail.new_lines() == [(1, b"one")]
+    with open(path, "ab") as f:
+        f.write(b"o\n" + b"x" * 2500)
+    lines = []
+    for _ in range(12):
+        lines += tail.new_lines()
+    assert lines == [(2, b"two")] and tail.offset == path.stat().st_size and tail.partial == b""
+    with open(path, "ab") as f:
+        f.write(b"x\nthree\n")
+    assert tail.new_lines() == [(4, b"three")]  # line 3 was too long: dropped, numbering kept
+    assert tail.notes == ["trajectory.jsonl line 3: longer than 1,000 bytes, not streamed"]
+
+
+def test_the_snapshot_watch_skips_links_and_unchanged_files(tmp_path):
+    (tmp_path / "answers.csv").write_text("id,y\n1,secret\n")
+    watch = SnapshotWatch(tmp_path / "sub", "submission.csv", Redactor([]), limit=100)
+    (tmp_path / "sub").mkdir()
+    os.symlink(tmp_path / "answers.csv", tmp_path / "sub" / "submission.csv")
+    assert watch.changed() is None and "symbolic link" in watch.notes[0]
+    os.unlink(tmp_path / "sub" / "submission.csv")
+    (tmp_path / "sub" / "submission.csv").write_text("id,y\n1,0\n")
+    assert watch.changed() == b"id,y\n1,0\n"
+    assert watch.changed() is None
+    (tmp_path / "sub" / "submission.csv").write_text("x" * 101)
+    assert watch.changed() is None and "over the 100-byte limit" in watch.notes[-1]
+
+
+SECRET = "sk-test-Zq81mVx0pL"
+
+
+@settings(max_examples=200, deadline=None)
+@given(before=st.binary(max_size=200), after=st.binary(max_size=200), sizes=st.lists(st.integers(1, 40), min_size=1))
+def test_streamed_redaction_equals_redacting_the_whole(before, after, sizes):
+    redactor = Redactor([SECRET])
+    data = before + SECRET.encode() + after + SECRET.encode()
+    chunks, at = [], 0
+    for size in sizes * (len(data) // max(1, sum(sizes)) + 1):
+        chunks.append(data[at:at + size])
+        at += size
+    chunks.append(data[at:])
+    streamed = b"".join(redactor.stream(chunks))
+    assert streamed == redactor.bytes(data)
+    assert SECRET.encode() not in streamed
+
+
+@pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"abc", b"Authorization: "])
+def test_base64_at_any_alignment_is_redacted(prefix):
+    encoded = base64.b64encode(prefix + SECRET.encode() + b"!")
+    out = Redactor([SECRET]).bytes(encoded)
+    assert out.count(b"[secret]") == 1
+    # of the secret's base64 characters, at most the two at each edge (shared with its neighbours) remain
+    removed = len(encoded) - (len(out) - len(b"[secret]"))
+    assert removed >= len(SECRET) * 8 // 6 - 4
+
+
+def test_short_values_are_not_redacted():
+    assert Redactor(["abc"]).bytes(b"abcdef") == b"abcdef"
