@@ -161,6 +161,7 @@ def test_exact_container_request_for_two_gpus_and_no_network(folders):
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "init": True,
+        "runtime": "runc",
         "network_mode": "none",
         "device_requests": [DeviceRequest(device_ids=["1", "3"], capabilities=[["gpu"]])],
         # the output Docker keeps is capped (two files of 4 MiB), so a flood cannot fill the disk

@@ -261,6 +261,8 @@ JOB_OUTPUT_MAX_FILES = env_int("MEDALBOARD_JOB_OUTPUT_MAX_FILES", 5000)
 # (JOB_DISK_QUOTA_MOUNT), else measured by the supervisor, which stops the agent past it.
 JOB_DISK_QUOTA_BYTES = int(env_float("MEDALBOARD_JOB_DISK_QUOTA_GB", 20.0) * (1 << 30))
 JOB_DISK_QUOTA_MOUNT = env_bool("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", True)
+# The OCI runtime of a Docker runner's sandboxes: runc (Docker's default) or runsc (gVisor).
+DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME") or "runc"
 GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", 2100.0)  # above grade_run's hard time limit
 GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
 STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued

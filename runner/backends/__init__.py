@@ -29,7 +29,9 @@ def get_backend(name: str) -> Backend:
 
         return LocalBackend()
     if name == "docker":
+        from django.conf import settings
+
         from runner.backends.docker import DockerBackend
 
-        return DockerBackend()
+        return DockerBackend(runtime=settings.DOCKER_RUNTIME)
     raise ValueError(f"unknown execution backend {name!r}: use 'docker' or 'local'")

@@ -21,6 +21,10 @@ Containers carry the labels `medalboard.sandbox=1` and `medalboard.runner=<runne
 remove_stale() and the name-clash path remove only this runner's own sandboxes, never another
 runner's on the same Docker host.
 
+The OCI runtime is the runner's choice (`runtime`, MEDALBOARD_DOCKER_RUNTIME): Docker's default
+`runc`, or `runsc` (gVisor: the agent's system calls go to a user-space kernel, not the host's),
+registered in /etc/docker/daemon.json; check() refuses a runtime the daemon does not know.
+
 No registry is reachable from a runner: images are only looked up locally and never pulled.
 """
 
@@ -46,6 +50,7 @@ from runner.backends.base import (
     sandbox_env,
 )
 
+DEFAULT_RUNTIME = "runc"
 LABEL = "medalboard.sandbox"
 RUNNER_LABEL = "medalboard.runner"
 LOG_MAX_BYTES = 8 << 20  # the agent's output Docker keeps, in two rotated files of half this size
@@ -60,9 +65,10 @@ CONNECTION_ERRORS = (requests.exceptions.ConnectionError, requests.exceptions.Ti
 class DockerBackend(Backend):
     name = "docker"
 
-    def __init__(self, client=None, *, runner_name: str = "") -> None:
+    def __init__(self, client=None, *, runner_name: str = "", runtime: str = DEFAULT_RUNTIME) -> None:
         self._client = client
         self.runner_name = runner_name or os.environ.get("MEDALBOARD_RUNNER_NAME") or os.uname().nodename
+        self.runtime = runtime or DEFAULT_RUNTIME
 
     @property
     def client(self):
@@ -74,6 +80,11 @@ class DockerBackend(Backend):
     def check(self) -> None:
         with _daemon_errors():
             self.client.ping()
+            if self.runtime != DEFAULT_RUNTIME:
+                known = self.client.info().get("Runtimes") or {}
+                if self.runtime not in known:
+                    raise StartFailed(f"the Docker daemon has no runtime {self.runtime!r} (it has "
+                                      f"{', '.join(sorted(known)) or 'none'}); register it in /etc/docker/daemon.json")
 
     def image_exists(self, image: str) -> bool:
         with _daemon_errors():
@@ -110,7 +121,7 @@ class DockerBackend(Backend):
             nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory_bytes, memswap_limit=spec.memory_bytes,
             shm_size=spec.shm_bytes, pids_limit=spec.pids_limit,
             read_only=True, tmpfs={"/tmp": f"rw,nosuid,nodev,size={spec.memory_bytes},mode=1777"},
-            cap_drop=["ALL"], security_opt=["no-new-privileges"], init=True,
+            cap_drop=["ALL"], security_opt=["no-new-privileges"], init=True, runtime=self.runtime,
         )
         if spec.network:
             kwargs["network"] = spec.network
