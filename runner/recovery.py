@@ -5,6 +5,8 @@
   keeps the steps streamed so far and gets the last log tail as an artifact.
 - A task whose agent had finished (grading) when its lease expired ends as it was: its outputs are
   stored and the grading sweep takes care of its run.
+- A task of a cancelled job is never started again: a lost running one ends cancelled instead of
+  going back to the queue, and queued ones end cancelled (the claim refuses them too).
 - Queued tasks that were never published (the broker was down) are published again.
 - GPUs held by tasks that no longer run are freed.
 The sweep also runs the grading half (leaderboard.recovery), the uploads' (leaderboard.intake:
@@ -23,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Artifact, Run
+from runner.leases import cancel_queued
 from runner.models import GpuSlot, JobTask
 
 log = logging.getLogger(__name__)
@@ -41,12 +44,13 @@ def sweep() -> dict[str, int]:
 
 
 def sweep_tasks() -> dict[str, int]:
-    counts = {"tasks_requeued": 0, "tasks_failed": 0, "tasks_ended": 0, "tasks_published": 0}
+    counts = {"tasks_requeued": 0, "tasks_failed": 0, "tasks_ended": 0, "tasks_cancelled": 0, "tasks_published": 0}
     now = timezone.now()
     for task in JobTask.objects.filter(
         status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING), lease_expires_at__lt=now
-    ).select_related("runner"):
+    ).select_related("runner", "job"):
         counts[_recover(task, now)] += 1
+    counts["tasks_cancelled"] += cancel_queued(JobTask.objects.filter(job__cancel_requested=True))
     counts["tasks_published"] = _publish_unsent(now)
     GpuSlot.objects.exclude(task__status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING)).exclude(
         task__isnull=True
@@ -62,6 +66,12 @@ def _recover(task: JobTask, now) -> str:
         same.update(status=JobTask.Status.FAILED if task.error else JobTask.Status.SUCCEEDED,
                     lease_expires_at=None, finished_at=now)
         return "tasks_ended"
+    if task.job.cancel_requested:
+        with transaction.atomic():
+            why = f"cancelled; the runner{where} was lost before it stopped the sandbox (partial logs kept)"
+            if same.update(status=JobTask.Status.CANCELLED, lease_expires_at=None, finished_at=now, error=why):
+                _fail_run(task, why)
+        return "tasks_cancelled"
     if task.attempts >= task.max_attempts:
         with transaction.atomic():
             why = (f"the runner{where} was lost during attempt {task.attempts} of {task.max_attempts} "
