@@ -9,7 +9,7 @@
   going back to the queue, and queued ones end cancelled (the claim refuses them too).
 - Queued tasks that were never published (the broker was down) are published again.
 - GPUs held by tasks that no longer run are freed.
-The sweep also runs the grading half (leaderboard.recovery), the uploads' (leaderboard.intake:
+The sweep also runs the grading half (leaderboard.recovery: runs and snapshots), the uploads' (leaderboard.intake:
 intakes nobody picked up, expired import claims) and the orphaned files' (leaderboard.orphans).
 All changes are conditional UPDATEs on the state read, so concurrent sweepers are safe.
 """
@@ -35,9 +35,10 @@ def sweep() -> dict[str, int]:
     """One pass of every recovery; safe to run anywhere, any number of times at once."""
     from leaderboard.intake import sweep_intakes
     from leaderboard.orphans import sweep_orphans_when_due
-    from leaderboard.recovery import sweep_grading
+    from leaderboard.recovery import sweep_grading, sweep_snapshots
 
-    counts = {**sweep_tasks(), **sweep_grading(), **sweep_intakes(), **sweep_orphans_when_due()}
+    counts = {**sweep_tasks(), **sweep_grading(), **sweep_snapshots(), **sweep_intakes(),
+              **sweep_orphans_when_due()}
     if any(counts.values()):
         log.info("sweep: %s", counts)
     return counts
