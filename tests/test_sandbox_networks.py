@@ -4,18 +4,24 @@ refused when the job is created, when the runner starts, and on the runner right
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from runner import registry
+from runner import execution, leases, registry
 from runner.backends.local import LocalBackend
 from runner.hardware import Hardware
 from runner.models import Job, Runner
 from runner.networks import NetworkRefused, check_sandbox_network
-from runner.services import JobError
+from runner.services import JobError, create_job
+from tests import test_jobs_docker
+from tests.job_support import COMPETITION, needs_agent_tools
 from tests.test_jobs_create import make, runner
+
+docker_agent = test_jobs_docker.docker_agent  # the fixture: the agent image and the scripted agent inline
 
 NEVER = ["host", "bridge", "none", "default", "HOST", "container:medalboard-web", "a:b", "host:"]
 
@@ -107,3 +113,31 @@ def test_runners_report_their_networks_when_they_register_and_heartbeat(db, sett
 def _register() -> Runner:
     return registry.register(name="net-runner", backend=LocalBackend(), hardware=Hardware(cpu_count=2),
                              queues=["jobs.cpu"], concurrency=1)
+
+
+
+@pytest.mark.docker
+@needs_agent_tools
+def test_a_job_on_a_network_its_runner_offers_runs_attached_to_that_network_only(
+    alice, job_world, docker_agent, settings, django_capture_on_commit_callbacks
+):
+    """With Docker: the runner's operator made an internal network and listed it; the job names it;
+    the container joins it and nothing else (no bridge, no host)."""
+    name = f"medalboard-test-egress-{os.getpid()}"
+    network = docker_agent.client.networks.create(name, internal=True, labels={"medalboard.test": "1"})
+    try:
+        settings.SANDBOX_NETWORKS = [name]
+        registry.heartbeat(job_world.name)  # the runner reports it
+        with django_capture_on_commit_callbacks(execute=False):
+            job = create_job(user=alice, agent="scripted", competitions=[COMPETITION], time_limit_minutes=1,
+                             settings={"steps": 2, "sleep": 0.5}, network=name)
+        task = job.tasks.get()
+        inspector = test_jobs_docker.Inspector(docker_agent, f"medalboard-task-{task.pk}-a1")
+        inspector.start()
+        outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=docker_agent)
+        inspector.join()
+        assert outcome.status == "succeeded", outcome.error
+        assert inspector.info["HostConfig"]["NetworkMode"] == name, inspector.info["Config"]["Labels"]
+        assert set(inspector.info["NetworkSettings"]["Networks"]) == {name}
+    finally:
+        network.remove()
