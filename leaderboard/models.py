@@ -644,6 +644,8 @@ class Snapshot(MedalFlags):
     elapsed_seconds = models.FloatField(help_text="Seconds since the run started")
     artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
+    # When the sweep last published a pending snapshot's grading again (leaderboard.recovery).
+    grading_enqueued_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

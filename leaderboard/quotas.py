@@ -27,6 +27,10 @@ class QuotaExceeded(Exception):
     """The user has used today's gradings for this competition; the message says when it resets."""
 
 
+class TooLargeToCheck(Exception):
+    """The format check runs in the web process, so it reads at most FORMAT_CHECK_MAX_BYTES."""
+
+
 @dataclass(frozen=True)
 class Quota:
     limit: int
@@ -84,13 +88,21 @@ class FormatCheck:
 
 def check_format(*, competition: Competition, submission: File) -> FormatCheck:
     """Whether the submission would be accepted for grading, without a score (and so without the
-    quota): the grader runs, and only its verdict and its reason leave this function."""
+    quota): the grader runs, and only its verdict and its reason leave this function. Raises
+    TooLargeToCheck past FORMAT_CHECK_MAX_BYTES, before the grader reads anything."""
     from leaderboard.grading import grade_submission
 
+    limit = settings.FORMAT_CHECK_MAX_BYTES
+    if (submission.size or 0) > limit:
+        raise TooLargeToCheck(_too_large(submission.size, limit))
     with tempfile.TemporaryDirectory(prefix="medalboard-check-") as scratch:
         path = Path(scratch) / "submission.csv"
+        copied = 0
         with path.open("wb") as out:
             for chunk in submission.chunks():
+                copied += len(chunk)
+                if copied > limit:  # a file whose size was not known up front
+                    raise TooLargeToCheck(_too_large(copied, limit))
                 out.write(chunk)
         report = grade_submission(competition, path)
     if getattr(report, "awaiting_answers", False):  # checked without answers (grading.format_check)
@@ -101,3 +113,8 @@ def check_format(*, competition: Competition, submission: File) -> FormatCheck:
     if report.valid_submission:
         return FormatCheck(True, "the submission has the expected format and would be graded")
     return FormatCheck(False, report.error or "the submission is not valid")
+
+
+def _too_large(size: int, limit: int) -> str:
+    return (f"the submission is {size:,} bytes or more; the format check here reads at most {limit:,} "
+            "(MEDALBOARD_FORMAT_CHECK_MAX_BYTES). Upload it instead: a worker grades it, which checks its format.")

@@ -4,6 +4,9 @@
   until GRADING_MAX_ATTEMPTS claims were lost; then the run fails with the reason.
 - A pending run that was never enqueued (the broker was down at upload time), or whose message
   was lost, is enqueued again once it has waited STALE_PENDING_S.
+- So is a pending snapshot (`sweep_snapshots`): one stored while the broker was down stays pending
+  with no message to grade it. It is published again after STALE_PENDING_S, then at most once per
+  STALE_PENDING_S; its grading claims a pending snapshot once, so a repeat grades nothing twice.
 
 Every change is a conditional UPDATE on the state it read, so several workers sweeping at once
 is safe: one of them wins each change, the others match no row.
@@ -18,13 +21,23 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from leaderboard.models import Run
+from leaderboard.models import Run, Snapshot
 
 log = logging.getLogger(__name__)
 
 
 def sweep_grading() -> dict[str, int]:
     return {**_expired_claims(), "requeued_pending": _stale_pending()}
+
+
+def sweep_snapshots() -> dict[str, int]:
+    from leaderboard.tasks import grade_snapshot
+
+    cutoff = timezone.now() - timedelta(seconds=settings.STALE_PENDING_S)
+    stale = Snapshot.objects.filter(status=Snapshot.Status.PENDING, created_at__lt=cutoff).filter(
+        Q(grading_enqueued_at__isnull=True) | Q(grading_enqueued_at__lt=cutoff))
+    rows = stale.values_list("pk", "grading_enqueued_at")
+    return {"snapshots_requeued": sum(_enqueue_once(Snapshot, pk, at, grade_snapshot) for pk, at in rows)}
 
 
 def _expired_claims() -> dict[str, int]:
@@ -56,26 +69,24 @@ def _stale_pending() -> int:
         | Q(grading_enqueued_at__isnull=True, grading_attempts__gt=0)
         | Q(grading_enqueued_at__lt=cutoff)
     )
-    requeued = 0
-    for run_id, enqueued_at in stale.values_list("pk", "grading_enqueued_at"):
-        if _enqueue_once(run_id, enqueued_at):
-            requeued += 1
-    return requeued
-
-
-def _enqueue_once(run_id: int, enqueued_at) -> bool:
-    """Enqueue unless another sweeper just did (it moved grading_enqueued_at first)."""
     from leaderboard.tasks import grade_run
 
+    rows = stale.values_list("pk", "grading_enqueued_at")
+    return sum(_enqueue_once(Run, run_id, enqueued_at, grade_run) for run_id, enqueued_at in rows)
+
+
+def _enqueue_once(model: type[Run] | type[Snapshot], pk: int, enqueued_at, task) -> bool:
+    """Enqueue the grading of a pending run or snapshot unless another sweeper just did (it moved
+    grading_enqueued_at first)."""
     now = timezone.now()
-    if Run.objects.filter(pk=run_id, status=Run.Status.PENDING, grading_enqueued_at=enqueued_at).update(
+    if model.objects.filter(pk=pk, status=model.Status.PENDING, grading_enqueued_at=enqueued_at).update(
         grading_enqueued_at=now
     ) != 1:
         return False
     try:
-        grade_run.delay(run_id)
+        task.delay(pk)
     except Exception as exc:  # noqa: BLE001 - the broker is still down: try again next sweep
-        log.warning("sweep: could not enqueue grading of run %s: %s", run_id, exc)
-        Run.objects.filter(pk=run_id, grading_enqueued_at=now).update(grading_enqueued_at=enqueued_at)
+        log.warning("sweep: could not enqueue grading of %s %s: %s", model._meta.model_name, pk, exc)
+        model.objects.filter(pk=pk, grading_enqueued_at=now).update(grading_enqueued_at=enqueued_at)
         return False
     return True

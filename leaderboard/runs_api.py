@@ -283,7 +283,10 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
         data = FormatCheckInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         competition = data.validated_data["competition"]
-        result = quotas.check_format(competition=competition, submission=data.validated_data["submission"])
+        try:
+            result = quotas.check_format(competition=competition, submission=data.validated_data["submission"])
+        except quotas.TooLargeToCheck as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         return Response({"competition": competition.slug, "valid_submission": result.valid,
                          "message": result.message})
 

@@ -10,9 +10,7 @@ import hashlib
 import json
 import logging
 import shutil
-import tarfile
 import tempfile
-import zipfile
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -24,7 +22,7 @@ from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 
-from leaderboard import medals, quotas, snapshots
+from leaderboard import archives, medals, quotas, snapshots
 from leaderboard.models import Agent, Artifact, Competition, Experiment, LanguageModel, Run, Team, owner_key
 
 if TYPE_CHECKING:
@@ -32,7 +30,6 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
-MAX_ARCHIVE_MEMBERS = 10_000
 CODE_SUFFIXES = {".py", ".ipynb", ".r", ".sh", ".jl", ".cpp", ".c"}
 MAX_NAME_BYTES = 255  # the longest file or folder name most file systems store
 MAX_MEMBER_PATH = 500  # Artifact.name's length
@@ -389,37 +386,26 @@ def artifact_path(artifact: Artifact, scratch: Path) -> Path:
 
 
 def _expand_archive(archive: File, target: Path) -> Path:
-    """Unpack a run folder safely: member paths must stay inside, total size within the limit."""
+    """Unpack a run folder under the archive limits (leaderboard.archives): member paths stay inside,
+    names fit storage, no member is both a file and a folder."""
     target.mkdir(parents=True)
     archive_path = target.parent / "upload-archive"
     with archive_path.open("wb") as out:
         for chunk in archive.chunks():
             out.write(chunk)
     archive.seek(0)
-    if zipfile.is_zipfile(archive_path):
-        _extract_zip(archive_path, target)
-    elif tarfile.is_tarfile(archive_path):
-        _extract_tar(archive_path, target)
-    else:
-        raise UploadError(f"{_basename(archive.name)} is not a readable .zip or .tar archive")
+    try:
+        with archives.open_archive(archive_path) as unpacked:
+            names = unpacked.names()
+            for name in names:
+                _check_name(name)
+            _check_file_and_folder(names)
+            unpacked.extract_to(target)
+    except archives.NotAnArchive:
+        raise UploadError(f"{_basename(archive.name)} is not a readable .zip or .tar archive") from None
+    except archives.ArchiveError as exc:
+        raise UploadError(str(exc)) from None
     return target
-
-
-def _check_members(members: list[tuple[str, int]]) -> None:
-    if len(members) > MAX_ARCHIVE_MEMBERS:
-        raise UploadError(f"the archive has {len(members):,} files; at most {MAX_ARCHIVE_MEMBERS:,} are accepted")
-    total = 0
-    for name, size in members:
-        path = PurePosixPath(name.replace("\\", "/"))
-        if path.is_absolute() or ".." in path.parts or (path.parts and ":" in path.parts[0]):
-            raise UploadError(f"the archive member {name!r} points outside the run folder")
-        _check_name(name)
-        total += size
-    _check_file_and_folder([name for name, _ in members])
-    if total > settings.MAX_UPLOAD_BYTES:
-        raise UploadError(
-            f"the archive unpacks to {total:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes"
-        )
 
 
 def _check_file_and_folder(names: list[str]) -> None:
@@ -429,54 +415,6 @@ def _check_file_and_folder(names: list[str]) -> None:
     both = sorted(files & folders)
     if both:
         raise UploadError(f"the archive holds both a file and a folder named {str(both[0])!r}")
-
-
-def _extract_zip(path: Path, target: Path) -> None:
-    try:
-        with zipfile.ZipFile(path) as zf:
-            infos = [i for i in zf.infolist() if not i.is_dir()]
-            _check_members([(i.filename, i.file_size) for i in infos])
-            written = 0
-            for info in infos:
-                dest = target / info.filename
-                dest.parent.mkdir(parents=True, exist_ok=True)
-                with zf.open(info) as src, dest.open("wb") as out:
-                    # file_size is what the archive claims; count what really comes out.
-                    while chunk := src.read(1 << 20):
-                        written += len(chunk)
-                        if written > settings.MAX_UPLOAD_BYTES:
-                            raise UploadError("the archive unpacks to more than the upload limit")
-                        out.write(chunk)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, EOFError) as exc:
-        raise UploadError(f"the zip archive is damaged ({exc})") from None
-
-
-def _extract_tar(path: Path, target: Path) -> None:
-    try:
-        with tarfile.open(path) as tf:
-            files = _tar_files(tf)
-            _check_members([(m.name, m.size) for m in files])
-            tf.extractall(target, members=files, filter="data")
-    except (tarfile.TarError, EOFError) as exc:
-        raise UploadError(f"the tar archive is damaged or unsafe ({exc})") from None
-
-
-def _tar_files(tf: tarfile.TarFile) -> list[tarfile.TarInfo]:
-    """The archive's files, judged header by header: reaching the next header of a compressed tar
-    inflates the member before it, so a member too large is refused from its own header, before
-    its data is read (getmembers() would inflate a 20 GB member to list what follows it)."""
-    files, total = [], 0
-    for member in tf:
-        if not (member.isfile() or member.isdir()):
-            raise UploadError(f"the archive member {member.name!r} is a link or device, not a file")
-        total += member.size if member.isfile() else 0
-        if total > settings.MAX_UPLOAD_BYTES:
-            raise UploadError(f"the archive unpacks to more than {settings.MAX_UPLOAD_BYTES:,} bytes, the limit")
-        if len(files) >= MAX_ARCHIVE_MEMBERS:
-            raise UploadError(f"the archive has more than {MAX_ARCHIVE_MEMBERS:,} files; that is the limit")
-        if member.isfile():
-            files.append(member)
-    return files
 
 
 def uploads_from_folder(folder: Path) -> list[Upload]:
@@ -566,12 +504,12 @@ def _import_from(run: Run, path: Path, written: _Written) -> bool:
     try:
         trajectories = iter(read_trajectories(path))
         parsed = next(trajectories, None)
+        if parsed is None:
+            return False
+        _save_steps(run, parsed, path.name, written)
+        others = sum(1 for _ in trajectories)  # e.g. the other samples of an Inspect log (each read bounded)
     except TrajectoryError as exc:
         raise UploadError(f"could not read the trajectory {path.name}: {exc}") from exc
-    if parsed is None:
-        return False
-    _save_steps(run, parsed, path.name, written)
-    others = sum(1 for _ in trajectories)  # e.g. the other samples of an Inspect log
     if others:
         run.import_warnings = [*run.import_warnings, (
             f"{path.name} holds {others + 1} trajectories (samples); this run has the first. "

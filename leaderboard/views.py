@@ -96,7 +96,11 @@ def upload_run(request):
     status, format_check = 200, None
     if request.method == "POST" and form.is_valid() and form.cleaned_data["check_only"]:
         data = form.cleaned_data
-        format_check = quotas.check_format(competition=data["competition"], submission=data["submission"])
+        try:
+            format_check = quotas.check_format(competition=data["competition"], submission=data["submission"])
+        except quotas.TooLargeToCheck as exc:
+            form.add_error("submission", str(exc))
+            status = 413
     elif request.method == "POST" and form.is_valid():
         try:
             received = intake.wait(intake.receive(owner=request.user, **_upload_fields(form.cleaned_data)))

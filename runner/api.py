@@ -9,6 +9,8 @@ from __future__ import annotations
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Prefetch
 from django.shortcuts import get_object_or_404
+from django.utils.decorators import method_decorator
+from django.views.decorators.cache import never_cache
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -36,6 +38,8 @@ class JobInputSerializer(serializers.Serializer):
     secrets = serializers.DictField(child=serializers.CharField(max_length=10_000), required=False, default=dict,
                                     write_only=True, help_text="Environment for the sandbox only; stored encrypted")
     settings = serializers.DictField(required=False, default=dict)
+    private = serializers.BooleanField(required=False, allow_null=True, default=None,
+                                       help_text="Runs seen by you and staff only; default: the site's setting")
 
 
 class TaskOutputSerializer(serializers.Serializer):
@@ -92,6 +96,7 @@ class JobOutputSerializer(serializers.Serializer):
     cpus = serializers.FloatField()
     memory_gb = serializers.FloatField()
     network = serializers.CharField(allow_null=True)
+    private = serializers.BooleanField()
     secret_names = serializers.SerializerMethodField()
     created_by = serializers.CharField(source="created_by.username", default=None)
     created_at = serializers.DateTimeField()
@@ -131,6 +136,7 @@ def _tasks(job: Job) -> list[JobTask]:
     return job._task_list
 
 
+@method_decorator(never_cache, name="dispatch")  # a job's log tail may hold what its agent was given
 class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Jobs: `POST` submits (staff or the runner.submit_job permission), `GET` lists your own (staff: all)."""
 
@@ -170,7 +176,7 @@ def submit(user, data: dict) -> Job:
             split=data.get("split") or None, seeds=data["seeds"], time_limit_minutes=data["time_limit_minutes"],
             gpus=data.get("gpus", 0), gpu_type=data.get("gpu_type", ""), cpus=data.get("cpus", 1),
             memory_gb=data.get("memory_gb", 4), settings=data.get("settings") or None,
-            network=data.get("network") or None, env=data.get("secrets") or None,
+            network=data.get("network") or None, env=data.get("secrets") or None, private=data.get("private"),
         )
     except services.JobError as exc:
         raise ValidationError({"detail": str(exc)}) from None
@@ -196,6 +202,7 @@ class RunnerOutputSerializer(serializers.Serializer):
     cpu_count = serializers.IntegerField()
     memory_gb = serializers.FloatField()
     concurrency = serializers.IntegerField()
+    networks = serializers.ListField(child=serializers.CharField(), help_text="Networks its sandboxes may join")
     last_heartbeat = serializers.DateTimeField(allow_null=True)
     gpus = serializers.SerializerMethodField()
     running_tasks = serializers.SerializerMethodField()

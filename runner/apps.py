@@ -9,6 +9,7 @@ class RunnerConfig(AppConfig):
         from django.contrib.auth import get_user_model
         from django.db.models.signals import post_save
 
+        from runner import checks  # noqa: F401 - registers the settings checks
         from runner.access import grant_new_user
 
         post_save.connect(grant_new_user, sender=get_user_model(), dispatch_uid="runner-grant-new-user")

@@ -142,7 +142,8 @@ def _prepare_run(held: Claim, task: JobTask) -> Run:
         if run is None:
             run = Run.objects.create(
                 experiment=job.experiment, competition=task.competition, task_name=task.competition.slug,
-                seed=task.seed, owner=job.created_by, origin=Run.Origin.JOB, status=Run.Status.RUNNING,
+                seed=task.seed, owner=job.created_by, is_private=job.private, origin=Run.Origin.JOB,
+                status=Run.Status.RUNNING,
                 verification=Run.Verification.VERIFIED, started_at=timezone.now(),
             )
             leases.fence(held, run=run)

@@ -16,7 +16,7 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, QuerySet
 from django.utils import timezone
 
 from runner.models import GpuSlot, JobTask, Runner
@@ -45,15 +45,25 @@ def lease_expiry():
 
 
 def claim(task_id: int, runner: Runner | None) -> Claim | None:
-    """Take a queued task; None if it is not queued (another worker has it, it ended or was cancelled)."""
+    """Take a queued task; None if it is not queued (another worker has it, it ended or was cancelled).
+    A task of a cancelled job is never started again, whatever put it back in the queue: it ends."""
     token = uuid.uuid4().hex
-    taken = JobTask.objects.filter(pk=task_id, status=JobTask.Status.QUEUED).update(
+    taken = JobTask.objects.filter(pk=task_id, status=JobTask.Status.QUEUED, job__cancel_requested=False).update(
         status=JobTask.Status.RUNNING, lease_owner=token, lease_expires_at=lease_expiry(),
         attempts=F("attempts") + 1, runner=runner, claimed_at=timezone.now(), error="",
     )
     if taken != 1:
+        cancel_queued(JobTask.objects.filter(pk=task_id, job__cancel_requested=True))
         return None
     return Claim(task_id, token, JobTask.objects.values_list("attempts", flat=True).get(pk=task_id))
+
+
+def cancel_queued(tasks: QuerySet[JobTask]) -> int:
+    """End the queued ones among `tasks` as cancelled (their job was cancelled); how many ended."""
+    return tasks.filter(status=JobTask.Status.QUEUED).update(
+        status=JobTask.Status.CANCELLED, error="cancelled before it started", finished_at=timezone.now(),
+        lease_owner="", lease_expires_at=None,
+    )
 
 
 def fence(held: Claim, **changes) -> None:

@@ -34,6 +34,8 @@ class Runner(models.Model):
     cpu_count = models.PositiveIntegerField(default=1)
     memory_gb = models.FloatField(default=0)
     images = models.JSONField(default=list, blank=True, help_text="Agent images present on this runner")
+    networks = models.JSONField(default=list, blank=True,
+                                help_text="Networks its sandboxes may join (MEDALBOARD_SANDBOX_NETWORKS)")
     concurrency = models.PositiveIntegerField(default=1)
     status = models.CharField(
         max_length=20, choices=Status.choices, default=Status.ONLINE,
@@ -108,6 +110,7 @@ class Job(models.Model):
     network = models.CharField(
         max_length=200, null=True, blank=True, help_text="None: no network; else an egress network"
     )
+    private = models.BooleanField(default=False, help_text="Its runs are seen by their owner and staff only")
     # Secrets for the sandbox's environment only; sealed by runner.secrets, never shown anywhere.
     sealed_env = models.TextField(blank=True, default="")
     created_by = models.ForeignKey(

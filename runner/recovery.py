@@ -5,9 +5,11 @@
   keeps the steps streamed so far and gets the last log tail as an artifact.
 - A task whose agent had finished (grading) when its lease expired ends as it was: its outputs are
   stored and the grading sweep takes care of its run.
+- A task of a cancelled job is never started again: a lost running one ends cancelled instead of
+  going back to the queue, and queued ones end cancelled (the claim refuses them too).
 - Queued tasks that were never published (the broker was down) are published again.
 - GPUs held by tasks that no longer run are freed.
-The sweep also runs the grading half (leaderboard.recovery), the uploads' (leaderboard.intake:
+The sweep also runs the grading half (leaderboard.recovery: runs and snapshots), the uploads' (leaderboard.intake:
 intakes nobody picked up, expired import claims) and the orphaned files' (leaderboard.orphans).
 All changes are conditional UPDATEs on the state read, so concurrent sweepers are safe.
 """
@@ -23,6 +25,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Artifact, Run
+from runner.leases import cancel_queued
 from runner.models import GpuSlot, JobTask
 
 log = logging.getLogger(__name__)
@@ -32,21 +35,23 @@ def sweep() -> dict[str, int]:
     """One pass of every recovery; safe to run anywhere, any number of times at once."""
     from leaderboard.intake import sweep_intakes
     from leaderboard.orphans import sweep_orphans_when_due
-    from leaderboard.recovery import sweep_grading
+    from leaderboard.recovery import sweep_grading, sweep_snapshots
 
-    counts = {**sweep_tasks(), **sweep_grading(), **sweep_intakes(), **sweep_orphans_when_due()}
+    counts = {**sweep_tasks(), **sweep_grading(), **sweep_snapshots(), **sweep_intakes(),
+              **sweep_orphans_when_due()}
     if any(counts.values()):
         log.info("sweep: %s", counts)
     return counts
 
 
 def sweep_tasks() -> dict[str, int]:
-    counts = {"tasks_requeued": 0, "tasks_failed": 0, "tasks_ended": 0, "tasks_published": 0}
+    counts = {"tasks_requeued": 0, "tasks_failed": 0, "tasks_ended": 0, "tasks_cancelled": 0, "tasks_published": 0}
     now = timezone.now()
     for task in JobTask.objects.filter(
         status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING), lease_expires_at__lt=now
-    ).select_related("runner"):
+    ).select_related("runner", "job"):
         counts[_recover(task, now)] += 1
+    counts["tasks_cancelled"] += cancel_queued(JobTask.objects.filter(job__cancel_requested=True))
     counts["tasks_published"] = _publish_unsent(now)
     GpuSlot.objects.exclude(task__status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING)).exclude(
         task__isnull=True
@@ -62,6 +67,12 @@ def _recover(task: JobTask, now) -> str:
         same.update(status=JobTask.Status.FAILED if task.error else JobTask.Status.SUCCEEDED,
                     lease_expires_at=None, finished_at=now)
         return "tasks_ended"
+    if task.job.cancel_requested:
+        with transaction.atomic():
+            why = f"cancelled; the runner{where} was lost before it stopped the sandbox (partial logs kept)"
+            if same.update(status=JobTask.Status.CANCELLED, lease_expires_at=None, finished_at=now, error=why):
+                _fail_run(task, why)
+        return "tasks_cancelled"
     if task.attempts >= task.max_attempts:
         with transaction.atomic():
             why = (f"the runner{where} was lost during attempt {task.attempts} of {task.max_attempts} "

@@ -1,6 +1,7 @@
 """Runners register, heartbeat and drain. `manage.py runner` registers its machine before starting
 its worker; the worker's heartbeat thread (runner.worker) keeps `last_heartbeat` fresh, and a runner
-whose heartbeats stop is shown offline (Runner.current_status) after a few intervals."""
+whose heartbeats stop is shown offline (Runner.current_status) after a few intervals. Both report the
+networks the runner's operator lets sandboxes join (runner.networks), which jobs are checked against."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from runner.backends import Backend
 from runner.hardware import Hardware
 from runner.leases import sync_gpu_slots
 from runner.models import AgentDefinition, Runner
+from runner.networks import offered_networks
 from runner.routing import GRADING_QUEUE, queues_for_hardware
 
 
@@ -42,7 +44,8 @@ def register(*, name: str, backend: Backend, hardware: Hardware, queues: list[st
     runner, _ = Runner.objects.update_or_create(name=name, defaults={
         "hostname": hardware.hostname, "backend": backend.name, "gpus": hardware.gpus_json(),
         "cpu_count": hardware.cpu_count, "memory_gb": hardware.memory_gb, "queues": queues,
-        "concurrency": concurrency, "images": images_present(backend), "status": Runner.Status.ONLINE,
+        "concurrency": concurrency, "images": images_present(backend), "networks": offered_networks(),
+        "status": Runner.Status.ONLINE,
         "last_heartbeat": now, "started_at": now, "version": version,
     })
     sync_gpu_slots(runner)
@@ -50,7 +53,7 @@ def register(*, name: str, backend: Backend, hardware: Hardware, queues: list[st
 
 
 def heartbeat(name: str) -> None:
-    Runner.objects.filter(name=name).update(last_heartbeat=timezone.now())
+    Runner.objects.filter(name=name).update(last_heartbeat=timezone.now(), networks=offered_networks())
 
 
 def set_draining(name: str, draining: bool = True) -> bool:

@@ -17,14 +17,15 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Competition, Split
+from runner.leases import cancel_queued
 from runner.models import AgentDefinition, Job, JobTask, Runner
+from runner.networks import NetworkRefused, check_network, refusal
 from runner.routing import gpu_type_matches, queue_for
 
 log = logging.getLogger(__name__)
 BASELINE = "baseline"
 NO_MODEL = "no-llm"
 ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]{0,127}$")
-NETWORK_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
 class JobError(Exception):
@@ -51,15 +52,17 @@ def create_job(
     *, user, agent: str, model: str = "", competitions: list[str] | tuple[str, ...] = (), split: str | None = None,
     seeds: int = 1, time_limit_minutes: float, gpus: int = 0, gpu_type: str = "", cpus: float = 1,
     memory_gb: float = 4, settings: dict | None = None, network: str | None = None,
-    env: dict[str, str] | None = None,
+    env: dict[str, str] | None = None, private: bool | None = None,
 ) -> Job:
-    """Validate the request, then create the job and its tasks; they are enqueued after commit."""
+    """Validate the request, then create the job and its tasks; they are enqueued after commit.
+    `private` (None: the site's MEDALBOARD_JOB_RUNS_PRIVATE_DEFAULT) makes every run of the job
+    private to its owner and staff, as an upload's privacy does."""
     if agent == BASELINE:
         ensure_builtin_agents()
     definition = _agent(agent)
     chosen = _competitions(competitions, split)
     _check_numbers(seeds=seeds, time_limit_minutes=time_limit_minutes, gpus=gpus, cpus=cpus, memory_gb=memory_gb)
-    _check_gpus(gpus, gpu_type)
+    _check_hardware(gpus=gpus, gpu_type=gpu_type, cpus=cpus, memory_gb=memory_gb)
     _check_image(definition)
     _check_network(network)
     sealed = _seal(definition, env or {})
@@ -70,6 +73,7 @@ def create_job(
             agent=definition, model_name=model.strip(), settings=settings or {}, split=split or "", seeds=seeds,
             time_limit_s=time_limit_minutes * 60, gpu_type=gpu_type.strip(), gpus=gpus, cpus=cpus,
             memory_gb=memory_gb, network=network, sealed_env=sealed, created_by=user,
+            private=job_runs_private(private),
         )
         queue = queue_for(gpus=gpus, gpu_type=gpu_type)
         tasks = JobTask.objects.bulk_create(
@@ -79,6 +83,10 @@ def create_job(
         ids = [t.pk for t in tasks]
         transaction.on_commit(lambda: [enqueue_task(task_id) for task_id in ids])
     return job
+
+
+def job_runs_private(private: bool | None) -> bool:
+    return settings.JOB_RUNS_PRIVATE_DEFAULT if private is None else bool(private)
 
 
 def settings_max_attempts() -> int:
@@ -146,20 +154,29 @@ def _runners_to_ask() -> list[Runner]:
     return online or runners
 
 
-def _check_gpus(gpus: int, gpu_type: str) -> None:
+def _check_hardware(*, gpus: int, gpu_type: str, cpus: float, memory_gb: float) -> None:
+    """Some runner must have the GPUs, the CPUs and the memory asked for, all on the one machine."""
     if gpu_type.strip() and not gpus:
         raise JobError("a GPU type was given without a GPU count")
-    if not gpus:
-        return
     runners = _runners_to_ask()
     if not runners:
         if gpus > settings.MAX_GPUS:
             raise JobError(f"at most {settings.MAX_GPUS} GPUs per task (no runner has registered yet)")
         return
-    best = max(sum(1 for g in r.gpus if gpu_type_matches(gpu_type, str(g.get("name", "")))) for r in runners)
-    if gpus > best:
-        kind = f"{gpu_type.strip()} " if gpu_type.strip() else ""
-        raise JobError(f"{gpus} {kind}GPUs asked for, but no runner has more than {best}")
+    asked = {"gpus": gpus, "cpus": cpus, "memory_gb": memory_gb}
+    offers = [_offer(r, gpu_type) for r in runners]
+    for what, label in (("gpus", f"{gpu_type.strip()} GPUs".lstrip()), ("cpus", "CPUs"), ("memory_gb", "GB of memory")):
+        best = max(offer[what] for offer in offers)
+        if asked[what] > best:
+            raise JobError(f"{asked[what]:g} {label} asked for, but no runner has more than {best:g}")
+    if not any(all(asked[k] <= offer[k] for k in asked) for offer in offers):
+        raise JobError(f"no runner has {gpus} GPUs, {cpus:g} CPUs and {memory_gb:g} GB of memory together")
+
+
+def _offer(runner: Runner, gpu_type: str) -> dict[str, float]:
+    """What one runner can give a task; a memory of 0 means the runner could not tell (not limiting)."""
+    return {"gpus": sum(1 for g in runner.gpus if gpu_type_matches(gpu_type, str(g.get("name", "")))),
+            "cpus": runner.cpu_count, "memory_gb": runner.memory_gb or math.inf}
 
 
 def agent_image(definition: AgentDefinition) -> str:
@@ -176,8 +193,18 @@ def _check_image(definition: AgentDefinition) -> None:
 
 
 def _check_network(network: str | None) -> None:
-    if network is not None and not NETWORK_NAME.match(network):
-        raise JobError(f"{network!r} is not a network name")
+    """Never a network that shares the host's or the site's (runner.networks), and only one some
+    runner's operator offers sandboxes; each runner checks its own list again before the start."""
+    try:
+        check_network(network, networks_on_runners(), offered_by="any runner offers")
+    except NetworkRefused as exc:
+        raise JobError(str(exc)) from None
+
+
+def networks_on_runners() -> list[str]:
+    """The networks the runners that would be asked offer sandboxes, each once, sorted."""
+    names = {name for r in _runners_to_ask() for name in r.networks or [] if refusal(name) is None}
+    return sorted(names)
 
 
 def _seal(definition: AgentDefinition, env: dict[str, str]) -> str:
@@ -236,9 +263,7 @@ def cancel_job(*, job: Job, user) -> Job:
         raise PermissionError("only the job's creator or staff can cancel it")
     with transaction.atomic():
         Job.objects.filter(pk=job.pk).update(cancel_requested=True)
-        JobTask.objects.filter(job=job, status=JobTask.Status.QUEUED).update(
-            status=JobTask.Status.CANCELLED, error="cancelled before it started", finished_at=timezone.now(),
-        )
+        cancel_queued(JobTask.objects.filter(job=job))
     job.refresh_from_db()
     return job
 
@@ -289,6 +314,7 @@ def runner_summary(runner: Runner) -> dict:
         "name": runner.name, "hostname": runner.hostname, "backend": runner.backend,
         "status": runner.current_status, "last_heartbeat": runner.last_heartbeat, "cpu_count": runner.cpu_count,
         "memory_gb": runner.memory_gb, "concurrency": runner.concurrency, "queues": runner.queues,
+        "networks": runner.networks,
         "gpus": [{**gpu, "task": holders[gpu["index"]].pk if holders.get(gpu["index"]) else None,
                   "job": holders[gpu["index"]].job_id if holders.get(gpu["index"]) else None}
                  for gpu in runner.gpus],

@@ -1,4 +1,7 @@
-"""Pages for jobs and runners: submit a job, watch it, cancel it; see the runners and their GPUs."""
+"""Pages for jobs and runners: submit a job, watch it, cancel it; see the runners and their GPUs.
+
+The job form (which a browser sends secrets through), the job page and the live log tail are never
+stored by a browser or a proxy (Cache-Control: no-store): an agent's output may hold what it was given."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
@@ -23,6 +27,7 @@ def job_list(request):
     return render(request, "runner/job_list.html", {"jobs": jobs, "can_submit": access.can_submit_jobs(request.user)})
 
 
+@never_cache
 @login_required
 def job_new(request):
     if not access.can_submit_jobs(request.user):
@@ -47,6 +52,7 @@ def _message(exc: ValidationError) -> str:
     return " ".join(map(str, detail)) if isinstance(detail, list) else str(detail)
 
 
+@never_cache
 @login_required
 def job_detail(request, pk: int):
     job = get_object_or_404(access.visible_jobs(request.user), pk=pk)
@@ -73,6 +79,7 @@ def runner_list(request):
     return render(request, "runner/runner_list.html", {"runners": runners})
 
 
+@never_cache
 def run_live(request, pk: int):
     """What the run page polls while an agent works: status, steps so far, elapsed vs limit, log tail."""
     run = get_object_or_404(Run.objects.visible_to(request.user).select_related("trajectory"), pk=pk)

@@ -34,7 +34,7 @@ def test_submit_a_job_and_watch_its_run_live(page, runner_worker, django_user_mo
     page.click("button[type=submit]")
     page.wait_for_url("**/jobs/new/")
 
-    page.fill("#id_agent", "scripted")
+    page.select_option("#id_agent", "scripted")
     page.select_option("#id_competitions", ["spaceship-titanic"])
     page.fill("#id_time_limit_minutes", "1")
     page.click("#job-submit")

@@ -20,11 +20,12 @@ def public_data(db, tmp_path):
     Competition.objects.update(public_data_dir=str(tmp_path))
 
 
-def runner(name="r1", gpus=(), images=("*",), heartbeat=True) -> Runner:
+def runner(name="r1", gpus=(), images=("*",), heartbeat=True, networks=(), **hardware) -> Runner:
     return Runner.objects.create(
         name=name,
         gpus=[{"index": i, "name": n, "memory_mb": 24000, "uuid": f"GPU-{name}-{i}"} for i, n in enumerate(gpus)],
-        images=list(images), last_heartbeat=timezone.now() if heartbeat else None,
+        images=list(images), last_heartbeat=timezone.now() if heartbeat else None, networks=list(networks),
+        **hardware,
     )
 
 
@@ -114,6 +115,30 @@ def test_offline_runners_count_only_when_none_is_online(alice, catalogue, public
         make(alice, gpus=2)
 
 
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"cpus": 9}, "9 CPUs asked for, but no runner has more than 8"),
+        ({"memory_gb": 64.5}, "64.5 GB of memory asked for, but no runner has more than 64"),
+        ({"gpus": 2, "cpus": 8}, "no runner has 2 GPUs, 8 CPUs and 4 GB of memory together"),
+    ],
+)
+def test_cpus_and_memory_beyond_every_runner_are_refused(alice, catalogue, public_data, overrides, message):
+    runner("big-cpu", cpu_count=8, memory_gb=64)
+    runner("gpu", gpus=["A10", "A10"], cpu_count=4, memory_gb=32)
+    with pytest.raises(JobError, match=message):
+        make(alice, **overrides)
+    assert Job.objects.count() == 0
+
+
+def test_resources_one_runner_has_are_accepted(alice, catalogue, public_data, django_capture_on_commit_callbacks):
+    runner("big-cpu", cpu_count=8, memory_gb=64)
+    runner("unknown-memory", cpu_count=2, memory_gb=0)  # memory not detected: not held against a job
+    with django_capture_on_commit_callbacks(execute=False):
+        assert make(alice, cpus=8, memory_gb=64).cpus == 8
+        assert make(alice, cpus=2, memory_gb=500).memory_gb == 500
+
+
 def test_an_image_no_runner_has_is_refused(alice, catalogue, public_data):
     runner(images=["medalboard-agent:latest"])
     AgentDefinition.objects.create(name="aide", image="aide:missing", command=["aide"])
@@ -135,7 +160,7 @@ def test_secrets_are_sealed_and_required_ones_checked(
     from runner.secrets import unseal
 
     settings.SECRETS_KEY = Fernet.generate_key().decode()
-    runner(images=["aide:1"])
+    runner(images=["aide:1"], networks=["egress"])
     AgentDefinition.objects.create(name="aide", image="aide:1", command=["aide"], env_vars=["OPENAI_API_KEY"])
     with pytest.raises(JobError, match="the agent aide needs OPENAI_API_KEY"):
         make(alice, agent="aide")

@@ -202,6 +202,15 @@ NEW_USERS_CAN_SUBMIT_JOBS = env_bool("MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS", Fal
 MAX_ACTIVE_JOBS_PER_USER = env_int("MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER", 3)  # runner.access
 SECRETS_KEY = os.environ.get("MEDALBOARD_SECRETS_KEY", "")  # runner.secrets: Fernet key for stored secrets
 MAX_UPLOAD_BYTES = env_int("MEDALBOARD_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
+# Every archive read (uploaded .zip/.tar, Inspect .eval) streams under these caps (leaderboard.archives):
+# bytes unpacked in all, per member, the unpacked/packed ratio, and the member count.
+ARCHIVE_MAX_BYTES = env_int("MEDALBOARD_ARCHIVE_MAX_BYTES", MAX_UPLOAD_BYTES)
+ARCHIVE_MEMBER_MAX_BYTES = env_int("MEDALBOARD_ARCHIVE_MEMBER_MAX_BYTES", 256 * 1024 * 1024)
+ARCHIVE_MAX_RATIO = env_float("MEDALBOARD_ARCHIVE_MAX_RATIO", 200.0)
+ARCHIVE_MAX_MEMBERS = env_int("MEDALBOARD_ARCHIVE_MAX_MEMBERS", 10_000)
+# The format check runs in the web process: larger submissions are refused (413) there, and graded
+# (so checked) by a worker when uploaded.
+FORMAT_CHECK_MAX_BYTES = env_int("MEDALBOARD_FORMAT_CHECK_MAX_BYTES", 32 * 1024 * 1024)
 # A step is stored cut when one of its strings is longer than this, or all of them add up to more
 # than STEP_LIMIT; the whole step is kept as an artifact of the run (leaderboard.step_size).
 STEP_FIELD_LIMIT = env_int("MEDALBOARD_STEP_FIELD_LIMIT", 1024 * 1024)
@@ -263,6 +272,12 @@ JOB_DISK_QUOTA_BYTES = int(env_float("MEDALBOARD_JOB_DISK_QUOTA_GB", 20.0) * (1 
 JOB_DISK_QUOTA_MOUNT = env_bool("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", True)
 # The OCI runtime of a Docker runner's sandboxes: runc (Docker's default) or runsc (gVisor).
 DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME") or "runc"
+# Docker networks this runner lets sandboxes join (runner.networks); none by default. Never host,
+# bridge, default, none or a mode with a colon: those are refused when the runner starts.
+SANDBOX_NETWORKS = env_list("MEDALBOARD_SANDBOX_NETWORKS", [])
+# Whether a job's runs are private (owner and staff only) when the job does not say; public like an
+# upload by default, so a site that publishes its benchmark runs needs no extra step.
+JOB_RUNS_PRIVATE_DEFAULT = env_bool("MEDALBOARD_JOB_RUNS_PRIVATE_DEFAULT", False)
 GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", 2100.0)  # above grade_run's hard time limit
 GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
 STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued

@@ -1,15 +1,18 @@
-"""Inspect AI logs: a .eval ZIP or a .json EvalLog. Each sample is one trajectory."""
+"""Inspect AI logs: a .eval ZIP or a .json EvalLog. Each sample is one trajectory.
+
+A .eval is read through leaderboard.archives, under the archive limits: a member that would unpack
+past them (a small .eval holding a huge run of zeros) refuses the log, naming the member."""
 
 from __future__ import annotations
 
 import re
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import orjson
 
+from leaderboard.archives import ArchiveError, DamagedArchive, ZipArchive
 from leaderboard.importers.base import (
     Importer,
     ParsedTrajectory,
@@ -41,9 +44,9 @@ class InspectImporter(Importer):
             return False
         if head.startswith(b"PK"):
             try:
-                with zipfile.ZipFile(path) as zf:
-                    names = set(zf.namelist())
-            except zipfile.BadZipFile:
+                with ZipArchive(path) as archive:
+                    names = archive.directory_names()
+            except ArchiveError:
                 return False
             return "header.json" in names or any(n.startswith("samples/") for n in names)
         return shape is not None and shape.top == "object" and "eval" in shape.keys and (
@@ -72,29 +75,37 @@ def _read_json(path: Path, name: str) -> Iterator[ParsedTrajectory]:
 
 def _read_zip(path: Path, name: str) -> Iterator[ParsedTrajectory]:
     try:
-        zf = zipfile.ZipFile(path)
-    except zipfile.BadZipFile as exc:
+        archive = ZipArchive(path)
+    except ArchiveError as exc:
         raise TrajectoryError(f"{path.name}: not a readable .eval archive: {exc}") from exc
-    with zf:
-        header = _zip_json(zf, "header.json") or {}
-        names = sorted((n for n in zf.namelist() if _SAMPLE_NAME.match(n)), key=_sample_order)
+    with archive:
+        try:
+            archive.members()  # every member judged from its header before any is inflated
+        except ArchiveError as exc:
+            raise TrajectoryError(f"{path.name}: {exc}") from exc
+        header = _zip_json(archive, path, "header.json") or {}
+        names = sorted((n for n in archive.names() if _SAMPLE_NAME.match(n)), key=_sample_order)
         if not names:
             raise TrajectoryError(f"{path.name}: the archive holds no samples/")
         for member in names:
             problems: list[str] = [] if header else ["header.json is missing or unreadable"]
             try:
-                sample = orjson.loads(zf.read(member))
-            except (orjson.JSONDecodeError, zipfile.BadZipFile, OSError, EOFError) as exc:
+                sample = orjson.loads(archive.read(member))
+            except (orjson.JSONDecodeError, DamagedArchive) as exc:
                 yield _empty(name, header, [f"{member}: unreadable ({exc.__class__.__name__}: {exc})"])
                 continue
+            except ArchiveError as exc:  # past a limit: the whole log is refused, naming the member
+                raise TrajectoryError(f"{path.name}: {exc}") from exc
             yield _trajectory(name, header, sample, problems)
 
 
-def _zip_json(zf: zipfile.ZipFile, member: str) -> dict | None:
+def _zip_json(archive: ZipArchive, path: Path, member: str) -> dict | None:
     try:
-        value = orjson.loads(zf.read(member))
-    except (KeyError, orjson.JSONDecodeError, zipfile.BadZipFile, OSError, EOFError):
+        value = orjson.loads(archive.read(member))
+    except (KeyError, orjson.JSONDecodeError, DamagedArchive):
         return None
+    except ArchiveError as exc:
+        raise TrajectoryError(f"{path.name}: {exc}") from exc
     return value if isinstance(value, dict) else None
 
 

@@ -28,6 +28,11 @@ class Command(BaseCommand):
         parser.add_argument("--memory-gb", type=float, default=4)
         parser.add_argument("--model", default="")
         parser.add_argument("--network", default=None, help="An egress network (default: no network)")
+        privacy = parser.add_mutually_exclusive_group()
+        privacy.add_argument("--private", dest="private", action="store_const", const=True, default=None,
+                             help="Only the submitter and staff see the runs (default: the site's setting)")
+        privacy.add_argument("--public", dest="private", action="store_const", const=False,
+                             help="Everyone sees the runs, their logs and code")
         parser.add_argument("--agent-settings", default="{}", help="Agent settings as a JSON object")
         parser.add_argument("--user", default="", help="Submit as this user (default: the first superuser)")
         parser.add_argument("--wait", action="store_true", help="Block until every run ended; print JSON lines")
@@ -39,7 +44,7 @@ class Command(BaseCommand):
                 user=self._user(o["user"]), agent=o["agent"], model=o["model"], competitions=o["competition"],
                 split=o["split"], seeds=o["seeds"], time_limit_minutes=o["time_limit_minutes"], gpus=o["gpus"],
                 gpu_type=o["gpu_type"], cpus=o["cpus"], memory_gb=o["memory_gb"], network=o["network"],
-                settings=self._settings(o["agent_settings"]),
+                settings=self._settings(o["agent_settings"]), private=o["private"],
             )
         except JobError as exc:
             raise CommandError(str(exc)) from None
