@@ -170,7 +170,8 @@ def test_exact_container_request_for_two_gpus_and_no_network(folders):
     assert kwargs["device_requests"][0]["DeviceIDs"] == ["1", "3"] and kwargs["device_requests"][0]["Count"] == 0
 
 
-def test_no_gpus_means_no_device_request_and_an_egress_network_replaces_none(folders):
+def test_no_gpus_means_no_device_request_and_an_egress_network_replaces_none(folders, settings):
+    settings.SANDBOX_NETWORKS = ["llm-egress"]  # the runner's operator lists it for sandboxes
     client = FakeClient()
     DockerBackend(client).start(make_spec(folders, ["true"], image="agent:1", network="llm-egress"))
     [kwargs] = client.containers.calls
@@ -430,3 +431,12 @@ def test_the_agent_image_fits_models_under_the_sandbox_limits(engine, folders):
     finally:
         sandbox.remove()
     assert "agent image ok" in sandbox.output_tail()
+
+
+@pytest.mark.parametrize("network", ["host", "bridge", "container:abc", "unlisted-net"])
+def test_the_runner_refuses_a_network_it_does_not_offer_before_creating_anything(folders, settings, network):
+    settings.SANDBOX_NETWORKS = ["sandbox-egress"]
+    client = FakeClient()
+    with pytest.raises(StartFailed, match=network.split(":")[0]):
+        DockerBackend(client).start(make_spec(folders, ["true"], image="agent:1", network=network))
+    assert client.containers.calls == []

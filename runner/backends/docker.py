@@ -4,7 +4,8 @@ A container gets exactly five bind mounts: the competition's public data at /hom
 agent tools at /opt/medalboard (read-only), and the run's submission, logs and code folders
 (writable). Never the private answers, never the project. Besides:
 
-- network `none`, unless the spec names an egress network (then that network, and only it);
+- network `none`, unless the spec names an egress network its runner lists for sandboxes
+  (runner.networks, checked again at start: never host, bridge or another container's);
 - device requests for exactly the assigned GPU indices (the container sees them as 0..n-1);
 - CPU (nano_cpus), memory with no extra swap, shm and pids limits; a read-only root filesystem with a
   tmpfs /tmp (HOME and TMPDIR); all capabilities dropped; no-new-privileges; an init process
@@ -49,6 +50,7 @@ from runner.backends.base import (
     file_tail,
     sandbox_env,
 )
+from runner.networks import NetworkRefused, check_sandbox_network
 
 DEFAULT_RUNTIME = "runc"
 LABEL = "medalboard.sandbox"
@@ -98,6 +100,10 @@ class DockerBackend(Backend):
         return PATHS
 
     def start(self, spec: SandboxSpec) -> DockerSandbox:
+        try:  # checked again here: a job's network was checked against every runner, not this one
+            check_sandbox_network(spec.network)
+        except NetworkRefused as exc:
+            raise StartFailed(f"sandbox {spec.name}: {exc}") from None
         if not self.image_exists(spec.image):  # create() would try to pull it from a registry
             raise ImageNotFound(self._missing_image(spec.image))
         self._prepare_folders(spec)
