@@ -37,7 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Run
-from runner import leases
+from runner import leases, slots
 from runner.backends import Backend, BackendUnavailable, SandboxSpec
 from runner.leases import Claim, LeaseLost
 from runner.live import SnapshotWatch, TrajectoryStream
@@ -51,8 +51,6 @@ TOOLS_DIR = Path(__file__).resolve().parent / "agent_tools"
 LOG_TAIL_BYTES = 16_384
 LOG_TAIL_EVERY_S = 3.0
 OUTPUT_LOG_BYTES = 8 << 20
-# task id -> monotonic time of its supervisor's last tick, for the heartbeat's stuck-slot check
-LAST_TICK: dict[int, float] = {}
 
 
 @dataclass
@@ -83,7 +81,6 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
         spec = _spec(held, task, backend, gpus, scratch)
         return _execute(held, task, run, spec, backend, scratch)
     finally:
-        LAST_TICK.pop(held.task_id, None)
         scratch.delete()
         shutil.rmtree(scratch.path.parent / f"{scratch.path.name}.runner", ignore_errors=True)
 
@@ -98,7 +95,7 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
     except Exception as exc:  # noqa: BLE001 - ImageNotFound, StartFailed: permanent, say which
         return _end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec)
     try:
-        leases.fence(held, agent_started_at=timezone.now())
+        leases.fence(held, agent_started_at=timezone.now(), sandbox=_describe(backend, spec))
         supervisor = Supervisor(held, task, run, spec, sandbox, scratch)
         outcome = supervisor.watch()
     except LeaseLost:
@@ -108,6 +105,13 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
         _keep_output(sandbox)
         sandbox.remove()
     return _end(held, run, outcome, spec, supervisor.notes())
+
+
+def _describe(backend: Backend, spec: SandboxSpec) -> dict:
+    try:
+        return backend.describe(spec)
+    except Exception as exc:  # noqa: BLE001 - a record, never a reason to stop the run
+        return {"backend": backend.name, "error": str(exc)[:200]}
 
 
 def _keep_output(sandbox) -> None:
@@ -274,7 +278,7 @@ class Supervisor:
         return [*self.stream.tail.notes, *self.snapshots.notes]
 
     def tick(self, final: bool = False) -> None:
-        LAST_TICK[self.held.task_id] = time.monotonic()
+        slots.touch(self.spec.runner_dir, self.held.task_id)
         self.fence()
         self.stream.pump(self.fence)
         self._snapshot()

@@ -25,6 +25,7 @@ class Runner(models.Model):
         ONLINE = "online", "Online"
         DRAINING = "draining", "Draining"
         OFFLINE = "offline", "Offline"
+        STUCK = "stuck", "Stuck"
 
     name = models.CharField(max_length=200, unique=True)
     hostname = models.CharField(max_length=300, blank=True)
@@ -42,6 +43,8 @@ class Runner(models.Model):
         help_text="As set by the runner or an operator; `current_status` also says offline after missed heartbeats",
     )
     last_heartbeat = models.DateTimeField(null=True, blank=True)
+    stuck_tasks = models.JSONField(
+        default=list, blank=True, help_text="[{task, silent_s}]: slots whose supervisor stopped ticking (runner.slots)")
     started_at = models.DateTimeField(null=True, blank=True)
     version = models.CharField(max_length=50, blank=True)
 
@@ -60,6 +63,8 @@ class Runner(models.Model):
         """Offline once heartbeats stopped for a few intervals, whatever the stored status says."""
         if self.last_heartbeat is None or timezone.now() - self.last_heartbeat > self.offline_after():
             return self.Status.OFFLINE
+        if self.stuck_tasks:
+            return self.Status.STUCK
         return self.status
 
     @property
@@ -177,6 +182,9 @@ class JobTask(models.Model):
     lease_expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
     runner = models.ForeignKey(Runner, on_delete=models.SET_NULL, null=True, blank=True, related_name="tasks")
     gpu_indices = models.JSONField(default=list, blank=True)
+    sandbox = models.JSONField(
+        default=dict, blank=True,
+        help_text="How the attempt ran: backend, runtime, image and its id, runner (to reproduce it)")
     run = models.OneToOneField(
         "leaderboard.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="job_task"
     )

@@ -53,7 +53,12 @@ def register(*, name: str, backend: Backend, hardware: Hardware, queues: list[st
 
 
 def heartbeat(name: str) -> None:
-    Runner.objects.filter(name=name).update(last_heartbeat=timezone.now(), networks=offered_networks())
+    from django.conf import settings
+
+    from runner.slots import stuck
+
+    Runner.objects.filter(name=name).update(last_heartbeat=timezone.now(), networks=offered_networks(),
+                                            stuck_tasks=stuck(settings.RUNNER_WORK_DIR))
 
 
 def set_draining(name: str, draining: bool = True) -> bool:

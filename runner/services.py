@@ -21,6 +21,7 @@ from runner.leases import cancel_queued
 from runner.models import AgentDefinition, Job, JobTask, Runner
 from runner.networks import NetworkRefused, check_network, refusal
 from runner.routing import gpu_type_matches, queue_for
+from runner.secrets import MIN_REDACTED_CHARS
 
 log = logging.getLogger(__name__)
 BASELINE = "baseline"
@@ -214,6 +215,9 @@ def _seal(definition: AgentDefinition, env: dict[str, str]) -> str:
     missing = [name for name in definition.env_vars if name not in env]
     if missing:
         raise JobError(f"the agent {definition.name} needs {', '.join(missing)}")
+    short = [k for k, v in env.items() if 0 < len(v) < MIN_REDACTED_CHARS]
+    if short:  # a value that short cannot be told apart from ordinary text, so it could not be redacted
+        raise JobError(f"secret values must be empty or at least {MIN_REDACTED_CHARS} characters: {', '.join(short)}")
     if not env:
         return ""
     from django.core.exceptions import ImproperlyConfigured
@@ -314,6 +318,7 @@ def runner_summary(runner: Runner) -> dict:
         "name": runner.name, "hostname": runner.hostname, "backend": runner.backend,
         "status": runner.current_status, "last_heartbeat": runner.last_heartbeat, "cpu_count": runner.cpu_count,
         "memory_gb": runner.memory_gb, "concurrency": runner.concurrency, "queues": runner.queues,
+        "stuck_tasks": runner.stuck_tasks,
         "networks": runner.networks,
         "gpus": [{**gpu, "task": holders[gpu["index"]].pk if holders.get(gpu["index"]) else None,
                   "job": holders[gpu["index"]].job_id if holders.get(gpu["index"]) else None}

@@ -90,6 +90,6 @@ def run_live(request, pk: int):
     if task is not None:
         payload.update({"task_status": task.status, "attempts": task.attempts, "elapsed_s": task.elapsed_s,
                         "time_limit_s": task.job.time_limit_s, "log_tail": task.log_tail[-4000:],
-                        "error": task.error, "job": task.job_id})
+                        "error": task.error, "job": task.job_id, "sandbox": task.sandbox})
         payload["done"] = payload["done"] and task.is_finished
     return JsonResponse(payload)

@@ -50,3 +50,13 @@ def test_seal_unseal_and_redact(settings):
     assert secrets.unseal(sealed) == {"OPENAI_API_KEY": "sk-abcdef", "OTHER": "value-2"}
     assert secrets.unseal("") == {}
     assert secrets.redact("auth failed for sk-abcdef", secrets.unseal(sealed)) == "auth failed for [secret]"
+
+
+def test_a_secret_too_short_to_redact_is_refused(alice, job_world):
+    from runner.services import JobError, create_job
+
+    with pytest.raises(JobError, match="at least 4 characters: PIN"):
+        create_job(user=alice, agent="scripted", competitions=["spaceship-titanic"], time_limit_minutes=1,
+                   env={"PIN": "123"})
+    assert create_job(user=alice, agent="scripted", competitions=["spaceship-titanic"], time_limit_minutes=1,
+                      env={"PIN": "1234"}).pk

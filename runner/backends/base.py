@@ -172,6 +172,10 @@ class Backend(abc.ABC):
     def start(self, spec: SandboxSpec) -> Sandbox:
         """Create the sandbox and start the command. Raises BackendUnavailable or ImageNotFound."""
 
+    def describe(self, spec: SandboxSpec) -> dict:
+        """How a sandbox of `spec` runs here, recorded on its task so that it can be run again."""
+        return {"backend": self.name}
+
     def remove_stale(self, prefix: str = "medalboard-") -> int:
         """Remove sandboxes left by a runner that died (containers named with `prefix`); how many."""
         return 0

@@ -137,6 +137,12 @@ class DockerBackend(Backend):
             kwargs["device_requests"] = [DeviceRequest(device_ids=[str(i) for i in spec.gpus], capabilities=[["gpu"]])]
         return kwargs
 
+    def describe(self, spec: SandboxSpec) -> dict:
+        with _daemon_errors():
+            image_id = self.client.images.get(spec.image).id
+        return {"backend": self.name, "runtime": self.runtime, "image": spec.image, "image_id": image_id,
+                "runner": self.runner_name}
+
     def remove_stale(self, prefix: str = "medalboard-") -> int:
         """This runner's own leftover sandboxes (its name on the label); other runners' are left alone."""
         with _daemon_errors():
