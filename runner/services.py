@@ -278,7 +278,9 @@ def _unscored_reason(run) -> str | None:
         return None
     reason = run.grading_error or (run.grading_report or {}).get("note") or ""
     state = run.progress if run.status == run.Status.FAILED else run.state
-    return state if not reason or reason in state else f"{state}: {reason}"
+    if not reason or reason in state:
+        return state
+    return reason if reason.startswith(state) else f"{state}: {reason}"
 
 
 def job_summary(job: Job) -> dict:

@@ -66,3 +66,11 @@ def test_a_scored_run_has_no_grading_error(ungradable_task):
     run = ungradable_task.run
     Run.objects.filter(pk=run.pk).update(status=Run.Status.GRADED, score=0.5, valid_submission=True, grading_error="")
     assert job_summary(ungradable_task.job)["tasks"][0]["grading_error"] is None
+
+
+def test_a_run_waiting_for_answers_ends_the_wait_and_says_so(ungradable_task):
+    run = ungradable_task.run
+    Run.objects.filter(pk=run.pk).update(
+        status=Run.Status.WAITING, grading_error="waiting for answers: this site has no answers registered yet")
+    rows = submit_job.wait_for(ungradable_task.job, poll_seconds=0.01)  # returns: nothing more will happen
+    assert rows[0]["grading_error"] == "waiting for answers: this site has no answers registered yet"
