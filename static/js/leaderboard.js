@@ -32,12 +32,4 @@
       });
     });
   }
-  // A table wider than its box scrolls sideways; say so, as a scrollbar at the table's foot is out of sight.
-  for (const box of document.querySelectorAll(".table-scroll")) {
-    if (box.scrollWidth <= box.clientWidth + 1 || box.previousElementSibling?.classList.contains("scroll-hint")) continue;
-    const hint = document.createElement("p");
-    hint.className = "scroll-hint";
-    hint.textContent = "More columns to the right: scroll the table sideways →";
-    box.before(hint);
-  }
 })();

@@ -1,5 +1,6 @@
-"""At 1440 px the leaderboard shows every column, its last one ("Grading", after "Tokens / run") inside
-the table's box, even with long names, costs and token counts; narrower, it says it scrolls."""
+"""Wide tables: at 1440 px the leaderboard shows every column, its last one ("Grading", after
+"Tokens / run") inside the table's box, even with long names, costs and token counts; a table wider than its box (the
+leaderboard when narrower, the scaling numbers) says it scrolls."""
 
 from __future__ import annotations
 
@@ -51,4 +52,17 @@ def test_every_column_fits_at_1440(page, wide_rows):
 def test_a_narrow_window_says_the_table_scrolls(page, wide_rows):
     page.set_viewport_size({"width": 900, "height": 900})
     page.goto(page.base_url + "/?split=lite")
+    assert page.locator(".scroll-hint").first.is_visible()
+
+
+def test_the_scaling_numbers_table_says_it_scrolls(page, catalogue):
+    from tests.test_scaling_short_runs import short_world
+
+    short_world(with_snapshots=True)
+    page.set_viewport_size({"width": 1024, "height": 900})
+    page.goto(page.base_url + "/scaling/time/?split=short-test")
+    page.wait_for_selector("#scaling-chart[data-drawn='true']", timeout=15000)
+    box = page.evaluate("(() => { const b = document.querySelector('#scaling-table').parentElement;"
+                        " return [b.scrollWidth, b.clientWidth]; })()")
+    assert box[0] > box[1]  # the table is wider than its box here
     assert page.locator(".scroll-hint").first.is_visible()
