@@ -250,10 +250,10 @@ class _Row:
     seed: int
     status: str
     run: int | None
-    run_status: str | None
     score: float | None
     valid_submission: bool | None
     any_medal: bool | None
+    run_status: str | None  # added after the fields above, which keep their order
     grading_error: str | None  # why the run has no score, once grading has ended without one
 
 

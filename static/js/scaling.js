@@ -32,9 +32,10 @@
     note.hidden = !points.length;
     const pending = Math.max(0, ...points.map((p) => p.runs_with_pending_snapshots || 0));
     const failed = Math.max(0, ...points.map((p) => p.runs_with_failed_snapshots || 0));
+    const runs = (n) => n + " run" + (n === 1 ? "" : "s");
     note.textContent = points.length ? points.length + " point" + (points.length > 1 ? "s are" : " is") +
-      " incomplete (hollow markers): up to " + pending + " run" + (pending === 1 ? " has" : "s have") +
-      " snapshots still being graded and " + failed + " snapshots whose grading failed; until graded they count as no medal." : "";
+      " incomplete (hollow markers): up to " + runs(pending) + " with snapshots still to be graded and " +
+      runs(failed) + " with snapshots whose grading failed; those snapshots count as no medal." : "";
   }
   function rgba(hex, alpha) {
     const n = parseInt(hex.slice(1), 16);
