@@ -233,10 +233,12 @@ def _write_competition(benchmark: Benchmark, competition_id: str, folder: _Folde
 
 
 def _leaderboard_kind(config: dict, competition_id: str) -> str:
-    """A config's `leaderboard_kind` (kaggle | reference); by default MLE-bench's competitions (their grade_fn
-    is MLE-bench's) have Kaggle's human leaderboard and custom ones a reference leaderboard of their own."""
-    grade_fn = str((config.get("grader") or {}).get("grade_fn") or "")
-    default = LeaderboardKind.KAGGLE if grade_fn.startswith("mlebench.") else LeaderboardKind.REFERENCE
+    """A config's `leaderboard_kind` (kaggle | reference); by default MLE-bench's competitions (those the
+    product has a grader spec for) have Kaggle's human leaderboard and custom ones a reference leaderboard
+    of their own, whatever grade_fn a config copied from MLE-bench's template names."""
+    from leaderboard.grading.specs import is_mle_bench
+
+    default = LeaderboardKind.KAGGLE if is_mle_bench(competition_id) else LeaderboardKind.REFERENCE
     kind = str(config.get("leaderboard_kind") or default).strip().lower()
     if kind not in LeaderboardKind.values:
         raise CatalogueError(f"{competition_id}/config.yaml: leaderboard_kind {kind!r} is not one of "

@@ -29,16 +29,27 @@ def _white_template() -> dict:
 MEDAL_COLOURS = {"gold": "#d4a017", "silver": "#8a8d91", "bronze": "#b0703c", "median": "#3b6ea5"}
 
 
-def human_leaderboard_figure(scores: list[float], thresholds: Thresholds, title: str = "") -> dict:
+# The chart's words follow the leaderboard's kind: Kaggle's teams, or a reference leaderboard's baselines.
+LEADERBOARD_WORDS = {
+    False: {"many": "human teams", "one": "team", "unit": "teams", "axis": "private leaderboard score"},
+    True: {"many": "reference baselines (not Kaggle humans)", "one": "baseline", "unit": "baselines",
+           "axis": "reference leaderboard score"},
+}
+
+
+def human_leaderboard_figure(scores: list[float], thresholds: Thresholds, title: str = "", *,
+                             reference: bool = False) -> dict:
     """The figure below, made once per leaderboard (~25 ms of Plotly a view): a competition's human
     scores change only when its catalogue is imported again, and then the key changes with them.
-    Callers must not change the figure in place (add_run_marks makes a new one)."""
-    return _human_leaderboard_figure(tuple(scores), thresholds, title)
+    Callers must not change the figure in place (add_run_marks makes a new one). `reference`: the
+    leaderboard is simple baselines, not Kaggle humans, and the chart says so."""
+    return _human_leaderboard_figure(tuple(scores), thresholds, title, bool(reference))
 
 
 @lru_cache(maxsize=128)
-def _human_leaderboard_figure(scores: tuple[float, ...], thresholds: Thresholds, title: str) -> dict:
-    """Distribution of the human teams' scores with the medal and median thresholds drawn on it.
+def _human_leaderboard_figure(scores: tuple[float, ...], thresholds: Thresholds, title: str,
+                              reference: bool) -> dict:
+    """Distribution of the leaderboard's scores with the medal and median thresholds drawn on it.
 
     The x-axis spans the best teams down to the bulk (and every threshold), not the few outliers that
     would squeeze the rest into one bar; how many teams lie outside is said on the chart. Threshold labels
@@ -46,9 +57,10 @@ def _human_leaderboard_figure(scores: tuple[float, ...], thresholds: Thresholds,
     low, high = bulk_range(scores, [getattr(thresholds, name) for name in THRESHOLD_NAMES],
                            bool(thresholds.is_lower_better))
     size = (high - low) / 60 or 1.0
+    words = LEADERBOARD_WORDS[reference]
     fig = go.Figure(go.Histogram(x=list(scores), xbins={"start": low, "end": high + size / 2, "size": size},
-                                 marker_color="#9bb7d4", name="human teams",
-                                 hovertemplate="score %{x}<br>%{y} teams<extra></extra>"))
+                                 marker_color="#9bb7d4", name=words["many"],
+                                 hovertemplate=f"score %{{x}}<br>%{{y}} {words['unit']}<extra></extra>"))
     for row, name in enumerate(sorted(THRESHOLD_NAMES, key=lambda n: getattr(thresholds, n))):
         value = getattr(thresholds, name)
         fig.add_vline(x=value, line_color=MEDAL_COLOURS[name], line_width=2,
@@ -61,11 +73,12 @@ def _human_leaderboard_figure(scores: tuple[float, ...], thresholds: Thresholds,
     direction = "lower is better" if thresholds.is_lower_better else "higher is better"
     arrow = "← better" if thresholds.is_lower_better else "better →"
     outside = sum(1 for s in scores if s < low or s > high)
-    note = f"<br><sup>{outside} outlying team{'s' if outside != 1 else ''} outside the axis</sup>" if outside else ""
+    outlying = f"{outside} outlying {words['one'] if outside == 1 else words['unit']}"
+    note = f"<br><sup>{outlying} outside the axis</sup>" if outside else ""
     fig.update_layout(
-        title=(title or f"{thresholds.n_teams} human teams ({direction})") + note,
-        xaxis={"title": f"private leaderboard score, {arrow}", "range": [low, high]},
-        yaxis_title="teams", bargap=0.02, margin={"l": 50, "r": 20, "t": 60, "b": 50}, height=380,
+        title=(title or f"{thresholds.n_teams} {words['many']} ({direction})") + note,
+        xaxis={"title": f"{words['axis']}, {arrow}", "range": [low, high]},
+        yaxis_title=words["unit"], bargap=0.02, margin={"l": 50, "r": 20, "t": 60, "b": 50}, height=380,
         showlegend=False,
     )
     return _plain(fig)
@@ -223,7 +236,7 @@ def score_axis(competition) -> dict:
 
     if competition is None:
         return {"metric": "score", "direction": ""}
-    grader = grader_for(competition.slug)
+    grader = grader_for(competition)
     metric = grader.metric if grader else competition.config_metric or "score"
     lower = grader.lower_is_better if grader else competition.is_lower_better
     return {"metric": metric, "direction": "" if lower is None else "lower" if lower else "higher"}

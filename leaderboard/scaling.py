@@ -3,7 +3,9 @@
 The one place for these rules (the pages, the JSON/CSV endpoints and the static exports call it):
 - The score of a run at a time budget T (`run_timeline`, `medal_at`): the grade of its latest graded
   snapshot at or before T, i.e. what it would have submitted had it been stopped at T; before its
-  first snapshot it has submitted nothing (no medal); an invalid snapshot earns no medal. A run
+  first snapshot it has submitted nothing (no medal); an invalid snapshot earns no medal, and so, for
+  now, does one not graded yet or whose grading failed: each point counts the runs that still have such
+  snapshots (`incompleteness`), and the page marks the point incomplete. A run
   without snapshots has its final grade from its recorded duration on, or, when that is unknown,
   from its experiment's time limit; with neither known, its final grade counts at every budget.
 - Seeds and padding are the leaderboard's (leaderboard.stats): the latest run per seed and
@@ -31,8 +33,8 @@ import numpy as np
 import orjson
 from django.db import connection
 
-from leaderboard import stats
-from leaderboard.models import Experiment, Run, Split
+from leaderboard import durations, stats
+from leaderboard.models import Experiment, Run, Snapshot, Split
 
 BOOTSTRAP_SEED = 20240501
 BOOTSTRAP_SAMPLES = 1000
@@ -118,11 +120,15 @@ def run_timeline(run: RunPoint, snapshots: Sequence[tuple[float, bool]],
     return [(0.0, run.any_medal)]
 
 
+# A snapshot at a budget counts at that budget, even where hours -> seconds rounds it a hair past it.
+SAME_MOMENT_S = 1e-6
+
+
 def medal_at(timeline: Sequence[tuple[float, bool]], budget_s: float) -> bool:
     """The grade of the latest timeline entry at or before the budget; nothing submitted yet: no medal."""
     medal = False
     for seconds, awarded in timeline:
-        if seconds > budget_s:
+        if seconds > budget_s + SAME_MOMENT_S:
             break
         medal = awarded
     return medal
@@ -132,7 +138,7 @@ def medals_at(timeline: Sequence[tuple[float, bool]], budgets_s: Sequence[float]
     """medal_at for ascending budgets in one pass over the timeline."""
     out, medal, i = [], False, 0
     for budget in budgets_s:
-        while i < len(timeline) and timeline[i][0] <= budget:
+        while i < len(timeline) and timeline[i][0] <= budget + SAME_MOMENT_S:
             medal = timeline[i][1]
             i += 1
         out.append(medal)
@@ -145,46 +151,80 @@ def graded_snapshots(selection: Selection) -> dict[int, list[tuple[float, bool]]
             for runs in selection.runs.values() for run in runs if run.snapshot_timeline not in ("", "[]")}
 
 
+def ungraded_snapshots(selection: Selection) -> dict[int, list[tuple[float, str]]]:
+    """run id -> (seconds, "pending" | "failed") of its snapshots without a grade: the curve counts them
+    as no medal, so each point says how many of its runs still have some (`incompleteness`)."""
+    ids = {run.id for runs in selection.runs.values() for run in runs}
+    if not ids:
+        return {}  # and no query: an empty IN () has no SQL
+    rows = Snapshot.objects.filter(run__experiment_id__in=list(selection.experiments),
+                                   run__competition_id__in=selection.competition_ids,
+                                   run__status=Run.Status.GRADED).exclude(status=Snapshot.Status.GRADED)
+    out: dict[int, list[tuple[float, str]]] = defaultdict(list)
+    for run_id, seconds, status in rows_of(rows.values_list("run_id", "elapsed_seconds", "status")):
+        if run_id in ids:
+            out[run_id].append((seconds, "failed" if status == Snapshot.Status.FAILED else "pending"))
+    return dict(out)
+
+
+def incompleteness(runs: Iterable[RunPoint], ungraded: dict[int, list[tuple[float, str]]],
+                   budget_s: float) -> dict[str, int]:
+    """How many of these runs have a snapshot at or before the budget still pending (or grading), and
+    how many one whose grading failed."""
+    counts = {"pending": 0, "failed": 0}
+    for run in runs:
+        states = {state for seconds, state in ungraded.get(run.id, ()) if seconds <= budget_s + SAME_MOMENT_S}
+        for state in states:
+            counts[state] += 1
+    return {"runs_with_pending_snapshots": counts["pending"], "runs_with_failed_snapshots": counts["failed"]}
+
+
 def default_budgets(selection: Selection, snapshots: dict[int, list[tuple[float, bool]]]) -> list[float]:
-    """Budgets in hours: the snapshot times up to the longest time limit (and the time limits
-    themselves); without snapshots or limits, the runs' durations; else DEFAULT_HOURS. At most
-    MAX_BUDGETS, picked evenly from the sorted times, the longest kept."""
-    limits = [e.time_limit_hours for e in selection.experiments.values() if e.time_limit_hours is not None]
+    """Budgets in hours: the moments a counted grade can change, up to the longest time limit: snapshot
+    times, the durations of runs without snapshots, and the time limits themselves; else DEFAULT_HOURS.
+    At most MAX_BUDGETS, picked evenly from the sorted times, the longest kept."""
+    limits = [e.time_limit_hours * 3600.0 for e in selection.experiments.values() if e.time_limit_hours is not None]
     cap = max(limits) if limits else math.inf
-    times = {round(t / 3600.0, 4) for timeline in snapshots.values() for t, _ in timeline if t / 3600.0 <= cap}
-    times |= set(limits)
-    if not times:
-        times = {round(r.duration_s / 3600.0, 4) for runs in selection.runs.values() for r in runs
-                 if r.duration_s is not None}
-    ordered = sorted(times) or list(DEFAULT_HOURS)
+    times = {t for timeline in snapshots.values() for t, _ in timeline}
+    times |= {r.duration_s for runs in selection.runs.values() for r in runs
+              if r.duration_s is not None and r.id not in snapshots}
+    ordered = sorted({t for t in times if t <= cap} | set(limits))
     if len(ordered) > MAX_BUDGETS:
         step = (len(ordered) - 1) / (MAX_BUDGETS - 1)
         ordered = [ordered[round(i * step)] for i in range(MAX_BUDGETS)]
-    return ordered
+    return [t / 3600.0 for t in ordered] or list(DEFAULT_HOURS)
 
 
 def time_curve(selection: Selection, hours: Sequence[float] | None = None, *, pad: bool = False) -> dict:
-    """GET /api/scaling/time/: per experiment, any-medal % (mean ± SEM over seeds) at each budget."""
-    snapshots = graded_snapshots(selection)
+    """GET /api/scaling/time/: per experiment, any-medal % (mean ± SEM over seeds) at each budget, with
+    how many counted runs still have ungraded snapshots there; `time_unit` is the axis unit for people."""
+    snapshots, ungraded = graded_snapshots(selection), ungraded_snapshots(selection)
     budgets = sorted(set(hours)) if hours else default_budgets(selection, snapshots)
+    experiments = [_time_points(selection, experiment, budgets, snapshots, ungraded, pad)
+                   for experiment in selection.experiments.values()]
+    return {"split": selection.split.slug, "hours": budgets,
+            "time_unit": durations.axis_unit([h * 3600.0 for h in budgets]), "experiments": experiments}
+
+
+def _time_points(selection: Selection, experiment: Experiment, budgets: list[float],
+                 snapshots: dict, ungraded: dict, pad: bool) -> dict:
     budgets_s = [h * 3600.0 for h in budgets]
+    grid, seeds = selection.grid(experiment.pk, pad)
     n = len(selection.competition_ids)
-    experiments = []
-    for experiment_id, experiment in selection.experiments.items():
-        grid, seeds = selection.grid(experiment_id, pad)
-        per_seed = [[0] * len(budgets) for _ in seeds]
-        for row, seed in zip(per_seed, seeds, strict=True):
-            for run in grid[seed].values():
-                timeline = run_timeline(run, snapshots.get(run.id, ()), experiment.time_limit_hours)
-                for b, medal in enumerate(medals_at(timeline, budgets_s)):
-                    row[b] += medal
-        points = []
-        for b, budget in enumerate(budgets):
-            estimate = stats.mean_sem([100.0 * row[b] / n for row in per_seed])
-            points.append({"hours": budget, "any_medal_pct": stats._round(estimate.mean),
-                           "any_medal_sem": stats._round(estimate.sem), "n_seeds": len(seeds)})
-        experiments.append({**experiment_header(experiment, len(seeds)), "points": points})
-    return {"split": selection.split.slug, "hours": budgets, "experiments": experiments}
+    per_seed = [[0] * len(budgets_s) for _ in seeds]
+    for row, seed in zip(per_seed, seeds, strict=True):
+        for run in grid[seed].values():
+            timeline = run_timeline(run, snapshots.get(run.id, ()), experiment.time_limit_hours)
+            for b, medal in enumerate(medals_at(timeline, budgets_s)):
+                row[b] += medal
+    counted = [run for seed in seeds for run in grid[seed].values()]
+    points = []
+    for b, budget_s in enumerate(budgets_s):
+        estimate = stats.mean_sem([100.0 * row[b] / n for row in per_seed])
+        points.append({"hours": budgets[b], "budget": durations.format_seconds(budget_s),
+                       "any_medal_pct": stats._round(estimate.mean), "any_medal_sem": stats._round(estimate.sem),
+                       "n_seeds": len(seeds), **incompleteness(counted, ungraded, budget_s)})
+    return {**experiment_header(experiment, len(seeds)), "points": points}
 
 
 # --- pass@k ----------------------------------------------------------------------------------------

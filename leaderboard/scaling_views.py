@@ -20,8 +20,9 @@ from leaderboard.scaling_api import curve_payload, parse_query
 PAGES = {
     "time": {"title": "Score against time budget", "api": "api-scaling-time",
              "about": "Any-medal % at each time budget: every run is graded by its latest submission snapshot at "
-                      "or before the budget (what it would have submitted had it been stopped then). Band: ± SEM "
-                      "over seeds."},
+                      "or before the budget (what it would have submitted had it been stopped then). A snapshot not "
+                      "graded yet, or whose grading failed, counts as no medal: such points are drawn hollow and the "
+                      "table counts their runs. Band: ± SEM over seeds."},
     "pass-at-k": {"title": "pass@k", "api": "api-scaling-pass-at-k",
                   "about": "Share of the split's competitions with a medal in at least one of k seeds (unbiased "
                            "estimator, averaged over competitions). Band: 95% bootstrap interval over competitions, "

@@ -94,6 +94,19 @@ def enqueue_grading(snapshot_id: int) -> None:
         log.exception("could not enqueue grading of snapshot %s; it stays pending", snapshot_id)
 
 
+def grade_pending_now(run_id: int) -> dict[str, int]:
+    """Grade every pending snapshot of a run in this process, each claimed as its task claims it (so a
+    worker that gets the same snapshot finds it taken); returns how many ended in each status."""
+    from leaderboard.tasks import grade_snapshot
+
+    outcomes: dict[str, int] = {}
+    pending = Snapshot.objects.filter(run_id=run_id, status=Snapshot.Status.PENDING).order_by("elapsed_seconds")
+    for snapshot_id in list(pending.values_list("pk", flat=True)):
+        status = grade_snapshot.apply(args=[snapshot_id]).get()
+        outcomes[status] = outcomes.get(status, 0) + 1
+    return outcomes
+
+
 def grade_stored_snapshot(snapshot: Snapshot) -> Snapshot:
     """Grade the snapshot's file against its run's competition, exactly as a final submission."""
     from leaderboard.grading import grade_submission

@@ -67,7 +67,8 @@ def competition_detail(request, slug: str):
     if thresholds is not None:
         scores = list(competition.human_scores.values_list("score", flat=True))
         marks = humans.run_marks(competition=competition, user=request.user)
-        figure = add_run_marks(human_leaderboard_figure(scores, thresholds), marks)
+        figure = add_run_marks(human_leaderboard_figure(
+            scores, thresholds, reference=competition.has_reference_leaderboard), marks)
     return render(request, "leaderboard/competition_detail.html", {
         "competition": competition,
         "grader": grader_for(competition),
@@ -256,25 +257,48 @@ def leaderboard(request):
 def _board(params: dict, request, scope: tuple) -> dict:
     """The leaderboard's table and cost chart, and MLE-bench's published results, as HTML: the same
     for every viewer of `scope` (no request in the rendering: no CSRF token, no user)."""
-    split, rows = scoped_rows(params, request.user, scope)
+    board_params, split, rows, opened_from = _opening_board(params, request, scope)
     for row in rows:
         row["cells"] = [(key, row[f"{key}_pct"], row[f"{key}_sem"]) for key in stats.METRICS]
     priced = [r for r in rows if r["cost_usd"] is not None and r["any_medal_pct"] is not None]
     front = stats.pareto_front([(r["cost_usd"], r["any_medal_pct"]) for r in priced])
     cost_figure = cost_frontier_figure(priced, front) if len(priced) >= 2 else None
     html = render_to_string("leaderboard/_board.html", {
-        "rows": rows, "split": split, "params": params, "split_choices": stats.split_choices(),
+        "rows": rows, "split": split, "params": board_params, "split_choices": stats.split_choices(),
         "has_demo": any(row["demo"] for row in rows), "cost_figure": cost_figure, "metrics": stats.METRICS,
-        "query_string": request.GET.urlencode(),
+        "query_string": request.GET.urlencode(), "opened_from": opened_from,
     })
     column = published.split_column(params["split"])
     published_html = render_to_string("leaderboard/_published.html", {
-        "split": split, "published": published.published_results(params["split"]),
+        "split": opened_from or split, "published": published.published_results(params["split"]),
         "published_columns": published.COLUMNS, "published_column": column,
         "published_column_label": dict(published.COLUMNS).get(column or "", ""),
     })
     return {"html": str(html), "published_html": str(published_html), "split": split,
             "has_chart": cost_figure is not None}
+
+
+def _opening_board(params: dict, request, scope: tuple) -> tuple[dict, Split, list[dict], Split | None]:
+    """The board's parameters, split and rows; for a visitor who named no split, when no experiment of the
+    default split has a complete seed, the first split whose board has one instead (on a fresh site, the
+    demo content), with the split it stands in for: a first page of dashes says nothing about the site."""
+    split, rows = scoped_rows(params, request.user, scope)
+    if "split" in request.GET or _has_complete_seed(rows):
+        return params, split, rows, None
+    for slug, _ in stats.split_choices():
+        if stats.SPLIT_ALIASES.get(slug, slug) == split.slug:
+            continue
+        try:
+            candidate, candidate_rows = scoped_rows({**params, "split": slug}, request.user, scope)
+        except Split.DoesNotExist:
+            continue
+        if _has_complete_seed(candidate_rows):
+            return {**params, "split": slug}, candidate, candidate_rows, split
+    return params, split, rows, None
+
+
+def _has_complete_seed(rows: list[dict]) -> bool:
+    return any(row["n_seeds"] for row in rows)
 
 
 def experiment_detail(request, pk: int):

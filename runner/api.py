@@ -56,6 +56,7 @@ class TaskOutputSerializer(serializers.Serializer):
     score = serializers.SerializerMethodField()
     valid_submission = serializers.SerializerMethodField()
     any_medal = serializers.SerializerMethodField()
+    grading_error = serializers.SerializerMethodField(help_text="Why the run has no score, once grading ended")
     medal = serializers.SerializerMethodField()
     elapsed_s = serializers.SerializerMethodField()
     error = serializers.CharField()
@@ -73,6 +74,9 @@ class TaskOutputSerializer(serializers.Serializer):
 
     def get_any_medal(self, task) -> bool | None:
         return services.task_row(task)["any_medal"]
+
+    def get_grading_error(self, task) -> str | None:
+        return services.task_row(task)["grading_error"]
 
     def get_medal(self, task) -> str | None:
         run = self._graded(task)

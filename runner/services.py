@@ -282,6 +282,8 @@ class _Row:
     score: float | None
     valid_submission: bool | None
     any_medal: bool | None
+    run_status: str | None  # added after the fields above, which keep their order
+    grading_error: str | None  # why the run has no score, once grading has ended without one
 
 
 def task_row(task: JobTask) -> dict:
@@ -290,18 +292,35 @@ def task_row(task: JobTask) -> dict:
     graded = run is not None and run.status == run.Status.GRADED
     return _Row(
         job=task.job_id, competition=task.competition_id and task.competition.slug, seed=task.seed,
-        status=task.status, run=run.pk if run else None, score=run.score if graded else None,
-        valid_submission=run.valid_submission if graded else None, any_medal=run.any_medal if graded else None,
+        status=task.status, run=run.pk if run else None, run_status=run.status if run else None,
+        score=run.score if graded else None, valid_submission=run.valid_submission if graded else None,
+        any_medal=run.any_medal if graded else None, grading_error=_unscored_reason(run),
     ).__dict__
 
 
+def _unscored_reason(run) -> str | None:
+    """A run whose grading ended without a score says why (no grader, no answers, an invalid file);
+    None while it is still being graded or once it has a score."""
+    if run is None or run.status in (run.Status.PENDING, run.Status.RUNNING, run.Status.GRADING):
+        return None
+    if run.status == run.Status.GRADED and run.score is not None:
+        return None
+    reason = run.grading_error or (run.grading_report or {}).get("note") or ""
+    state = run.progress if run.status == run.Status.FAILED else run.state
+    if not reason or reason in state:
+        return state
+    return reason if reason.startswith(state) else f"{state}: {reason}"
+
+
 def job_summary(job: Job) -> dict:
-    """The job's derived status and one row per task (the rows `submit_job --wait` prints)."""
+    """The job's derived status and one row per task (the rows `submit_job --wait` prints); `not_scored`
+    counts the runs whose grading ended without a score, each row saying why."""
     tasks = list(job.tasks.select_related("competition", "run").order_by("competition__slug", "seed"))
+    rows = [task_row(t) for t in tasks]
     return {
         "job": job.pk, "status": Job.Status(_derived(tasks)).value, "agent": job.agent.name,
         "model": job.model_name, "cancel_requested": job.cancel_requested,
-        "tasks": [task_row(t) for t in tasks],
+        "not_scored": sum(row["grading_error"] is not None for row in rows), "tasks": rows,
     }
 
 

@@ -128,16 +128,37 @@ def browser():
 
 @pytest.fixture
 def page(browser, live_server, catalogue):
+    """A browser tab on the live server. Every test using it fails on what a visitor's console would
+    show: a JavaScript error, a console error, a request answered 4xx/5xx (a missing favicon included).
+    A test that asks for an error page on purpose names its URL in `tab.expected_problems`."""
     # Playwright's wait_for_function and evaluate run their strings with eval, which the site's
     # Content-Security-Policy forbids; tests/test_browser_csp.py checks the pages under the policy.
     context = browser.new_context(bypass_csp=True)
     tab = context.new_page()
     errors: list[str] = []
     tab.on("pageerror", lambda exc: errors.append(str(exc)))
+    tab.problems = watch_console_and_responses(tab)
+    tab.expected_problems = []
     tab.base_url = live_server.url
     tab.js_errors = errors
     yield tab
     context.close()
+    unexpected = [p for p in [*tab.problems, *errors] if not any(e in p for e in tab.expected_problems)]
+    if unexpected:
+        pytest.fail("the page showed errors in the browser console:\n" + "\n".join(unexpected))
+
+
+def watch_console_and_responses(tab) -> list[str]:
+    """A list that fills with the tab's console errors and its requests answered with an HTTP error."""
+    problems: list[str] = []
+
+    def on_console(message) -> None:
+        if message.type == "error":
+            problems.append(f"console error: {message.text} ({(message.location or {}).get('url', '')})")
+
+    tab.on("console", on_console)
+    tab.on("response", lambda r: r.status >= 400 and problems.append(f"HTTP {r.status} {r.request.method} {r.url}"))
+    return problems
 
 
 @pytest.fixture

@@ -124,13 +124,32 @@ def test_unknown_metric_is_not_graded(tmp_path, client):
     assert "Grading not available" in client.get("/competitions/odd-metric/").content.decode()
 
 
-def test_mle_bench_competitions_never_get_the_generic_grader(catalogue, monkeypatch):
-    """Their configs name MLE-bench's own grade_fn: only a spec read from that code grades them. Every
-    one has a spec now, so take one away and the competition must become ungraded, not generic."""
+def test_mle_bench_competitions_are_graded_by_their_own_spec(catalogue):
+    """Every MLE-bench competition has a spec read from its grade.py; the generic grader never replaces it."""
     mle_bench = list(Competition.objects.filter(benchmark__slug="mle-bench"))
-    assert all(grader_for(c) is SPECS[c.slug] for c in mle_bench if c.slug in SPECS)
-    monkeypatch.delitem(SPECS, "spaceship-titanic")
-    assert grader_for(catalogue.get(slug="spaceship-titanic")) is None
+    assert mle_bench and all(grader_for(c) is SPECS[c.slug] for c in mle_bench if c.slug in SPECS)
+
+
+def test_config_copied_from_mle_bench_template_gets_the_generic_grader(tmp_path, labels, client):
+    """A custom competition whose config names MLE-bench's grade_fn (as every MLE-bench config does, so
+    users copy it) is still custom: the product has no spec for it, so the generic grader scores it."""
+    answers = labels
+    make_competition(tmp_path, "pet-template", "accuracy", answers, answers.assign(animal="cat"),
+                     grader={"name": "accuracy", "grade_fn": "mlebench.competitions.pet-template.grade:grade"})
+    competition = imported(tmp_path, "pet-template")
+    assert grader_for(competition).source == "generic" and grading_available(competition)
+    guess = answers.assign(animal=np.where(np.arange(len(answers)) % 3 == 0, "cat", answers["animal"]))
+    report = grade(tmp_path, competition, guess)
+    assert report.valid_submission, report.error
+    assert report.score == pytest.approx(accuracy_score(answers["animal"], guess["animal"]))
+    assert report.grader.startswith("generic grader") and "accuracy" in report.grader
+    assert any("does not run" in note for note in report.notes)
+    assert competition.leaderboard_kind == "reference"  # not Kaggle's humans: the product knows no such competition
+
+
+def test_report_names_the_mle_bench_grader(catalogue, tmp_path):
+    report = grade_submission(catalogue.get(slug="spaceship-titanic"), tmp_path / "missing.csv")
+    assert report.grader.startswith("MLE-bench grader of spaceship-titanic")
 
 
 def test_competition_page_describes_the_generic_grader(tmp_path, labels, client):

@@ -6,6 +6,7 @@ import json
 import math
 from io import StringIO
 
+import pandas as pd
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -79,3 +80,18 @@ def test_the_process_exit_status_is_non_zero(catalogue, files, capsys):
 def test_unknown_competition_is_a_command_error(catalogue, files):
     with pytest.raises(CommandError, match="unknown competition 'nope'"):
         _grade("nope", str(files / "sub.csv"))
+
+
+def test_grade_a_custom_competition_written_from_mle_bench_template(db, tmp_path):
+    """Its config names MLE-bench's grade_fn, yet it is not MLE-bench's: the generic grader scores it and
+    the report says so."""
+    from tests.test_custom_competitions import imported, make_competition
+
+    answers = pd.DataFrame({"id": [1, 2, 3, 4], "label": ["a", "b", "a", "b"]})
+    make_competition(tmp_path, "my-template-copy", "accuracy", answers, answers.assign(label="a"),
+                     grader={"name": "accuracy", "grade_fn": "mlebench.competitions.my-template-copy.grade:grade"})
+    imported(tmp_path, "my-template-copy")
+    (tmp_path / "sub.csv").write_text("id,label\n1,a\n2,b\n3,b\n4,b\n")
+    report = _grade("my-template-copy", str(tmp_path / "sub.csv"))
+    assert report["score"] == 0.75 and report["valid_submission"] is True
+    assert report["grader"].startswith("generic grader")

@@ -191,3 +191,20 @@ def test_the_api_accepts_a_zipped_mlagentbench_log_folder(catalogue, tmp_path, a
     run = Run.objects.get(pk=response.json()["id"])
     assert run.trajectory_format == "mlagentbench" and run.task_name == "cifar10"
     assert any(s.kind == "plan" for s in stored_steps(run))
+
+
+def test_grade_now_grades_the_snapshots_the_import_brought(catalogue, tmp_path):
+    """No worker runs here (and the embedded broker is never read): --grade-now must leave nothing pending."""
+    from leaderboard.models import Snapshot
+
+    answers_for(tmp_path, catalogue)
+    folder = run_folder(tmp_path / "runs", "spaceship-titanic")
+    (folder / "snapshots").mkdir()
+    (folder / "snapshots" / "600.csv").write_bytes(submission(20).read())
+    (folder / "snapshots" / "1200.csv").write_bytes(b"not,a\nsubmission\n")
+    (folder / "snapshots" / "1800.csv").write_bytes(submission(40).read())
+    import_run(folder, "--grade-now", "--agent", "aide", "--model", "o1-preview")
+    run = Run.objects.get(task_name="spaceship-titanic")
+    states = list(Snapshot.objects.filter(run=run).order_by("elapsed_seconds").values_list("status", "any_medal"))
+    assert states == [("graded", False), ("graded", False), ("graded", True)]
+    assert json.loads(run.snapshot_timeline) == [[600.0, 0], [1200.0, 0], [1800.0, 1]]

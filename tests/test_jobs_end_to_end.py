@@ -75,7 +75,9 @@ def test_submit_job_waits_and_prints_one_line_per_task(transactional_db, alice, 
     assert [(r["competition"], r["seed"], r["status"], r["valid_submission"], r["any_medal"]) for r in rows] == [
         ("spaceship-titanic", 0, "succeeded", True, True), ("spaceship-titanic", 1, "succeeded", True, True)]
     assert all(r["score"] == pytest.approx(1.0) and Run.objects.filter(pk=r["run"]).exists() for r in rows)
-    assert list(rows[0]) == ["job", "competition", "seed", "status", "run", "score", "valid_submission", "any_medal"]
+    assert list(rows[0]) == ["job", "competition", "seed", "status", "run", "score", "valid_submission", "any_medal",
+                             "run_status", "grading_error"]
+    assert all(r["run_status"] == "graded" and r["grading_error"] is None for r in rows)
 
 
 def test_the_baseline_agent_runs_on_a_smoke_competition(transactional_db, alice, job_world, tmp_path):

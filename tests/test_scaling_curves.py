@@ -121,7 +121,8 @@ def test_time_curve_matches_brute_force_over_snapshots(world, pad):
         for point, budget in zip(got["points"], hours, strict=True):
             shares = [100 * sum(_brute_medal(r, budget) for r in grid[s].values()) / n for s in seeds]
             mean, sem = _mean_sem(shares)
-            assert set(point) == {"hours", "any_medal_pct", "any_medal_sem", "n_seeds"}
+            assert set(point) == {"hours", "budget", "any_medal_pct", "any_medal_sem", "n_seeds",
+                                  "runs_with_pending_snapshots", "runs_with_failed_snapshots"}
             assert point["hours"] == budget and point["n_seeds"] == len(seeds)
             assert point["any_medal_pct"] == pytest.approx(mean, abs=0.006)
             assert point["any_medal_sem"] == (None if sem is None else pytest.approx(sem, abs=0.006))
@@ -129,14 +130,20 @@ def test_time_curve_matches_brute_force_over_snapshots(world, pad):
 
 
 def test_time_curve_default_budgets_are_the_snapshot_times_up_to_the_limit(world):
+    """The moments a counted grade can change: snapshot times, durations of runs without snapshots, and
+    the time limits, in exact seconds (rounding them to 4 decimals of an hour put a budget before its
+    own snapshot, which then did not count at it)."""
     data = _get("/api/scaling/time/", split="tiny-test")
-    expected = {round(s.elapsed_seconds / 3600, 4) for s in Snapshot.objects.filter(
-        status="graded", run__is_private=False, run__competition__in=world["competitions"])} | {24.0}
-    expected = sorted(h for h in expected if h <= 24)
+    public = Run.objects.filter(is_private=False, status="graded", competition__in=world["competitions"])
+    with_snapshots = set(Snapshot.objects.filter(status="graded", run__in=public).values_list("run_id", flat=True))
+    expected = {s.elapsed_seconds for s in Snapshot.objects.filter(status="graded", run__in=public)} | {24 * 3600.0}
+    expected |= {r.duration_s for r in public if r.duration_s is not None and r.pk not in with_snapshots}
+    expected = sorted(t for t in expected if t <= 24 * 3600)
     if len(expected) > scaling.MAX_BUDGETS:
         step = (len(expected) - 1) / (scaling.MAX_BUDGETS - 1)
         expected = [expected[round(i * step)] for i in range(scaling.MAX_BUDGETS)]
-    assert data["hours"] == expected and data["hours"][-1] == 24.0
+    assert data["hours"] == [t / 3600 for t in expected] and data["hours"][-1] == 24.0
+    assert data["time_unit"] == {"name": "hours", "seconds": 3600.0}
 
 
 def _pass_at_k_by_subsets(n: int, c: int, k: int) -> float:

@@ -233,6 +233,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
         "processed_folder": str(VAR_DIR / "broker" / "processed"),
         "control_folder": str(VAR_DIR / "broker" / "control"),
         "store_processed": False,
+        # How long a worker sleeps when it finds no message it may take. kombu's default (1 s) also
+        # applies after every task (prefetch 1: the next message waits for the ack), which made the
+        # embedded broker run about one task a second; a listdir every 50 ms costs next to nothing.
+        "polling_interval": env_float("CELERY_BROKER_POLLING_INTERVAL", 0.05),
     }
     if CELERY_BROKER_URL.startswith("filesystem")
     # Redis redelivers an unacknowledged task (its worker died) after the visibility timeout: just

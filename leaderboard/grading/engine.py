@@ -15,7 +15,7 @@ import pandas as pd
 from . import answers_cache, answers_layouts, divergences, format_check, pandas_values, reading, validation
 from .align import align
 from .report import GradingReport
-from .specs import SCORED, GraderSpec, Values, grader_for
+from .specs import SCORED, GraderSpec, Values, grader_for, grader_name
 from .validation import SubmissionError
 
 if TYPE_CHECKING:  # runtime import-free, so the engine loads before Django's app registry
@@ -38,7 +38,8 @@ def grade_submission(competition: Competition, submission_path: Path | None,
     report = _new_report(competition, spec)
     if spec is None:
         report.grading_available = False
-        report.error = f"grading is not available for {competition.slug}: no grader is defined for its metric"
+        report.error = (f"grading is not available for {competition.slug}: no grader is defined for its metric "
+                        f"{competition.config_metric or '(none named)'!r}")
         return report
     if submission_path is None or not Path(submission_path).is_file():
         report.error = "no submission file"
@@ -71,6 +72,7 @@ def _new_report(competition: Competition, spec: GraderSpec | None) -> GradingRep
     report.set_thresholds(competition.thresholds())
     if spec is not None:
         report.metric, report.is_lower_better = spec.metric, spec.lower_is_better
+        report.grader = grader_name(spec)
         report.notes.extend(spec.notes)
         if competition.has_human_baseline and bool(competition.is_lower_better) != spec.lower_is_better:
             report.notes.append("the human leaderboard's direction disagrees with the metric's")

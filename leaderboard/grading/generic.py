@@ -1,8 +1,9 @@
 """A grader with no code for custom competitions: the config names a metric, the sample submission the columns.
 
 A competition folder in MLE-bench's layout whose config.yaml says e.g. `grader: {name: accuracy}`, and
-that is not one of MLE-bench's own competitions (their configs name an `mlebench.` grade_fn, and they
-are graded only by a spec read from that code), gets a generic GraderSpec:
+that has no spec of its own (specs.SPECS holds one for every MLE-bench competition, read from its
+grade.py), gets a generic GraderSpec. What its config's `grade_fn` says does not matter: configs written
+from MLE-bench's template name `mlebench.competitions.<id>.grade:grade` whatever the competition is.
 
 - the id column is the first column of the sample submission and the targets are the rest;
 - the metric is the registry's metric of that name (MLE-bench's spellings, such as auc-roc or
@@ -54,6 +55,8 @@ VALUE_TYPES = {
 }
 GENERIC_NOTE = ("A custom competition graded by the generic grader: the config names the metric, the id column "
                 "is the sample submission's first column and the prediction columns are the rest.")
+FOREIGN_GRADE_FN_NOTE = ("The config names the grade function {grade_fn!r}, which this site does not run: the generic "
+                         "grader scored the metric the config names instead.")
 
 
 def registry_metric(config_name: str) -> str | None:
@@ -63,27 +66,29 @@ def registry_metric(config_name: str) -> str | None:
     return name if name in VALUE_TYPES else None
 
 
-def is_custom(competition: Competition) -> bool:
-    """Not one of MLE-bench's competitions: those name MLE-bench's own grade function."""
-    return not competition.grade_fn.strip().startswith("mlebench.")
-
-
 def generic_spec(competition: Competition) -> GraderSpec | None:
-    metric = registry_metric(competition.config_metric) if is_custom(competition) else None
+    """The generic spec of a competition without a spec of its own (the caller checks that), if its
+    config's metric is one the registry computes and its sample submission has an id and a target."""
+    metric = registry_metric(competition.config_metric)
     header = _sample_header(competition) if metric else None
     if not header or len(header) < 2:
         return None
     targets = tuple(header[1:])
     if len(targets) > 1 and not METRICS[metric].multi_column:
         return None  # a one-column metric cannot score several columns; no number beats a wrong number
-    return _spec(competition.slug, metric, header[0], targets)
+    return _spec(competition.slug, metric, header[0], targets, _notes(competition))
 
 
-def _spec(slug: str, metric: str, id_column: str, targets: tuple[str, ...]) -> GraderSpec:
+def _notes(competition: Competition) -> tuple[str, ...]:
+    grade_fn = competition.grade_fn.strip()
+    return (GENERIC_NOTE, *([FOREIGN_GRADE_FN_NOTE.format(grade_fn=grade_fn)] if grade_fn else []))
+
+
+def _spec(slug: str, metric: str, id_column: str, targets: tuple[str, ...], notes: tuple[str, ...]) -> GraderSpec:
     from .specs import GraderSpec, Values
 
     return GraderSpec(slug, metric, id_column, targets, Values(VALUE_TYPES[metric]),
-                      rows_sum_to_one=metric == "multi-class-log-loss", source="generic", notes=(GENERIC_NOTE,))
+                      rows_sum_to_one=metric == "multi-class-log-loss", source="generic", notes=notes)
 
 
 def _sample_header(competition: Competition) -> list[str] | None:

@@ -32,6 +32,7 @@ class GradingReport:
     grading_available: bool = True  # False: nothing was judged (no grader, answers missing or unreadable)
     awaiting_answers: bool = False  # True: the file's format passed; the answers are not registered yet
     metric: str | None = None
+    grader: str | None = None  # which grader judged it (specs.grader_name); None: no grader exists
 
     def set_thresholds(self, thresholds: medals.Thresholds | None) -> None:
         if thresholds is None:

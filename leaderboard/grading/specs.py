@@ -3,9 +3,9 @@
 The 22 Lite specs follow ../shared/data/mle-bench/lite-grading.md, i.e. MLE-bench's grade.py, quirks
 included; where MLE-bench differs from a careful grader the spec's notes say so and every report for
 that competition carries them. All the others were read from (or, for OTHERS, checked against)
-MLE-bench's own grade.py and prepare.py for each competition (source="mle-bench grade.py"). A custom
-(non-MLE-bench) competition whose config names a known metric gets a generic spec (generic.py). Any
-other competition without a spec is not graded here: no number beats a wrong number.
+MLE-bench's own grade.py and prepare.py for each competition (source="mle-bench grade.py"). A competition
+without a spec here is not one of MLE-bench's; if its config names a metric the registry computes it gets
+a generic spec (generic.py). Any other is not graded here: no number beats a wrong number.
 """
 
 from __future__ import annotations
@@ -394,6 +394,18 @@ def grader_for(competition: Competition | str) -> GraderSpec | None:
     if isinstance(competition, str):
         return SPECS.get(competition)
     return SPECS.get(competition.slug) or generic.generic_spec(competition)
+
+
+def is_mle_bench(competition_id: str) -> bool:
+    """One of MLE-bench's competitions: the product has a spec read from its grade.py for each."""
+    return competition_id in SPECS
+
+
+def grader_name(spec: GraderSpec) -> str:
+    """Which grader a report came from, in words: the generic one, or the competition's own spec."""
+    if spec.source == "generic":
+        return f"generic grader (metric {spec.metric} from the competition's config)"
+    return f"MLE-bench grader of {spec.competition_id} (spec from {spec.source})"
 
 
 def grading_available(competition: Competition | str) -> bool:

@@ -55,6 +55,26 @@ def plotly_script() -> str:
 
 
 @register.filter
+def duration_hours(value) -> str:
+    """A time in hours for people: `2 min`, `1 h 30 min` (leaderboard.durations)."""
+    from leaderboard.durations import format_hours
+
+    return format_hours(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
+
+
+@register.filter
+def count_short(value) -> str:
+    """A large count in few characters: 950, 12.3 k, 222 M (the exact number stays in the cell's data-value)."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or value != value:
+        return "–"
+    for size, suffix in ((1e9, " G"), (1e6, " M"), (1e3, " k")):
+        if abs(value) >= size:
+            scaled = value / size
+            return (f"{scaled:.1f}" if abs(scaled) < 9.95 else f"{scaled:.0f}") + suffix
+    return f"{value:.0f}"
+
+
+@register.filter
 def score(value, digits: int = 5) -> str:
     if value is None:
         return "–"

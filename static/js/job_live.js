@@ -23,6 +23,16 @@
     }
   }
 
+  function scoreCell(cell, task) {
+    text(cell, task.score);
+    if (task.grading_error) {
+      const why = document.createElement("div");
+      why.className = "small grading-error";
+      why.textContent = "not scored: " + task.grading_error;
+      cell.appendChild(why);
+    }
+  }
+
   function runCell(cell, task) {
     cell.textContent = "";
     if (!task.run) { cell.textContent = "–"; return; }
@@ -43,7 +53,7 @@
       text(cell("attempts"), task.attempts + " / " + task.max_attempts);
       text(cell("runner"), (task.runner || "–") + (task.gpu_indices.length ? " · GPU " + task.gpu_indices.join(", ") : ""));
       text(cell("elapsed"), task.elapsed_s === null ? null : Math.round(task.elapsed_s) + " s");
-      text(cell("score"), task.score);
+      scoreCell(cell("score"), task);
       text(cell("medal"), task.medal);
       runCell(cell("run"), task);
     }

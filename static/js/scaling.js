@@ -8,9 +8,34 @@
     return String(value === null || value === undefined ? "" : value)
       .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
+  // A duration for people, as leaderboard/durations.py writes it: "2 min", "1 min 30 s", "1 h 30 min".
+  function formatDuration(hours) {
+    if (hours === null || hours === undefined || !isFinite(hours) || hours < 0) return "–";
+    const seconds = hours * 3600;
+    if (seconds < 1) return Number(seconds.toPrecision(3)) + " s";
+    if (seconds < 60) return Math.round(seconds) + " s";
+    const pair = (big, bigUnit, small, smallUnit) => big + " " + bigUnit + (small ? " " + small + " " + smallUnit : "");
+    if (seconds < 3600) { const s = Math.round(seconds); return pair(Math.floor(s / 60), "min", s % 60, "s"); }
+    const minutes = Math.round(seconds / 60);
+    return pair(Math.floor(minutes / 60), "h", minutes % 60, "min");
+  }
   function label(e) {
     return text(e.agent + " + " + e.model + (e.hardware ? " · " + e.hardware : "") +
-      (e.time_limit_hours !== null && e.time_limit_hours !== undefined ? " · " + e.time_limit_hours + " h" : ""));
+      (e.time_limit_hours !== null && e.time_limit_hours !== undefined ? " · " + formatDuration(e.time_limit_hours) : ""));
+  }
+  function incomplete(p) { return (p.runs_with_pending_snapshots || 0) + (p.runs_with_failed_snapshots || 0) > 0; }
+  function incompleteNote(payload) {
+    const points = [];
+    payload.experiments.forEach((e) => e.points.forEach((p) => { if (incomplete(p)) points.push(p); }));
+    const note = document.getElementById("scaling-incomplete");
+    if (!note) return;
+    note.hidden = !points.length;
+    const pending = Math.max(0, ...points.map((p) => p.runs_with_pending_snapshots || 0));
+    const failed = Math.max(0, ...points.map((p) => p.runs_with_failed_snapshots || 0));
+    const runs = (n) => n + " run" + (n === 1 ? "" : "s");
+    note.textContent = points.length ? points.length + " point" + (points.length > 1 ? "s are" : " is") +
+      " incomplete (hollow markers): up to " + runs(pending) + " with snapshots still to be graded and " +
+      runs(failed) + " with snapshots whose grading failed; those snapshots count as no medal." : "";
   }
   function rgba(hex, alpha) {
     const n = parseInt(hex.slice(1), 16);
@@ -26,15 +51,20 @@
 
   function timeTraces(payload) {
     const traces = [];
+    const unit = payload.time_unit || { name: "hours", seconds: 3600 };
+    incompleteNote(payload);
     payload.experiments.forEach((e, i) => {
       const colour = COLOURS[i % COLOURS.length], group = "e" + e.experiment_id;
-      const x = e.points.map((p) => p.hours), y = e.points.map((p) => p.any_medal_pct);
+      const x = e.points.map((p) => p.hours * 3600 / unit.seconds), y = e.points.map((p) => p.any_medal_pct);
       const sem = e.points.map((p) => p.any_medal_sem || 0);
       traces.push(...band(x, y.map((v, j) => v === null ? null : v - sem[j]), y.map((v, j) => v === null ? null : v + sem[j]), colour, group));
       traces.push({ x: x, y: y, mode: "lines+markers", name: label(e), legendgroup: group, line: { color: colour },
-        hovertemplate: "%{x} h: %{y:.1f}% any medal<extra>" + label(e) + "</extra>" });
+        marker: { size: 8, symbol: e.points.map((p) => incomplete(p) ? "circle-open" : "circle") },
+        customdata: e.points.map((p) => formatDuration(p.hours) + (incomplete(p) ? " (incomplete: " +
+          (p.runs_with_pending_snapshots || 0) + " runs with snapshots pending, " + (p.runs_with_failed_snapshots || 0) + " failed)" : "")),
+        hovertemplate: "%{customdata}: %{y:.1f}% any medal<extra>" + label(e) + "</extra>" });
     });
-    return { traces: traces, layout: { xaxis: { title: { text: "time budget (hours)" } },
+    return { traces: traces, layout: { xaxis: { title: { text: "time budget (" + unit.name + ")" }, rangemode: "tozero" },
       yaxis: { title: { text: "any medal (%)" }, rangemode: "tozero" } } };
   }
 
@@ -54,7 +84,7 @@
 
   function hardwareTraces(payload) {
     const traces = payload.groups.map((g, i) => {
-      const name = text(g.agent + " + " + g.model + (g.time_limit_hours !== null ? " · " + g.time_limit_hours + " h" : ""));
+      const name = text(g.agent + " + " + g.model + (g.time_limit_hours !== null ? " · " + formatDuration(g.time_limit_hours) : ""));
       return { type: "bar", name: name, marker: { color: COLOURS[i % COLOURS.length] },
         x: [g.experiments.map(() => name), g.experiments.map((e) => text(e.hardware || (e.gpu_count + "x " + (e.gpu_type || "GPU"))))],
         y: g.experiments.map((e) => e.any_medal_pct),

@@ -22,7 +22,7 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard import services, stats
+from leaderboard import services, snapshots, stats
 from leaderboard.models import Run
 
 RUN_FOLDER = re.compile(r"^(?P<competition>.+?)_(?P<uuid>[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?"
@@ -56,7 +56,8 @@ class Command(BaseCommand):
         parser.add_argument("--time-limit", type=float, dest="time_limit_hours")
         parser.add_argument("--notes", default="")
         parser.add_argument("--private", action="store_true")
-        parser.add_argument("--grade-now", action="store_true", help="Grade submissions here instead of via Celery")
+        parser.add_argument("--grade-now", action="store_true",
+                            help="Grade the submissions and snapshots here instead of via Celery")
 
     def handle(self, *args, **options):
         path = Path(options["path"]).expanduser()
@@ -107,12 +108,18 @@ class Command(BaseCommand):
                                       seed=options["seed"] + planned.seed_offset, **kwargs)
         except services.UploadError as exc:
             raise CommandError(f"{planned.label or planned.competition}: {exc}") from None
-        if options["grade_now"] and run.status == Run.Status.PENDING:
-            from leaderboard.tasks import grade_run
-
-            grade_run.apply(args=[run.pk])
-            run.refresh_from_db()
+        if options["grade_now"]:
+            self._grade_now(run)
         return run, run.pk > before
+
+    def _grade_now(self, run: Run) -> None:
+        """The final submission and every snapshot the import brought, graded here and now."""
+        from leaderboard.tasks import grade_run
+
+        if run.status == Run.Status.PENDING:
+            grade_run.apply(args=[run.pk])
+        snapshots.grade_pending_now(run.pk)
+        run.refresh_from_db()
 
 
 # --- what a path holds -----------------------------------------------------------------------------

@@ -74,10 +74,10 @@ class Command(BaseCommand):
 
 
 def finished(job: Job) -> bool:
-    """Every task ended and every run it produced is no longer being graded."""
+    """Every task ended and every run it produced is no longer being graded (or cannot be yet)."""
     tasks = job.tasks.select_related("run")
-    return all(t.status in JobTask.FINISHED and (t.run is None or t.run.status in ("graded", "failed"))
-               for t in tasks)
+    ended = ("graded", "failed", "waiting")  # waiting: no answers registered, so nothing to wait for here
+    return all(t.status in JobTask.FINISHED and (t.run is None or t.run.status in ended) for t in tasks)
 
 
 def wait_for(job: Job, poll_seconds: float) -> list[dict]:

@@ -1,0 +1,39 @@
+"""Durations for people: `2 min`, `1 min 30 s`, `1 h 30 min`, `24 h`, never `0.03333333333333333`.
+
+static/js/scaling.js writes the same words for the curves' legends and axis (formatDuration there)."""
+
+from __future__ import annotations
+
+import math
+
+
+def format_seconds(seconds: float | None) -> str:
+    """Seconds under a minute, minutes and seconds under an hour, hours and minutes above; "–" unknown."""
+    if seconds is None or not math.isfinite(seconds) or seconds < 0:
+        return "–"
+    if seconds < 60:
+        return f"{seconds:.3g} s" if seconds < 1 else f"{round(seconds)} s"
+    if seconds < 3600:
+        minutes, rest = divmod(round(seconds), 60)
+        return _pair(minutes, "min", rest, "s")
+    hours, rest = divmod(round(seconds / 60), 60)
+    return _pair(hours, "h", rest, "min")
+
+
+def format_hours(hours: float | None) -> str:
+    return "–" if hours is None else format_seconds(hours * 3600.0)
+
+
+def _pair(big: int, big_unit: str, small: int, small_unit: str) -> str:
+    return f"{big} {big_unit}" + (f" {small} {small_unit}" if small else "")
+
+
+# The time axis' unit: seconds for budgets up to two minutes, minutes up to two hours, else hours.
+AXIS_UNITS = ((120.0, "seconds", 1.0), (7200.0, "minutes", 60.0), (math.inf, "hours", 3600.0))
+
+
+def axis_unit(seconds: list[float]) -> dict:
+    """{"name", "seconds"}: the unit a time axis reaching max(seconds) reads best in."""
+    longest = max(seconds, default=0.0)
+    name, size = next((name, size) for limit, name, size in AXIS_UNITS if longest <= limit)
+    return {"name": name, "seconds": size}

@@ -1,0 +1,48 @@
+"""A visitor's first page shows the board working: where no experiment has a complete seed on the default
+(Lite) split, the board opens on the first split where one has (the demo content `make run` builds), says
+so, and keeps MLE-bench's published Lite results below; a split the visitor names is always shown."""
+
+from __future__ import annotations
+
+from io import StringIO
+
+import pytest
+from django.core.management import call_command
+
+from leaderboard.models import Agent, Experiment, LanguageModel, Run
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def demo_site(settings, tmp_path, catalogue):
+    settings.VAR_DIR = tmp_path
+    call_command("seed_demo", stdout=StringIO())
+
+
+def test_a_fresh_site_opens_on_the_demo_board(demo_site, client):
+    page = client.get("/").content.decode()
+    assert 'id="opened-on"' in page and "so the board opens on <strong>Demo" in page
+    assert '<option value="demo" selected>' in page
+    assert "16.67" in page  # a real aggregate, not a table of dashes
+    assert 'href="?split=lite">Show the Lite (low) board' in page
+    assert "Disarray" in page  # MLE-bench's published Lite results stay on the first page
+
+
+def test_a_named_split_is_never_replaced(demo_site, client):
+    page = client.get("/?split=lite").content.decode()
+    assert 'id="opened-on"' not in page and '<option value="lite" selected>' in page
+
+
+def test_the_default_split_opens_when_it_has_a_complete_seed(demo_site, client, catalogue):
+    experiment = Experiment.objects.create(agent=Agent.objects.create(name="lite-complete"),
+                                           model=LanguageModel.objects.create(name="m"))
+    for competition in catalogue.filter(splits__slug="low"):
+        Run.objects.create(experiment=experiment, competition=competition, status="graded", valid_submission=True)
+    page = client.get("/").content.decode()
+    assert 'id="opened-on"' not in page and "lite-complete" in page
+
+
+def test_without_any_complete_seed_the_lite_empty_state_stays(client, catalogue):
+    page = client.get("/").content.decode()
+    assert 'id="opened-on"' not in page and '<option value="lite" selected>' in page
