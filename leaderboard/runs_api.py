@@ -62,7 +62,7 @@ class RunInputSerializer(serializers.Serializer):
         child=serializers.FileField(), required=False, default=list,
         help_text="Submission snapshots, each named <elapsed-seconds>.csv (docs/snapshots.md)",
     )
-    notes = serializers.CharField(required=False, allow_blank=True, default="")
+    notes = serializers.CharField(required=False, allow_blank=True, default="", max_length=100_000)
     is_private = serializers.BooleanField(default=False)
     team = serializers.SlugRelatedField(slug_field="name", queryset=Team.objects.all(), required=False,
                                         allow_null=True, default=None,
@@ -230,6 +230,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     parser_classes = [MultiPartParser, FormParser]
     serializer_class = RunOutputSerializer
     pagination_class = RunCursorPagination
+    lookup_value_regex = r"[0-9]+"
 
     def get_queryset(self):
         runs = Run.objects.visible_to(self.request.user).select_related(
@@ -357,12 +358,12 @@ def rows_to_csv(rows: list[dict]) -> str:
 class LeaderboardQuerySerializer(serializers.Serializer):
     split = serializers.SlugField(default="lite", help_text="lite (= low), medium, high, all (= split75), "
                                   "or any other split's id, e.g. dev, systemcard, demo")
-    agent = serializers.CharField(required=False, allow_blank=True, default="")
-    model = serializers.CharField(required=False, allow_blank=True, default="")
-    hardware = serializers.CharField(required=False, allow_blank=True, default="")
+    agent = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    model = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    hardware = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
     verified = serializers.BooleanField(default=False)
     pad = serializers.BooleanField(default=False)
-    sort = serializers.CharField(required=False, default="-any_medal")
+    sort = serializers.CharField(required=False, default="-any_medal", max_length=100)
 
 
 class LeaderboardRowSerializer(serializers.Serializer):

@@ -276,7 +276,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "leaderboard.pagination.BoundedLimitOffsetPagination",
+    # JSON bodies bounded in size, depth and number range (webapp.parsers); forms and uploads as DRF has them.
+    "DEFAULT_PARSER_CLASSES": [
+        "webapp.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "PAGE_SIZE": 100,
     # Requests per client (anonymous: by address; users: by account); counted in the cache below.
     "DEFAULT_THROTTLE_CLASSES": [
