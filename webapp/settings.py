@@ -310,9 +310,12 @@ CONTENT_SECURITY_POLICY = os.environ.get("MEDALBOARD_CONTENT_SECURITY_POLICY") o
 DAILY_GRADING_QUOTA = env_int("MEDALBOARD_DAILY_GRADING_QUOTA", 5)
 # Throttle counters and cached counts. One process keeps its own by default; with several gunicorn
 # workers or hosts set MEDALBOARD_CACHE_URL=redis://... so limits hold across them.
+# The cache is optional at run time: while Redis is unreachable, reads miss and writes are dropped
+# (webapp.cache, logged and counted), throttles fail open, and each call gives up within the timeout.
 if os.environ.get("MEDALBOARD_CACHE_URL"):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                          "LOCATION": os.environ["MEDALBOARD_CACHE_URL"]}}
+    CACHES = {"default": {"BACKEND": "webapp.cache.FailSafeRedisCache",
+                          "LOCATION": os.environ["MEDALBOARD_CACHE_URL"],
+                          "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Medalboard API",
     "DESCRIPTION": "Competitions, runs, grading and trajectories of ML-engineering agents.\n\n"
