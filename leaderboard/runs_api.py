@@ -21,7 +21,17 @@ from rest_framework.views import APIView
 from leaderboard import intake, page_cache, quotas, services, snapshots, stats
 from leaderboard.exports import csv_cell
 from leaderboard.intake_api import IntakeSerializer
-from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, RunIntake, Split, Team
+from leaderboard.models import (
+    INT32_MAX,
+    INT64_MAX,
+    MAX_MEMORY_GB,
+    MAX_TIME_LIMIT_HOURS,
+    Competition,
+    Run,
+    RunIntake,
+    Split,
+    Team,
+)
 from leaderboard.pagination import RunCursorPagination
 
 
@@ -53,8 +63,10 @@ class RunInputSerializer(serializers.Serializer):
     gpu_count = serializers.IntegerField(min_value=0, max_value=INT32_MAX, default=0)
     cpu_count = serializers.IntegerField(min_value=0, max_value=INT32_MAX, required=False, allow_null=True,
                                          default=None)
-    memory_gb = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
-    time_limit_hours = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
+    memory_gb = serializers.FloatField(min_value=0, max_value=MAX_MEMORY_GB, required=False, allow_null=True,
+                                       default=None)
+    time_limit_hours = serializers.FloatField(min_value=0, max_value=MAX_TIME_LIMIT_HOURS, required=False,
+                                              allow_null=True, default=None)
     submission = serializers.FileField(required=False, allow_null=True, default=None,
                                        help_text="submission.csv, or a .zip/.tar.gz of the run folder")
     trajectory_files = serializers.ListField(child=serializers.FileField(), required=False, default=list)

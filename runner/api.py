@@ -38,8 +38,8 @@ class JobInputSerializer(serializers.Serializer):
     time_limit_minutes = serializers.FloatField(min_value=0, max_value=10**7)
     gpus = serializers.IntegerField(min_value=0, max_value=1024, default=0)
     gpu_type = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
-    cpus = serializers.FloatField(default=1, min_value=0, max_value=4096)
-    memory_gb = serializers.FloatField(default=4, min_value=0, max_value=2**20)
+    cpus = serializers.FloatField(default=1, min_value=0, max_value=services.MAX_CPUS)
+    memory_gb = serializers.FloatField(default=4, min_value=0, max_value=services.MAX_MEMORY_GB)
     network = serializers.CharField(max_length=128, required=False, allow_null=True, default=None,
                                     help_text="An egress network for agents that call an API; none by default")
     secrets = serializers.DictField(child=serializers.CharField(max_length=10_000), required=False, default=dict,

@@ -107,3 +107,39 @@ def test_a_crafted_run_cursor_is_a_404(client, catalogue):
 
     cursor = base64.b64encode(b"p=not-a-time&o=0").decode()
     assert client.get(f"/api/runs/?cursor={cursor}").status_code == 404
+
+
+@pytest.mark.parametrize("field, value", [("cpus", 1e300), ("memory_gb", 1e300), ("memory_gb", float("inf")),
+                                          ("cpus", 10**6)])
+def test_every_door_to_create_job_refuses_numbers_that_overflow_in_the_worker(alice, catalogue, tmp_path, field,
+                                                                              value):
+    """The form and `submit_job` reach create_job without the API's serializer: memory_gb * 2^30 must
+    stay an integer the sandbox can take, cpus an integer column."""
+    from leaderboard.models import Competition
+    from runner.services import JobError, create_job
+
+    Competition.objects.update(public_data_dir=str(tmp_path))
+    with pytest.raises(JobError, match=field):
+        create_job(user=alice, **{**JOB, field: value})
+    assert not Job.objects.exists()
+
+
+@pytest.mark.parametrize("field, value", [("memory_gb", 1e300), ("time_limit_hours", 1e300)])
+def test_run_budgets_past_their_bounds_are_a_400(alice, catalogue, field, value):
+    from leaderboard.models import Run
+    from tests.test_runs_api import payload
+
+    response = token_client(alice).post("/api/runs/", payload(**{field: value}), format="multipart")
+    assert response.status_code == 400 and field in response.json()
+    assert not Run.objects.exists()
+
+
+@pytest.mark.parametrize("number", [float("inf"), float("nan")])
+def test_create_job_refuses_settings_that_are_not_json(alice, catalogue, tmp_path, number):
+    from leaderboard.models import Competition
+    from runner.services import JobError, create_job
+
+    Competition.objects.update(public_data_dir=str(tmp_path))
+    with pytest.raises(JobError, match="finite"):
+        create_job(user=alice, **{**JOB, "settings": {"temperature": number}})
+    assert not Job.objects.exists()
