@@ -230,14 +230,13 @@ def enqueue_task(task_id: int) -> bool:
 
     The sweep publishes again the queued tasks that were never published."""
     from runner.tasks import run_job_task
+    from webapp.celery import publish
 
     task = JobTask.objects.filter(pk=task_id).only("queue", "status").first()
     if task is None or task.status != JobTask.Status.QUEUED:
         return False
-    try:
-        result = run_job_task.apply_async(args=[task_id], queue=task.queue)
-    except Exception:  # noqa: BLE001 - the task is saved; the sweep enqueues it again
-        log.exception("could not enqueue job task %s; the sweep will try again", task_id)
+    result = publish(run_job_task, [task_id], what=f"job task {task_id}", queue=task.queue)
+    if result is None:  # the task is saved; the sweep enqueues it again
         return False
     JobTask.objects.filter(pk=task_id).update(enqueued_at=timezone.now(), celery_task_id=result.id or "")
     return True

@@ -7,6 +7,7 @@ import shutil
 import socket
 import subprocess
 import time
+from pathlib import Path
 
 import pytest
 
@@ -18,10 +19,13 @@ def free_port() -> int:
 
 
 class RedisServer:
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, data_dir: Path | None = None) -> None:
+        """With data_dir, an append-only file keeps the queues across a restart, as a production
+        broker's persistence does."""
         if shutil.which("redis-server") is None:
             pytest.skip("redis-server is not installed")
         self.port = port or free_port()
+        self.data_dir = data_dir
         self.process: subprocess.Popen | None = None
 
     @property
@@ -29,8 +33,10 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self) -> RedisServer:
+        persistence = (["--appendonly", "yes", "--appendfsync", "always", "--dir", str(self.data_dir)]
+                       if self.data_dir else ["--appendonly", "no"])
         self.process = subprocess.Popen(
-            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", *persistence],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + 10
         while time.monotonic() < deadline:
