@@ -143,3 +143,24 @@ def test_create_job_refuses_settings_that_are_not_json(alice, catalogue, tmp_pat
     with pytest.raises(JobError, match="finite"):
         create_job(user=alice, **{**JOB, "settings": {"temperature": number}})
     assert not Job.objects.exists()
+
+
+@pytest.mark.parametrize("path", ["/api/scaling/time/", "/api/scaling/pass-at-k/", "/api/scaling/hardware/"])
+@pytest.mark.parametrize("ids", ["%C2%B2", "%D9%A3", "1,x", "9" * 30, "9" * 5000, str(2**63)])
+def test_experiment_ids_that_are_no_ids_are_a_400(client, catalogue, path, ids):
+    """A Unicode digit ('²', Arabic-Indic three) passes str.isdigit() and fails int(); an id past 64
+    bits overflows SQLite: both were 500s."""
+    response = client.get(f"{path}?experiment={ids}")
+    assert response.status_code == 400 and "experiment" in response.json()
+
+
+@pytest.mark.parametrize("url", ["/compare/?runs=%C2%B2,1", "/compare/?runs=1," + "9" * 25,
+                                 "/runs/1/steps/?start=" + "9" * 30])
+def test_page_parameters_that_are_no_ids_are_not_a_server_error(client, catalogue, url):
+    make_run()
+    assert client.get(url).status_code < 500
+
+
+def test_a_content_length_of_unicode_digits_is_a_400(client):
+    response = client.generic("POST", "/api/runs/", b"", CONTENT_LENGTH="\xb2")
+    assert response.status_code == 400
