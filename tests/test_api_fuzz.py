@@ -12,7 +12,7 @@ from django.core.wsgi import get_wsgi_application
 from hypothesis import HealthCheck, settings
 from schemathesis import GenerationMode
 
-EXAMPLES = 30
+EXAMPLES = 60
 schema = schemathesis.openapi.from_wsgi("/api/schema/?format=json", get_wsgi_application())
 # Valid and invalid input both: a request the schema forbids must be refused, not crash the site.
 schema.config.generation.update(modes=list(GenerationMode))
