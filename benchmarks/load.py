@@ -10,11 +10,12 @@ registered, so uploads are graded), 1k SYNTHETIC graded runs and one synthetic r
 steps, served by gunicorn (2 workers) with a Celery worker (the embedded filesystem broker, or
 --broker). --clients readers request `/`, the replay page and `/api/runs/` in turn:
   1. for --seconds with nothing else going on: the baseline, measured in the same run;
-  2. for --seconds while 10 hostile uploads are posted to `POST /api/runs/` with a token (a tar.gz
+  2. for --seconds while 12 hostile uploads are posted to `POST /api/runs/` with a token (a tar.gz
      holding a 1 GiB member, 100,000 nested brackets, one --big-step-mb step, a truncated zip, a zip
-     bomb, `a` and `a/b`, a path escaping the folder, an empty zip, a UTF-16 journal, tokens_in 10**30)
-     and the worker processes them.
-It prints requests/s, p50/p99 and errors per path for both phases, gunicorn's CPU per answer (steadier
+     bomb, `a` and `a/b`, a path escaping the folder, an empty zip, a UTF-16 journal, tokens_in 10**30,
+     and two valid ones whose bodies trickle in over 6 s) and the worker processes them.
+It prints requests/s, p50/p99/max and errors per path for both phases (the max: one reader stuck
+behind an upload is what a person notices, and p99 hides it), gunicorn's CPU per answer (steadier
 than rates on a shared machine) and the ratios (readers are not starved when phase 2 keeps phase 1's rate
 and p99), then what became of each upload: the HTTP answer (201, 202 and 400 all count as handled; 5xx or
 no answer do not) and the run's final state. --intake-wait sets how long an upload request waits for its
@@ -45,6 +46,7 @@ from support import http_load, site  # noqa: E402
 POSTGRES = "postgres://postgres@127.0.0.1:5432/medalboard_load"
 COMPETITION = "smoke-wine"
 FINAL = {"graded", "failed", "waiting"}
+TRICKLE_S = 6.0  # two uploads whose bodies arrive this slowly: as many as gunicorn has worker processes
 
 
 def parse_args() -> argparse.Namespace:
@@ -132,7 +134,7 @@ def jsonl(*lines: dict) -> bytes:
 
 
 def hostile_uploads(sample: bytes, big_step_mb: int) -> list[tuple[str, dict[str, tuple[str, bytes]]]]:
-    """(label, files) for the 10 hostile uploads; every one carries a valid submission except where
+    """(label, files) for the 12 hostile uploads; every one carries a valid submission except where
     the archive is the submission."""
     good = ("submission.csv", sample)
     nested = b"[" * 100_000 + b"]" * 100_000
@@ -151,6 +153,7 @@ def hostile_uploads(sample: bytes, big_step_mb: int) -> list[tuple[str, dict[str
         ("UTF-16 journal", {"submission": good, "trajectory_files": ("journal.json", journal_utf16)}),
         ("tokens_in 10**30", {"submission": good, "trajectory_files": (
             "trajectory.jsonl", jsonl({"index": 0, "kind": "llm", "t": 1, "data": {"tokens_in": 10**30}}))}),
+        *[(f"body sent over {TRICKLE_S:g} s ({n})", {"submission": good}) for n in (1, 2)],
     ]
 
 
@@ -166,17 +169,33 @@ def multipart(fields: dict[str, str], files: dict[str, tuple[str, bytes]]) -> tu
     return f"multipart/form-data; boundary={boundary}", b"".join(parts)
 
 
-def post_upload(base: str, token: str, seed: int, files: dict) -> tuple[int | str, float, dict]:
+def send_slowly(conn: http.client.HTTPConnection, headers: dict, body: bytes, seconds: float) -> None:
+    """The request with its body trickled in over `seconds` (a client on a slow link, or one that
+    holds a connection on purpose): the server's request handler waits on it all that time."""
+    conn.putrequest("POST", "/api/runs/")
+    for name, value in {**headers, "Content-Length": str(len(body))}.items():
+        conn.putheader(name, value)
+    conn.endheaders()
+    chunks = 20
+    for k in range(chunks):
+        conn.send(body[k * len(body) // chunks:(k + 1) * len(body) // chunks])
+        time.sleep(seconds / chunks)
+
+
+def post_upload(base: str, token: str, seed: int, files: dict, trickle_s: float = 0) -> tuple[int | str, float, dict]:
     fields = {"competition": COMPETITION, "agent": "synthetic-hostile", "model": "synthetic-model-hostile",
               "seed": str(seed), "notes": "synthetic: a hostile upload made by benchmarks/load.py"}
     content_type, body = multipart(fields, files)
     parts = urlsplit(base)
     began = time.perf_counter()
     conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=300)
+    headers = {"Content-Type": content_type, "Authorization": f"Token {token}", "Accept": "application/json"}
     try:
         try:
-            conn.request("POST", "/api/runs/", body=body, headers={
-                "Content-Type": content_type, "Authorization": f"Token {token}", "Accept": "application/json"})
+            if trickle_s:
+                send_slowly(conn, headers, body, trickle_s)
+            else:
+                conn.request("POST", "/api/runs/", body=body, headers=headers)
         except BrokenPipeError:
             pass  # the server answered before reading the whole body (a refusal): read that answer
         response = conn.getresponse()
@@ -245,7 +264,7 @@ def report(title: str, results: dict[str, http_load.Result], labels: dict[str, s
     answered = sum(result.ok for result in results.values())
     print(f"\n{title} (gunicorn used {cpu:.1f} s of CPU: {cpu * 1000 / max(answered, 1):.1f} ms per answer)")
     for path, result in results.items():
-        print(f"  {labels[path]:14} {result.line()}")
+        print(f"  {labels[path]:14} {result.line()}  max {result.pct(1.0):6.0f} ms")
 
 
 def compare(quiet: dict[str, http_load.Result], busy: dict[str, http_load.Result], labels: dict[str, str]) -> None:
@@ -253,7 +272,7 @@ def compare(quiet: dict[str, http_load.Result], busy: dict[str, http_load.Result
     for path in quiet:
         q, b = quiet[path], busy[path]
         print(f"  {labels[path]:14} rate {b.rate() / q.rate():.2f}x  p99 {b.pct(0.99) / q.pct(0.99):.2f}x  "
-              f"(p99 {b.pct(0.99):.0f} ms with uploads)")
+              f"max {b.pct(1.0) / q.pct(1.0):.2f}x  (p99 {b.pct(0.99):.0f} ms, max {b.pct(1.0):.0f} ms with uploads)")
 
 
 def settle(base: str, token: str, answers: list, deadline: float) -> list[str]:
@@ -301,11 +320,12 @@ def main() -> None:
             report("1. readers alone", quiet, labels, server.cpu() - began)
             began = server.cpu()
             with concurrent.futures.ThreadPoolExecutor(len(uploads) + 1) as pool:
-                posted = [pool.submit(post_upload, base, token, seed, files)
-                          for seed, (_, files) in enumerate(uploads)]
+                posted = [pool.submit(post_upload, base, token, seed, files,
+                                      TRICKLE_S if label.startswith("body sent over") else 0)
+                          for seed, (label, files) in enumerate(uploads)]
                 busy = http_load.readers(base, paths, clients=args.clients, seconds=args.seconds)
                 answers = [f.result() for f in posted]
-            report("2. readers while 10 hostile uploads are posted and processed", busy, labels,
+            report(f"2. readers while {len(uploads)} hostile uploads are posted and processed", busy, labels,
                    server.cpu() - began)
             compare(quiet, busy, labels)
             began = time.monotonic()

@@ -2,7 +2,7 @@ from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
 from leaderboard import snapshots
-from leaderboard.models import INT32_MAX, Competition, Run, Team
+from leaderboard.models import INT32_MAX, MAX_TIME_LIMIT_HOURS, Competition, Run, Team
 
 
 class MultipleFileInput(forms.ClearableFileInput):
@@ -37,7 +37,8 @@ class UploadRunForm(forms.Form):
     hardware = forms.CharField(max_length=200, required=False, help_text="e.g. 36 vCPU, 440 GB RAM")
     gpu_type = forms.CharField(max_length=100, required=False, label="GPU type")
     gpu_count = forms.IntegerField(initial=0, min_value=0, max_value=INT32_MAX, label="GPU count")
-    time_limit_hours = forms.FloatField(required=False, min_value=0, label="Time limit (hours)")
+    time_limit_hours = forms.FloatField(required=False, min_value=0, max_value=MAX_TIME_LIMIT_HOURS,
+                                        label="Time limit (hours)")
     submission = forms.FileField(
         required=False,
         help_text="submission.csv, or a .zip/.tar.gz of the run folder (submission/, logs/, code/)",

@@ -100,12 +100,11 @@ def dispatch(intake_id: int) -> None:
     if settings.INTAKE_IN_REQUEST:
         import_intake.apply(args=(intake_id,))
         return
+    from webapp.celery import publish
+
     now = timezone.now()
-    try:
-        import_intake.delay(intake_id)
-    except Exception:  # noqa: BLE001 - the intake is saved; the sweep enqueues it again
-        log.exception("could not enqueue intake %s; it stays received", intake_id)
-        return
+    if publish(import_intake, [intake_id], what=f"intake {intake_id}") is None:
+        return  # the intake stays received; the sweep enqueues it again
     RunIntake.objects.filter(pk=intake_id, enqueued_at__isnull=True).update(enqueued_at=now)
 
 

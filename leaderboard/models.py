@@ -20,6 +20,9 @@ from leaderboard import medals
 # The ranges of IntegerField and BigIntegerField on PostgreSQL: input beyond them is refused up front.
 INT32_MAX = 2**31 - 1
 INT64_MAX = 2**63 - 1
+# An experiment's memory and time budget: finite and far from overflowing when scaled (x 3600, x 2^30).
+MAX_MEMORY_GB = 2**20
+MAX_TIME_LIMIT_HOURS = 10**6
 USER_MODEL = settings.AUTH_USER_MODEL  # Experiment has a field named `settings`
 
 

@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, render
 
 from leaderboard import charts, snapshots, static_export
 from leaderboard.exports import trajectory_lines
-from leaderboard.models import Run, StepKind
+from leaderboard.models import INT32_MAX, INT64_MAX, Run, StepKind
 from leaderboard.runs_index import runs_index
 from leaderboard.trajectory_store import StoredStep, StoredTrajectory
 
@@ -230,9 +230,14 @@ def run_steps_window(request: HttpRequest, pk: int) -> HttpResponse:
 
 def _int_param(request: HttpRequest, name: str, default: int = 0) -> int:
     try:
-        return max(0, int(request.GET.get(name, default)))
+        return min(max(0, int(request.GET.get(name, default))), INT32_MAX)  # step indexes are 32-bit
     except ValueError:
         raise Http404(f"{name} must be a non-negative integer") from None
+
+
+def _is_id(text: str) -> bool:
+    """A row id: ASCII digits ("²" passes isdigit() and fails int()) a 64-bit column holds."""
+    return text.isascii() and text.isdigit() and len(text) < 20 and int(text) <= INT64_MAX
 
 
 # ---------------------------------------------------------------------------------------------
@@ -306,7 +311,7 @@ def score_series(run: Run, stored: StoredTrajectory) -> dict:
 
 
 def compare(request: HttpRequest) -> HttpResponse:
-    ids = [p for value in request.GET.getlist("runs") for p in value.split(",") if p.strip().isdigit()]
+    ids = [p for value in request.GET.getlist("runs") for p in value.split(",") if _is_id(p.strip())]
     if len(ids) != 2:
         return runs_index(request, notice="Pick two runs to compare: tick them in the list below.")
     a, b = visible_run(request, int(ids[0])), visible_run(request, int(ids[1]))

@@ -21,7 +21,17 @@ from rest_framework.views import APIView
 from leaderboard import intake, page_cache, quotas, services, snapshots, stats
 from leaderboard.exports import csv_cell
 from leaderboard.intake_api import IntakeSerializer
-from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, RunIntake, Split, Team
+from leaderboard.models import (
+    INT32_MAX,
+    INT64_MAX,
+    MAX_MEMORY_GB,
+    MAX_TIME_LIMIT_HOURS,
+    Competition,
+    Run,
+    RunIntake,
+    Split,
+    Team,
+)
 from leaderboard.pagination import RunCursorPagination
 
 
@@ -53,8 +63,10 @@ class RunInputSerializer(serializers.Serializer):
     gpu_count = serializers.IntegerField(min_value=0, max_value=INT32_MAX, default=0)
     cpu_count = serializers.IntegerField(min_value=0, max_value=INT32_MAX, required=False, allow_null=True,
                                          default=None)
-    memory_gb = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
-    time_limit_hours = serializers.FloatField(min_value=0, required=False, allow_null=True, default=None)
+    memory_gb = serializers.FloatField(min_value=0, max_value=MAX_MEMORY_GB, required=False, allow_null=True,
+                                       default=None)
+    time_limit_hours = serializers.FloatField(min_value=0, max_value=MAX_TIME_LIMIT_HOURS, required=False,
+                                              allow_null=True, default=None)
     submission = serializers.FileField(required=False, allow_null=True, default=None,
                                        help_text="submission.csv, or a .zip/.tar.gz of the run folder")
     trajectory_files = serializers.ListField(child=serializers.FileField(), required=False, default=list)
@@ -62,7 +74,7 @@ class RunInputSerializer(serializers.Serializer):
         child=serializers.FileField(), required=False, default=list,
         help_text="Submission snapshots, each named <elapsed-seconds>.csv (docs/snapshots.md)",
     )
-    notes = serializers.CharField(required=False, allow_blank=True, default="")
+    notes = serializers.CharField(required=False, allow_blank=True, default="", max_length=100_000)
     is_private = serializers.BooleanField(default=False)
     team = serializers.SlugRelatedField(slug_field="name", queryset=Team.objects.all(), required=False,
                                         allow_null=True, default=None,
@@ -230,6 +242,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     parser_classes = [MultiPartParser, FormParser]
     serializer_class = RunOutputSerializer
     pagination_class = RunCursorPagination
+    lookup_value_regex = r"[0-9]+"
 
     def get_queryset(self):
         runs = Run.objects.visible_to(self.request.user).select_related(
@@ -360,12 +373,12 @@ def rows_to_csv(rows: list[dict]) -> str:
 class LeaderboardQuerySerializer(serializers.Serializer):
     split = serializers.SlugField(default="lite", help_text="lite (= low), medium, high, all (= split75), "
                                   "or any other split's id, e.g. dev, systemcard, demo")
-    agent = serializers.CharField(required=False, allow_blank=True, default="")
-    model = serializers.CharField(required=False, allow_blank=True, default="")
-    hardware = serializers.CharField(required=False, allow_blank=True, default="")
+    agent = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    model = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
+    hardware = serializers.CharField(required=False, allow_blank=True, default="", max_length=200)
     verified = serializers.BooleanField(default=False)
     pad = serializers.BooleanField(default=False)
-    sort = serializers.CharField(required=False, default="-any_medal")
+    sort = serializers.CharField(required=False, default="-any_medal", max_length=100)
 
 
 class LeaderboardRowSerializer(serializers.Serializer):

@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard import scaling, stats
-from leaderboard.models import Split
+from leaderboard.models import INT64_MAX, Split
 from leaderboard.runs_api import rows_to_csv
 
 
@@ -33,7 +33,9 @@ class ScalingQuerySerializer(serializers.Serializer):
 
     def validate_experiment(self, values: list[str]) -> list[int]:
         parts = [part.strip() for value in values for part in value.split(",") if part.strip()]
-        if not all(part.isdigit() and int(part) > 0 for part in parts):
+        # ASCII digits only ('²' passes isdigit() and fails int()), and ids a 64-bit column holds
+        if not all(part.isascii() and part.isdigit() and len(part) < 20 and 0 < int(part) <= INT64_MAX
+                   for part in parts):
             raise ValidationError("experiment ids are positive whole numbers")
         return sorted({int(part) for part in parts})
 

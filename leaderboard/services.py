@@ -218,12 +218,10 @@ def _repeat(run: Run, *, is_private: bool, notes: str) -> Run:
 
 def _enqueue_grading(run_id: int) -> None:
     from leaderboard.tasks import grade_run
+    from webapp.celery import publish
 
-    try:
-        grade_run.delay(run_id)
-    except Exception:  # noqa: BLE001 - the run is saved; the sweep (leaderboard.recovery) enqueues it again
-        log.exception("could not enqueue grading of run %s; it stays pending", run_id)
-        return
+    if publish(grade_run, [run_id], what=f"grading of run {run_id}") is None:
+        return  # the run stays pending; the sweep (leaderboard.recovery) enqueues it again
     from django.utils import timezone
 
     Run.objects.filter(pk=run_id, grading_enqueued_at__isnull=True).update(grading_enqueued_at=timezone.now())

@@ -87,11 +87,9 @@ def add_snapshot(*, run: Run, elapsed_seconds: float, file: File) -> Snapshot:
 
 def enqueue_grading(snapshot_id: int) -> None:
     from leaderboard.tasks import grade_snapshot
+    from webapp.celery import publish
 
-    try:
-        grade_snapshot.delay(snapshot_id)
-    except Exception:  # noqa: BLE001 - the row is saved; it stays pending until enqueued again
-        log.exception("could not enqueue grading of snapshot %s; it stays pending", snapshot_id)
+    publish(grade_snapshot, [snapshot_id], what=f"grading of snapshot {snapshot_id}")  # None: stays pending
 
 
 def grade_pending_now(run_id: int) -> dict[str, int]:

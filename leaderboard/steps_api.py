@@ -14,6 +14,7 @@ from rest_framework.permissions import AllowAny
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from leaderboard.models import INT32_MAX
 from leaderboard.replay import parse_kinds, visible_run
 from leaderboard.trajectory_store import OUTLINE_LIMIT, StoredTrajectory, outline_of
 
@@ -50,18 +51,21 @@ class StepPageSerializer(serializers.Serializer):
 
 
 class StepQuerySerializer(serializers.Serializer):
-    page = serializers.IntegerField(required=False, min_value=0, default=0, help_text="0-based page")
+    page = serializers.IntegerField(required=False, min_value=0, max_value=INT32_MAX, default=0,
+                                    help_text="0-based page")
     page_size = serializers.IntegerField(
         required=False, min_value=1, max_value=MAX_PAGE_SIZE, default=DEFAULT_PAGE_SIZE
     )
-    type = serializers.CharField(required=False, default="", help_text="Step kinds, comma-separated")
-    q = serializers.CharField(required=False, default="", help_text="Case-insensitive text search, paged by "
-                              "cursor: the first page_size hits from `cursor` on")
-    cursor = serializers.IntegerField(required=False, min_value=0, help_text="With q: search from this step "
-                                      "index (a previous response's next_cursor)")
+    type = serializers.CharField(required=False, default="", max_length=1000, help_text="Step kinds, comma-separated")
+    q = serializers.CharField(required=False, default="", max_length=1000,
+                              help_text="Case-insensitive text search, paged by cursor: the first page_size hits "
+                                        "from `cursor` on")
+    cursor = serializers.IntegerField(required=False, min_value=0, max_value=INT32_MAX,
+                                      help_text="With q: search from this step index (a previous response's "
+                                                "next_cursor)")
     around = serializers.IntegerField(
-        required=False, min_value=0, help_text="Return the page holding this step index (overrides page); with q, "
-        "the hits from this step on"
+        required=False, min_value=0, max_value=INT32_MAX,
+        help_text="Return the page holding this step index (overrides page); with q, the hits from this step on"
     )
 
     def validate(self, attrs: dict) -> dict:

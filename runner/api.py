@@ -6,9 +6,10 @@ output names them only.
 
 from __future__ import annotations
 
+import json
+
 from django.core.exceptions import ImproperlyConfigured
 from django.db.models import Prefetch
-from django.shortcuts import get_object_or_404
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from drf_spectacular.utils import extend_schema
@@ -20,26 +21,50 @@ from rest_framework.views import APIView
 
 from runner import access, secrets, services
 from runner.models import Job, JobTask, Runner
+from webapp.parsers import check_depth
+
+MAX_COMPETITIONS = 1000
+MAX_SETTINGS_BYTES = 64 * 1024
+MAX_SECRETS = 100
 
 
 class JobInputSerializer(serializers.Serializer):
+    """Every field bounded by the column it lands in (cpus becomes an experiment's integer cpu_count)."""
+
     agent = serializers.CharField(max_length=100, help_text="`baseline` (built in) or a registered agent's name")
     model = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
-    competitions = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
+    competitions = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list,
+                                         max_length=MAX_COMPETITIONS)
     split = serializers.CharField(max_length=100, required=False, allow_blank=True, allow_null=True, default=None)
     seeds = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
-    time_limit_minutes = serializers.FloatField()
+    time_limit_minutes = serializers.FloatField(min_value=0, max_value=10**7)
     gpus = serializers.IntegerField(min_value=0, max_value=1024, default=0)
     gpu_type = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
-    cpus = serializers.FloatField(default=1)
-    memory_gb = serializers.FloatField(default=4)
+    cpus = serializers.FloatField(default=1, min_value=0, max_value=services.MAX_CPUS)
+    memory_gb = serializers.FloatField(default=4, min_value=0, max_value=services.MAX_MEMORY_GB)
     network = serializers.CharField(max_length=128, required=False, allow_null=True, default=None,
                                     help_text="An egress network for agents that call an API; none by default")
     secrets = serializers.DictField(child=serializers.CharField(max_length=10_000), required=False, default=dict,
                                     write_only=True, help_text="Environment for the sandbox only; stored encrypted")
-    settings = serializers.DictField(required=False, default=dict)
+    settings = serializers.DictField(required=False, default=dict,
+                                     help_text=f"The agent's settings: JSON of at most {MAX_SETTINGS_BYTES} bytes")
     private = serializers.BooleanField(required=False, allow_null=True, default=None,
                                        help_text="Runs seen by you and staff only; default: the site's setting")
+
+    def validate_secrets(self, value: dict) -> dict:
+        if len(value) > MAX_SECRETS or any(len(name) > 200 for name in value):
+            raise ValidationError(f"at most {MAX_SECRETS} secrets, each name at most 200 characters")
+        return value
+
+    def validate_settings(self, value: dict) -> dict:
+        try:
+            check_depth(value)
+            size = len(json.dumps(value, allow_nan=False))
+        except ValueError as exc:
+            raise ValidationError(str(exc)) from None
+        if size > MAX_SETTINGS_BYTES:
+            raise ValidationError(f"settings are at most {MAX_SETTINGS_BYTES} bytes of JSON, not {size}")
+        return value
 
 
 class TaskOutputSerializer(serializers.Serializer):
@@ -146,6 +171,7 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
 
     serializer_class = JobOutputSerializer
     permission_classes = [permissions.IsAuthenticated]
+    lookup_value_regex = r"[0-9]+"  # anything else is no job: a 404 from the router, not a failed query
 
     def get_queryset(self):
         return access.visible_jobs(self.request.user).order_by("-created_at", "-id")
@@ -160,7 +186,7 @@ class JobViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gene
     @extend_schema(request=None, responses={200: JobOutputSerializer})
     @action(detail=True, methods=["post"])
     def cancel(self, request, pk=None):
-        job = get_object_or_404(self.get_queryset(), pk=pk)
+        job = self.get_object()
         try:
             job = services.cancel_job(job=job, user=request.user)
         except PermissionError as exc:

@@ -7,6 +7,7 @@ permissions and per-user limits around it; secrets arrive decrypted in `env` and
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import re
@@ -66,6 +67,7 @@ def create_job(
     _check_hardware(gpus=gpus, gpu_type=gpu_type, cpus=cpus, memory_gb=memory_gb)
     _check_image(definition)
     _check_network(network)
+    _check_settings(settings)
     sealed = _seal(definition, env or {})
     with transaction.atomic():
         experiment = _experiment(user, definition, model, settings, gpus, gpu_type, cpus, memory_gb, time_limit_minutes)
@@ -132,6 +134,10 @@ def _competitions(slugs, split: str | None) -> list[Competition]:
     return chosen
 
 
+MAX_CPUS = 4096
+MAX_MEMORY_GB = 2**20
+
+
 def _check_numbers(*, seeds, time_limit_minutes, gpus, cpus, memory_gb) -> None:
     if not isinstance(seeds, int) or not 1 <= seeds <= settings.MAX_SEEDS:
         raise JobError(f"seeds must be a whole number from 1 to {settings.MAX_SEEDS}, not {seeds!r}")
@@ -140,8 +146,18 @@ def _check_numbers(*, seeds, time_limit_minutes, gpus, cpus, memory_gb) -> None:
         raise JobError(f"the time limit must be above 0 and at most {limit:g} minutes, not {time_limit_minutes!r}")
     if not isinstance(gpus, int) or gpus < 0:
         raise JobError(f"gpus must be a whole number, 0 or more, not {gpus!r}")
-    if not _finite(cpus) or cpus <= 0 or not _finite(memory_gb) or memory_gb <= 0:
-        raise JobError("cpus and memory_gb must be positive numbers")
+    if not _finite(cpus) or not 0 < cpus <= MAX_CPUS or not _finite(memory_gb) or not 0 < memory_gb <= MAX_MEMORY_GB:
+        # Bounded because they become an integer column (cpu_count) and a byte count (memory_gb * 2^30)
+        raise JobError(f"cpus and memory_gb must be positive numbers (cpus at most {MAX_CPUS}, memory_gb at most "
+                       f"{MAX_MEMORY_GB})")
+
+
+def _check_settings(value: dict | None) -> None:
+    """Settings are stored as JSON and handed to the agent: NaN and infinity are not JSON."""
+    try:
+        json.dumps(value or {}, allow_nan=False)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise JobError(f"settings must be plain JSON with finite numbers: {exc}") from None
 
 
 def _finite(value) -> bool:
@@ -245,14 +261,13 @@ def enqueue_task(task_id: int) -> bool:
 
     The sweep publishes again the queued tasks that were never published."""
     from runner.tasks import run_job_task
+    from webapp.celery import publish
 
     task = JobTask.objects.filter(pk=task_id).only("queue", "status").first()
     if task is None or task.status != JobTask.Status.QUEUED:
         return False
-    try:
-        result = run_job_task.apply_async(args=[task_id], queue=task.queue)
-    except Exception:  # noqa: BLE001 - the task is saved; the sweep enqueues it again
-        log.exception("could not enqueue job task %s; the sweep will try again", task_id)
+    result = publish(run_job_task, [task_id], what=f"job task {task_id}", queue=task.queue)
+    if result is None:  # the task is saved; the sweep enqueues it again
         return False
     JobTask.objects.filter(pk=task_id).update(enqueued_at=timezone.now(), celery_task_id=result.id or "")
     return True

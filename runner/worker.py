@@ -18,15 +18,32 @@ from celery import bootsteps
 log = logging.getLogger(__name__)
 
 
+def _outage_errors() -> tuple[type[BaseException], ...]:
+    from django.db import InterfaceError, OperationalError
+    from kombu.exceptions import OperationalError as BrokerError
+
+    return (BrokerError, OperationalError, InterfaceError, ConnectionError, TimeoutError)
+
+
+def _service(exc: BaseException) -> str:
+    return "the database" if exc.__class__.__module__.startswith("django.db") else "the broker"
+
+
 def _every(interval: float, stop: threading.Event, work, name: str) -> threading.Thread:
     starter = threading.current_thread()  # the worker's own thread: the loop ends with it
 
     def loop() -> None:
         from django.db import close_old_connections
 
+        from webapp.celery import one_line
+
+        outages = _outage_errors()  # imported here: Django is set up once the worker runs
+
         while not stop.wait(interval) and starter.is_alive():
             try:
                 work()
+            except outages as exc:  # the database or broker is away: the next pass retries, one line says so
+                log.warning("%s: %s unavailable (%s); retrying in %g s", name, _service(exc), one_line(exc), interval)
             except Exception:  # noqa: BLE001 - a failed pass is retried at the next interval
                 log.exception("%s failed", name)
             finally:

@@ -50,7 +50,7 @@ class RequestGuardMiddleware:
             return _refusal(400, "a NUL byte is not allowed in a URL or its parameters", request)
         limit = body_limit()
         length = request.META.get("CONTENT_LENGTH") or "0"
-        if not length.isdigit():
+        if not (length.isascii() and length.isdigit()):  # "²" is a digit to isdigit(), not to int()
             return _refusal(400, "Content-Length must be a whole number of bytes", request)
         if int(length) > limit:
             return _refusal(413, f"the request body is {int(length):,} bytes; the limit is {limit:,} bytes", request)

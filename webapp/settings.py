@@ -306,7 +306,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "leaderboard.pagination.BoundedLimitOffsetPagination",
+    # JSON bodies bounded in size, depth and number range (webapp.parsers); forms and uploads as DRF has them.
+    "DEFAULT_PARSER_CLASSES": [
+        "webapp.parsers.BoundedJSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
     "PAGE_SIZE": 100,
     # Requests per client (anonymous: by address; users: by account); counted in the cache below.
     "DEFAULT_THROTTLE_CLASSES": [
@@ -334,9 +340,12 @@ CONTENT_SECURITY_POLICY = os.environ.get("MEDALBOARD_CONTENT_SECURITY_POLICY") o
 DAILY_GRADING_QUOTA = env_int("MEDALBOARD_DAILY_GRADING_QUOTA", 5)
 # Throttle counters and cached counts. One process keeps its own by default; with several gunicorn
 # workers or hosts set MEDALBOARD_CACHE_URL=redis://... so limits hold across them.
+# The cache is optional at run time: while Redis is unreachable, reads miss and writes are dropped
+# (webapp.cache, logged and counted), throttles fail open, and each call gives up within the timeout.
 if os.environ.get("MEDALBOARD_CACHE_URL"):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache",
-                          "LOCATION": os.environ["MEDALBOARD_CACHE_URL"]}}
+    CACHES = {"default": {"BACKEND": "webapp.cache.FailSafeRedisCache",
+                          "LOCATION": os.environ["MEDALBOARD_CACHE_URL"],
+                          "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}}
 SPECTACULAR_SETTINGS = {
     "TITLE": "Medalboard API",
     "DESCRIPTION": "Competitions, runs, grading and trajectories of ML-engineering agents.\n\n"

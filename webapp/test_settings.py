@@ -32,7 +32,7 @@ if CELERY_BROKER_URL.startswith("filesystem"):  # noqa: F405
     _broker = Path(os.environ.setdefault(  # noqa: F405
         "MEDALBOARD_TEST_BROKER_DIR", tempfile.mkdtemp(prefix="medalboard-test-broker-")))
     CELERY_BROKER_TRANSPORT_OPTIONS = {  # noqa: F405  (the site's options, e.g. its polling interval)
-        **CELERY_BROKER_TRANSPORT_OPTIONS,
+        **CELERY_BROKER_TRANSPORT_OPTIONS,  # noqa: F405
         "data_folder_in": str(_broker / "queue"), "data_folder_out": str(_broker / "queue"),
         "processed_folder": str(_broker / "processed"), "control_folder": str(_broker / "control"),
         "store_processed": False,

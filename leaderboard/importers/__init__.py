@@ -45,7 +45,6 @@ __all__ = [
 # directory formats, then the specific JSON shapes.
 DETECTION_ORDER = ["jsonl", "mlagentbench", "mlebench_run", "inspect", "aide", "sweagent", "openhands"]
 VALID_KINDS = frozenset(StepKind.values)
-MAX_COUNT = 2**63 - 1  # Run.tokens_in and tokens_out are 64-bit
 
 
 _NOT_YET = object()
@@ -143,18 +142,11 @@ def _update_run(run: Run, parsed: ParsedTrajectory, count: int) -> None:
     run.trajectory_format = parsed.format
     run.import_warnings = list(parsed.warnings)
     fields = ["n_steps", "trajectory_format", "import_warnings"]
-    known = {
-        "tokens_in": meta.tokens_in,
-        "tokens_out": meta.tokens_out,
-        "cost_usd": meta.cost_usd,
-        "duration_s": meta.duration_s,
-        "started_at": meta.started_at,
-    }
-    for name in ("tokens_in", "tokens_out"):
-        if known[name] is not None and not 0 <= known[name] <= MAX_COUNT:
-            run.import_warnings.append(f"the trajectory's {name} total ({known[name]:.3g}) is not a count "
-                                       "between 0 and 2^63; not recorded")
-            known[name] = None
+    known = meta.totals()
+    for name in ("tokens_in", "tokens_out", "cost_usd", "duration_s"):
+        if known[name] is None and getattr(meta, name) is not None:
+            run.import_warnings.append(f"the trajectory's {name} total ({getattr(meta, name)!r:.40}) is out of "
+                                       "range (a count from 0 to 2^63, a finite number); not recorded")
     for name, value in known.items():
         if value is not None:
             setattr(run, name, value)

@@ -77,13 +77,21 @@ class TrajectoryMeta:
     sample_id: str | None = None
     extra: dict = field(default_factory=dict)
 
-    def add_tokens(self, tokens_in: int | None, tokens_out: int | None, cost: float | None = None) -> None:
-        if tokens_in is not None:
-            self.tokens_in = (self.tokens_in or 0) + int(tokens_in)
-        if tokens_out is not None:
-            self.tokens_out = (self.tokens_out or 0) + int(tokens_out)
-        if cost is not None:
-            self.cost_usd = (self.cost_usd or 0.0) + float(cost)
+    def add_tokens(self, tokens_in: Any, tokens_out: Any, cost: Any = None) -> None:
+        """Add one call's usage as the trajectory gives it: what is no count (or no finite cost) is skipped."""
+        if (tokens_in := to_count(tokens_in)) is not None:
+            self.tokens_in = (self.tokens_in or 0) + tokens_in
+        if (tokens_out := to_count(tokens_out)) is not None:
+            self.tokens_out = (self.tokens_out or 0) + tokens_out
+        if (cost := to_float(cost)) is not None:
+            self.cost_usd = (self.cost_usd or 0.0) + cost
+
+    def totals(self) -> dict[str, Any]:
+        """The run's usage and timing fields as its columns hold them; a total out of range is None
+        (kept out of the database, where it would fail the write or turn into infinity later)."""
+        return {"tokens_in": to_count(self.tokens_in), "tokens_out": to_count(self.tokens_out),
+                "cost_usd": to_float(self.cost_usd), "duration_s": to_float(self.duration_s),
+                "started_at": self.started_at}
 
 
 @dataclass
@@ -220,6 +228,20 @@ def parse_time(value: Any) -> datetime | None:
     except (ValueError, OverflowError, OSError):
         return None
     return parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)
+
+
+MAX_COUNT = 2**63 - 1  # Run.tokens_in and tokens_out are 64-bit
+
+
+def to_count(value: Any) -> int | None:
+    """A count from 0 to 2^63 - 1 as a column holds it (a fraction is cut to its whole part), or None:
+    JSON readers give integers past 2^64 as floats, and some give infinity."""
+    if type(value) is int or type(value) is bool:
+        return int(value) if 0 <= value <= MAX_COUNT else None
+    number = to_float(value)
+    if number is None or not 0 <= number <= MAX_COUNT:
+        return None
+    return int(number)
 
 
 def to_float(value: Any) -> float | None:

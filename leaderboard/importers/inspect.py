@@ -111,7 +111,8 @@ def _zip_json(archive: ZipArchive, path: Path, member: str) -> dict | None:
 
 def _sample_order(member: str) -> tuple:
     sample_id, epoch = _SAMPLE_NAME.match(member).groups()
-    return (0, int(sample_id), "", int(epoch)) if sample_id.isdigit() else (1, 0, sample_id, int(epoch))
+    numeric = sample_id.isascii() and sample_id.isdigit()  # "²" is a digit to isdigit(), not to int()
+    return (0, int(sample_id), "", int(epoch)) if numeric else (1, 0, sample_id, int(epoch))
 
 
 def _meta(header: dict, sample: dict) -> TrajectoryMeta:

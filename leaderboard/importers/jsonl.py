@@ -13,6 +13,7 @@ import numpy as np
 import orjson
 
 from leaderboard.importers.base import (
+    MAX_COUNT,
     TITLE_MAX,
     Importer,
     ParsedTrajectory,
@@ -22,6 +23,7 @@ from leaderboard.importers.base import (
     json_line_is_clean,
     parse_time,
     register,
+    to_count,
     to_float,
 )
 
@@ -97,22 +99,13 @@ def meta_from_header(header: dict, parsed: ParsedTrajectory | None = None) -> Tr
     )
 
 
-def _int(value: Any) -> int | None:
-    number = to_float(value)
-    return None if number is None else int(number)
-
-
 def _count(value: Any, where: str, parsed: ParsedTrajectory | None) -> int | None:
     """A token count as a whole number the database can hold; anything beyond is dropped, with a warning."""
-    number = value if type(value) is int else _int(value)
-    if number is not None and not 0 <= number <= MAX_COUNT:
-        if parsed is not None:
-            parsed.warn(f"{where} = {number:.3g} is not a count between 0 and 2^63; not counted")
-        return None
+    number = to_count(value)
+    if number is None and value is not None and parsed is not None:
+        shown = f"{value:.3g}" if isinstance(value, int | float) else repr(value)[:40]
+        parsed.warn(f"{where} = {shown} is not a count between 0 and 2^63; not counted")
     return number
-
-
-MAX_COUNT = 2**63 - 1  # Run.tokens_in and tokens_out are 64-bit
 
 
 def _steps(path: Path, parsed: ParsedTrajectory) -> Iterator[StepData]:

@@ -15,6 +15,7 @@ from leaderboard.importers.base import (
     parse_time,
     register,
     stream_items,
+    to_count,
     to_float,
 )
 
@@ -113,7 +114,7 @@ def _count_usage(meta: TrajectoryMeta, event: dict, seen: set[str]) -> None:
     if isinstance(metrics, dict):  # newer OpenHands: running totals
         usage = metrics.get("accumulated_token_usage") or {}
         meta.cost_usd = to_float(metrics.get("accumulated_cost"))
-        meta.tokens_in, meta.tokens_out = usage.get("prompt_tokens"), usage.get("completion_tokens")
+        meta.tokens_in, meta.tokens_out = to_count(usage.get("prompt_tokens")), to_count(usage.get("completion_tokens"))
         return
     response = (event.get("tool_call_metadata") or {}).get("model_response") or {}
     if not response or response.get("id") in seen:

@@ -4,13 +4,56 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
 import socket
+import subprocess
+import sys
+import threading
+import time
 
 from django.core.management.base import BaseCommand, CommandError
 
 from runner import registry
 from runner.backends import BackendUnavailable, get_backend
 from runner.hardware import detect
+
+log = logging.getLogger(__name__)
+RESTART_S = (1, 2, 5, 10, 30)  # waits before restarting a worker that exited, growing while it keeps failing
+HEALTHY_S = 60  # a worker that ran this long had a fresh start: the next restart waits the shortest time
+
+
+def worker_command(runner, loglevel: str) -> list[str]:
+    """The Celery worker of this runner, as its own process (the environment names the runner)."""
+    return [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--queues", ",".join(runner.queues),
+            "--concurrency", str(runner.concurrency), "--loglevel", loglevel, "-O", "fair",
+            "--hostname", f"runner-{runner.name}@{socket.gethostname()}"]
+
+
+def supervise(command: list[str], name: str) -> None:
+    """Run the worker and start it again whenever it exits on its own: Celery can exit on a broker
+    outage (kombu failing to restore unacknowledged messages, a consumer that gives up), and nothing
+    else would restart it. SIGTERM/SIGINT stop the worker (warm shutdown) and then this loop."""
+    stopping = threading.Event()
+    child: list[subprocess.Popen] = []
+
+    def stop(_signum, _frame) -> None:
+        stopping.set()
+        if child and child[0].poll() is None:
+            child[0].terminate()  # Celery's warm shutdown, whichever signal stopped this loop
+
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, stop)
+    failures = 0
+    while not stopping.is_set():
+        started = time.monotonic()
+        child[:] = [subprocess.Popen(command)]
+        code = child[0].wait()
+        if stopping.is_set():
+            break
+        failures = 0 if time.monotonic() - started > HEALTHY_S else failures + 1
+        wait = RESTART_S[min(failures, len(RESTART_S) - 1)]
+        log.warning("runner %s: its worker exited with code %s; starting it again in %d s", name, code, wait)
+        stopping.wait(wait)
 
 
 class Command(BaseCommand):
@@ -41,11 +84,8 @@ class Command(BaseCommand):
             return
         os.environ["MEDALBOARD_RUNNER_NAME"] = runner.name
         os.environ["MEDALBOARD_RUNNER_BACKEND"] = runner.backend
-        from webapp.celery import app
-
-        logging.getLogger(__name__).info("runner %s: queues %s", runner.name, ",".join(runner.queues))
-        app.Worker(queues=runner.queues, concurrency=runner.concurrency, loglevel=loglevel,
-                   hostname=f"runner-{runner.name}@{socket.gethostname()}", optimization="fair").start()
+        log.info("runner %s: queues %s", runner.name, ",".join(runner.queues))
+        supervise(worker_command(runner, loglevel), runner.name)
 
     def _register(self, backend_name, name, queues, concurrency):
         backend = get_backend(backend_name)
