@@ -43,3 +43,42 @@ def test_the_heartbeat_reports_stuck_slots_and_the_runner_shows_stuck(settings, 
     assert runner.current_status == Runner.Status.STUCK and runner.stuck_tasks[0]["task"] == 7
     listed = {r["name"]: r for r in client.get("/api/runners/").json()}
     assert listed["box"]["status"] == "stuck"
+
+
+@pytest.mark.django_db
+def test_a_restarted_runner_removes_the_scratch_a_killed_one_left_and_keeps_others(tmp_path, job_world):
+    from runner.models import Job, JobTask
+    from runner.scratch import clean_stale, held_elsewhere
+
+    other = Runner.objects.create(name="other-box", last_heartbeat=timezone.now())
+    job = Job.objects.create(experiment_id=_experiment(), agent_id=_agent(), time_limit_s=60)
+    mine = JobTask.objects.create(job=job, competition_id=_competition(), seed=0, queue="q", status="running",
+                                  runner=job_world)
+    theirs = JobTask.objects.create(job=job, competition_id=_competition(), seed=1, queue="q", status="running",
+                                    runner=other)
+    work = tmp_path / "runner-work"
+    for task in (mine, theirs):
+        (work / f"task-{task.pk}-a1" / "code").mkdir(parents=True)
+        (work / f"task-{task.pk}-a1.runner").mkdir()
+    (work / "unrelated").mkdir()
+    assert clean_stale(work, keep=held_elsewhere(job_world.name)) == 2
+    assert sorted(p.name for p in work.iterdir()) == [f"task-{theirs.pk}-a1", f"task-{theirs.pk}-a1.runner",
+                                                          "unrelated"]
+
+
+def _experiment():
+    from leaderboard.services import get_or_create_experiment
+
+    return get_or_create_experiment(agent_name="x", agent_version="", model_name="m", hardware="").pk
+
+
+def _agent():
+    from runner.models import AgentDefinition
+
+    return AgentDefinition.objects.get_or_create(name="scripted")[0].pk
+
+
+def _competition():
+    from leaderboard.models import Competition
+
+    return Competition.objects.get(slug="spaceship-titanic").pk

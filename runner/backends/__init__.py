@@ -22,8 +22,9 @@ __all__ = [
 ]
 
 
-def get_backend(name: str) -> Backend:
-    """The backend called `name`; a ValueError names the ones that exist."""
+def get_backend(name: str, runner_name: str = "") -> Backend:
+    """The backend called `name` for the runner called `runner_name` (default: the one this process
+    serves); a ValueError names the ones that exist."""
     if name == "local":
         from runner.backends.local import LocalBackend
 
@@ -33,5 +34,5 @@ def get_backend(name: str) -> Backend:
 
         from runner.backends.docker import DockerBackend
 
-        return DockerBackend(runtime=settings.DOCKER_RUNTIME)
+        return DockerBackend(runner_name=runner_name, runtime=settings.DOCKER_RUNTIME)
     raise ValueError(f"unknown execution backend {name!r}: use 'docker' or 'local'")

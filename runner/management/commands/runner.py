@@ -11,11 +11,13 @@ import sys
 import threading
 import time
 
+from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from runner import registry
 from runner.backends import BackendUnavailable, get_backend
 from runner.hardware import detect
+from runner.scratch import clean_stale, held_elsewhere
 
 log = logging.getLogger(__name__)
 RESTART_S = (1, 2, 5, 10, 30)  # waits before restarting a worker that exited, growing while it keeps failing
@@ -88,12 +90,13 @@ class Command(BaseCommand):
         supervise(worker_command(runner, loglevel), runner.name)
 
     def _register(self, backend_name, name, queues, concurrency):
-        backend = get_backend(backend_name)
+        backend = get_backend(backend_name, runner_name=name)
         try:
             backend.check()
         except BackendUnavailable as exc:
             raise CommandError(f"the {backend_name} backend cannot run sandboxes: {exc}") from None
         removed = backend.remove_stale()
+        cleaned = clean_stale(settings.RUNNER_WORK_DIR, keep=held_elsewhere(name))
         hardware = detect()
         runner = registry.register(
             name=name, backend=backend, hardware=hardware, queues=queues or registry.default_queues(hardware),
@@ -102,7 +105,8 @@ class Command(BaseCommand):
         gpus = ", ".join(f"{g.index}: {g.name} ({g.memory_mb} MiB)" for g in hardware.gpus) or "none"
         self.stdout.write(
             f"runner {runner.name} ({backend_name}) on {hardware.hostname}: GPUs {gpus}; {hardware.cpu_count} CPUs; "
-            f"{hardware.memory_gb:g} GB; concurrency {runner.concurrency}; removed {removed} stale sandboxes\n"
+            f"{hardware.memory_gb:g} GB; concurrency {runner.concurrency}; removed {removed} stale sandboxes "
+            f"and {cleaned} stale scratch folders\n"
             f"queues: {', '.join(runner.queues)}\nimages: {', '.join(runner.images) or 'none'}"
         )
         return runner
