@@ -41,25 +41,8 @@ probe/omega:
     EXTRA: "yes"
 """
 
-DOCKERFILE = """\
-FROM mlebench-env
-
-ARG SUBMISSION_DIR
-ENV SUBMISSION_DIR=${SUBMISSION_DIR}
-ARG LOGS_DIR
-ENV LOGS_DIR=${LOGS_DIR}
-ARG CODE_DIR
-ENV CODE_DIR=${CODE_DIR}
-ARG AGENT_DIR
-ENV AGENT_DIR=${AGENT_DIR}
-
-RUN mkdir -p ${LOGS_DIR} ${CODE_DIR} ${AGENT_DIR}
-ARG CONDA_ENV_NAME=agent
-COPY requirements.txt ${AGENT_DIR}/requirements.txt
-RUN conda run -n ${CONDA_ENV_NAME} pip install -r ${AGENT_DIR}/requirements.txt && \\
-    conda clean -afy
-COPY . ${AGENT_DIR}
-"""
+# The shipped sample agent's Dockerfile: MLE-bench's build args, the conda shim at build time, COPY .
+DOCKERFILE = (Path(__file__).resolve().parent.parent / "agents" / "sample" / "Dockerfile").read_text()
 
 START = """\
 #!/bin/bash

@@ -97,3 +97,20 @@ def test_a_job_goes_only_to_runners_that_have_the_agents_image(alice, job_world,
     job_world.save()
     assert create_job(user=alice, agent="probe", competitions=[COMPETITION], time_limit_minutes=1,
                       env={"MY_KEY": SECRET}).agent_image == image
+
+
+def test_the_shipped_sample_agent_imports_builds_runs_and_is_graded(alice, job_world, mlebench_env, settings,
+                                                                   django_capture_on_commit_callbacks):
+    from pathlib import Path
+
+    report = import_agents(Path(settings.BASE_DIR) / "agents", build=True, log=lambda *a: None)
+    assert {"sample", "sample/copy-sample"} <= set(report.created + report.updated + report.unchanged)
+    with django_capture_on_commit_callbacks(execute=False):
+        job = create_job(user=alice, agent="sample", competitions=[COMPETITION], time_limit_minutes=2)
+    task = job.tasks.get()
+    outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
+    task.refresh_from_db()
+    assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
+    assert '{"result": "Submission is valid."}' in task.log_tail
+    run = Run.objects.get(pk=task.run_id)
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.trajectory.n_steps == 2

@@ -219,3 +219,21 @@ def test_the_sandbox_spec_of_a_packaged_agent_and_local_runners_refuse_it(db, tm
     builtin = create_job(user=alice, agent="scripted", competitions=[COMPETITION], time_limit_minutes=1)
     assert adapt(spec, job=builtin, task=builtin.tasks.get(), backend=SimpleNamespace(name="docker"),
                  paths=PATHS) is spec
+
+
+def test_submit_job_gives_secrets_from_its_own_environment(db, tmp_path, alice, job_world, monkeypatch,
+                                                           django_capture_on_commit_callbacks):
+    from runner.models import Job
+    from runner.secrets import unseal
+
+    _import(make_agents_dir(tmp_path))
+    command = ["submit_job", "--agent", "probe/omega", "--competition", COMPETITION, "--time-limit-minutes", "1",
+               "--user", "alice", "--secret", "MY_KEY"]
+    monkeypatch.delenv("MY_KEY", raising=False)
+    with pytest.raises(CommandError, match="environment lacks: MY_KEY"):
+        call_command(*command)
+    monkeypatch.setenv("MY_KEY", "from-the-environment")
+    with django_capture_on_commit_callbacks(execute=False):
+        call_command(*command)
+    job = Job.objects.get(agent__name="probe/omega")
+    assert unseal(job.sealed_env) == {"MY_KEY": "from-the-environment"}

@@ -2,7 +2,9 @@
 
 A container gets exactly five bind mounts: the competition's public data at /home/data and the
 agent tools at /opt/medalboard (read-only), and the run's submission, logs and code folders
-(writable). Never the private answers, never the project. Besides:
+(writable); an MLE-bench agent also gets a writable /home from the task's scratch (spec.home_dir,
+runner.agents.sandbox), the others mounted beneath it. Never the private answers, never the
+project. Besides:
 
 - network `none`, unless the spec names an egress network (then that network, and only it);
 - device requests for exactly the assigned GPU indices (the container sees them as 0..n-1);
