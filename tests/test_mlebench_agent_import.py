@@ -140,6 +140,10 @@ def _break(agents, how: str) -> str:
     if how == "nested kwarg":
         config.write_text(CONFIG.replace("model: tiny", "model: [a, b]"))
         return "values must be plain text"
+    if how == "merge bomb":
+        levels = "".join(f"l{i}: &l{i}\n  <<: [*l{i - 1}, *l{i - 1}]\n  k{i}: 1\n" for i in range(1, 60))
+        config.write_text(CONFIG + "l0: &l0 {a: 1, b: 2}\n" + levels)
+        return "merge keys expand to more than"
     if how == "missing start key":
         config.write_text("broken:\n  dockerfile: probe/Dockerfile\n")
         return "missing `start`"
@@ -147,7 +151,8 @@ def _break(agents, how: str) -> str:
 
 
 BREAKS = ["no dockerfile", "no start script", "yaml error", "unknown kwargs_type", "kwargs without a type", "dotdot",
-          "absolute", "link out", "linked start", "fifo", "too big", "nested kwarg", "missing start key"]
+          "absolute", "link out", "linked start", "fifo", "too big", "nested kwarg", "missing start key",
+          "merge bomb"]
 
 
 @pytest.mark.parametrize("how", BREAKS)
@@ -164,6 +169,11 @@ def test_a_bad_folder_is_refused_naming_the_file_and_nothing_is_stored(db, tmp_p
         _import(agents)
     assert expected in str(refused.value) and str(agents / "probe") in str(refused.value)
     assert not AgentDefinition.objects.filter(package_format="mlebench").exists()
+
+
+def test_recursive_anchors_outside_agents_are_read_without_hanging(tmp_path):
+    agents = make_agents_dir(tmp_path, config_yaml=CONFIG + "loop: &loop [*loop, 1]\nmap: &map {self: *map}\n")
+    assert {v.id for v in read_agents(agents)} == {"probe", "probe/omega"}
 
 
 def test_the_command_refuses_with_the_reason_and_ids_of_site_agents_are_not_taken(db, tmp_path):

@@ -36,6 +36,7 @@ BUILD_ARGS = {"SUBMISSION_DIR": "/home/submission", "LOGS_DIR": "/home/logs", "C
 START_SCRIPT = "/home/agent/start.sh"
 CONFIG_NAME = "config.yaml"
 MAX_CONFIG_BYTES = 1 << 20
+MAX_MERGED_PAIRS = 100_000
 SCALARS = (str, int, float, bool, type(None))
 
 
@@ -164,12 +165,49 @@ def _load_yaml(config: Path):
         loader = yaml.SafeLoader(config.read_text(encoding="utf-8"))
         try:
             node = loader.get_single_node()
+            _check_merges(node, config)
             templates = _templates(node)  # before constructing, which merges the nodes in place
             return loader.construct_document(node) if node is not None else None, templates
         finally:
             loader.dispose()
     except (yaml.YAMLError, UnicodeDecodeError) as exc:
         raise AgentFormatError(f"{config}: not valid YAML: {exc}") from None
+    except RecursionError:
+        raise AgentFormatError(f"{config}: nested too deeply") from None
+
+
+def _check_merges(root, config: Path) -> None:
+    """Merge keys copy the merged pairs: `<<: [*a, *a]` repeated doubles them at every level (a
+    "billion laughs" of merges). Count what flattening would make, without making it."""
+    sizes: dict[int, int] = {}
+
+    def size(node) -> int:
+        if id(node) in sizes:
+            return sizes[id(node)]
+        sizes[id(node)] = 0  # a cycle counts as nothing more
+        total = 0
+        for key, value in node.value:
+            merged = value.value if isinstance(value, yaml.SequenceNode) else [value]
+            if key.tag == "tag:yaml.org,2002:merge":
+                total += sum(size(n) for n in merged if isinstance(n, yaml.MappingNode))
+            else:
+                total += 1
+            if total > MAX_MERGED_PAIRS:
+                raise AgentFormatError(f"{config}: its merge keys expand to more than {MAX_MERGED_PAIRS} entries")
+        sizes[id(node)] = total
+        return total
+
+    stack, seen = [root], set()
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        if isinstance(node, yaml.MappingNode):
+            size(node)
+            stack += [v for _, v in node.value]
+        elif isinstance(node, yaml.SequenceNode):
+            stack += node.value
 
 
 def _templates(root) -> set:
