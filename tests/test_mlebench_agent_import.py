@@ -144,6 +144,10 @@ def _break(agents, how: str) -> str:
         levels = "".join(f"l{i}: &l{i}\n  <<: [*l{i - 1}, *l{i - 1}]\n  k{i}: 1\n" for i in range(1, 60))
         config.write_text(CONFIG + "l0: &l0 {a: 1, b: 2}\n" + levels)
         return "merge keys expand to more than"
+    if how == "fifo config":
+        config.unlink()
+        os.mkfifo(config)
+        return "config.yaml: not a regular file"
     if how == "missing start key":
         config.write_text("broken:\n  dockerfile: probe/Dockerfile\n")
         return "missing `start`"
@@ -152,7 +156,7 @@ def _break(agents, how: str) -> str:
 
 BREAKS = ["no dockerfile", "no start script", "yaml error", "unknown kwargs_type", "kwargs without a type", "dotdot",
           "absolute", "link out", "linked start", "fifo", "too big", "nested kwarg", "missing start key",
-          "merge bomb"]
+          "merge bomb", "fifo config"]
 
 
 @pytest.mark.parametrize("how", BREAKS)
@@ -247,3 +251,18 @@ def test_submit_job_gives_secrets_from_its_own_environment(db, tmp_path, alice, 
         call_command(*command)
     job = Job.objects.get(agent__name="probe/omega")
     assert unseal(job.sealed_env) == {"MY_KEY": "from-the-environment"}
+
+
+def test_the_docker_container_of_a_packaged_agent_gets_home_beneath_the_other_mounts(tmp_path):
+    from runner.backends import SandboxSpec
+    from runner.backends.docker import DockerBackend
+
+    spec = SandboxSpec(name="t", command=["x"], data_dir=tmp_path, workdir=tmp_path / "w", tools_dir=tmp_path,
+                       home_dir=tmp_path / "w" / "home", privileged=True)
+    kwargs = DockerBackend(client=object(), runner_name="r").container_kwargs(spec)
+    targets = [m["Target"] for m in kwargs["mounts"]]
+    assert targets == ["/home", "/home/data", "/home/submission", "/home/logs", "/home/code", "/opt/medalboard"]
+    assert kwargs["mounts"][0]["Source"] == str((tmp_path / "w" / "home").resolve()) and kwargs["privileged"]
+    plain = DockerBackend(client=object(), runner_name="r").container_kwargs(
+        SandboxSpec(name="t", command=["x"], data_dir=tmp_path, workdir=tmp_path / "w", tools_dir=tmp_path))
+    assert "/home" not in [m["Target"] for m in plain["mounts"]] and "privileged" not in plain

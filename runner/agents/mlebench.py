@@ -159,6 +159,8 @@ def _read_config(root: Path, config: Path, limits: Limits, hashes: dict[Path, st
 
 def _load_yaml(config: Path):
     _check_path_parts(config.parent.parent, config, config)
+    if not stat.S_ISREG(config.lstat().st_mode):
+        raise AgentFormatError(f"{config}: not a regular file")
     if config.stat().st_size > MAX_CONFIG_BYTES:
         raise AgentFormatError(f"{config}: larger than {MAX_CONFIG_BYTES} bytes")
     try:
