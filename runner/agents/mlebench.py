@@ -96,11 +96,17 @@ class Variant:
         return ["bash", START_SCRIPT, *self.argv({name: f"${{{{ secrets.{name} }}}}" for name in self.secret_names()})]
 
     def as_config(self) -> dict:
-        return {"format": FORMAT, **asdict(self)}
+        """As stored in a JSON field. Pairs, not objects: PostgreSQL's jsonb does not keep key order,
+        and the order of kwargs is the order of start.sh's arguments."""
+        config = {"format": FORMAT, **asdict(self)}
+        config.update(kwargs=list(map(list, self.kwargs.items())), env_vars=list(map(list, self.env_vars.items())))
+        return config
 
     @classmethod
     def from_config(cls, config: dict) -> Variant:
         fields = {k: v for k, v in config.items() if k in cls.__dataclass_fields__}
+        for name in ("kwargs", "env_vars"):
+            fields[name] = dict(fields.get(name) or {})
         return cls(**fields)
 
 
