@@ -11,7 +11,8 @@ class RunnerAdmin(admin.ModelAdmin):
 
 @admin.register(models.AgentDefinition)
 class AgentDefinitionAdmin(admin.ModelAdmin):
-    list_display = ["name", "image", "builtin"]
+    list_display = ["name", "image", "builtin", "package_format", "version"]
+    list_filter = ["package_format"]
 
 
 @admin.register(models.Job)

@@ -7,6 +7,10 @@ machine's own apt configuration (one-line `.list` files and deb822 `.sources` fi
 into the code, so the build uses whatever mirror (or snapshot, or proxy) the machine already trusts.
 
     python manage.py build_agent_image [--tag medalboard-agent:bookworm] [--force]
+    python manage.py build_agent_image --mlebench-env   # the base of MLE-bench agents (runner.agents.base_image)
+
+What differs between the two images (packages, the user, a last step on the root filesystem, the
+self-check, the image's settings) is a Recipe; the steps are the same.
 """
 
 from __future__ import annotations
@@ -15,7 +19,8 @@ import shutil
 import subprocess
 import tempfile
 import time
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 APT_DIR = Path("/etc/apt")
@@ -58,6 +63,26 @@ print("agent image ok")
 # runner's own uid:gid, so files it writes into the bind mounts stay the runner's).
 AGENT_UID = 1000
 IMAGE_LABEL = "medalboard.agent-image"
+
+
+def _nothing_more(rootfs: Path) -> None:
+    return None
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """What one image is made of, on top of Debian's minimal base."""
+
+    packages: tuple[str, ...]
+    self_check: tuple[str, ...]  # argv run in the new image as the sandbox user; must exit 0
+    user: str = "agent"  # the name of uid AGENT_UID
+    folders: tuple[str, ...] = ("home/data", "home/submission", "home/logs", "home/code", "opt/medalboard")
+    finish: Callable[[Path], None] = _nothing_more  # a last step on the root filesystem
+    changes: tuple[str, ...] = ("WORKDIR /home/code", 'CMD ["python3"]')  # `docker import --change`s
+    env: dict[str, str] = field(default_factory=dict)
+
+
+AGENT = Recipe(packages=PACKAGES, self_check=("python3", "-c", SELF_CHECK))
 
 
 class ImageBuildError(Exception):
@@ -150,8 +175,8 @@ def image_exists(image: str) -> bool:
     return DockerBackend().image_exists(image)
 
 
-def build(*, tag: str, force: bool = False, apt_dir: Path = APT_DIR, log=print) -> dict:
-    """Build the agent image `tag` unless it exists (or `force`); returns what was done and measured."""
+def build(*, tag: str, force: bool = False, apt_dir: Path = APT_DIR, log=print, recipe: Recipe = AGENT) -> dict:
+    """Build the image `tag` unless it exists (or `force`); returns what was done and measured."""
     if not force and image_exists(tag):
         log(f"{tag} already exists; use --force to rebuild")
         return {"tag": tag, "built": False}
@@ -162,11 +187,12 @@ def build(*, tag: str, force: bool = False, apt_dir: Path = APT_DIR, log=print) 
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="medalboard-rootfs-", dir="/var/tmp") as scratch:
         rootfs = Path(scratch) / "rootfs"
-        _debootstrap(source, rootfs, log)
+        _debootstrap(source, rootfs, recipe.packages, log)
         _purge_build_only(rootfs, log)
-        _finish_rootfs(rootfs)
-        _docker_import(rootfs, tag, source, log)
-    _self_check(tag, log)
+        _finish_rootfs(rootfs, recipe)
+        recipe.finish(rootfs)
+        _docker_import(rootfs, tag, source, recipe, log)
+    _self_check(tag, recipe, log)
     seconds = time.monotonic() - started
     size = _image_size(tag)
     log(f"built {tag} from {source.uri} {source.suite} in {seconds:.0f} s; image size {size / 1e6:.0f} MB")
@@ -174,8 +200,8 @@ def build(*, tag: str, force: bool = False, apt_dir: Path = APT_DIR, log=print) 
             "suite": source.suite}
 
 
-def _debootstrap(source: AptSource, rootfs: Path, log) -> None:
-    command = ["debootstrap", "--variant=minbase", f"--include={','.join(PACKAGES)}", "--components=main"]
+def _debootstrap(source: AptSource, rootfs: Path, packages: tuple[str, ...], log) -> None:
+    command = ["debootstrap", "--variant=minbase", f"--include={','.join(packages)}", "--components=main"]
     if source.signed_by and Path(source.signed_by).is_file():
         command.append(f"--keyring={source.signed_by}")
     command += [source.suite, str(rootfs), source.uri]
@@ -191,19 +217,19 @@ def _purge_build_only(rootfs: Path, log) -> None:
         _run(["chroot", str(rootfs), "dpkg", "--purge", "--force-depends", *purge], "dpkg --purge")
 
 
-def _self_check(tag: str, log) -> None:
+def _self_check(tag: str, recipe: Recipe, log) -> None:
     command = ["docker", "run", "--rm", "--network", "none", "--read-only", "--tmpfs", "/tmp",
-               "--user", f"{AGENT_UID}:{AGENT_UID}", tag, "python3", "-c", SELF_CHECK]
+               "--user", f"{AGENT_UID}:{AGENT_UID}", tag, *recipe.self_check]
     try:
         _run(command, "the image's self-check")
     except ImageBuildError:
         subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)  # never leave a broken image cached
         raise
-    log("self-check passed: numpy, pandas, scipy and scikit-learn work in the image")
+    log(f"self-check passed: {' '.join(recipe.self_check[:2])} ... works in the image")
 
 
-def _finish_rootfs(rootfs: Path) -> None:
-    """Drop caches and docs; add the unprivileged `agent` user the container runs as."""
+def _finish_rootfs(rootfs: Path, recipe: Recipe) -> None:
+    """Drop caches and docs; add the unprivileged user the container runs as."""
     for junk in ("var/cache/apt/archives", "var/lib/apt/lists", "usr/share/doc", "usr/share/man", "usr/share/info"):
         target = rootfs / junk
         if target.is_dir():
@@ -213,22 +239,20 @@ def _finish_rootfs(rootfs: Path) -> None:
                 elif child.name != "lock":
                     child.unlink()
     with open(rootfs / "etc/passwd", "a") as passwd:
-        passwd.write(f"agent:x:{AGENT_UID}:{AGENT_UID}:Medalboard agent:/tmp:/bin/sh\n")
+        passwd.write(f"{recipe.user}:x:{AGENT_UID}:{AGENT_UID}:Medalboard agent:/tmp:/bin/sh\n")
     with open(rootfs / "etc/group", "a") as group:
-        group.write(f"agent:x:{AGENT_UID}:\n")
-    for folder in ("home/data", "home/submission", "home/logs", "home/code", "opt/medalboard"):
+        group.write(f"{recipe.user}:x:{AGENT_UID}:\n")
+    for folder in recipe.folders:
         (rootfs / folder).mkdir(parents=True, exist_ok=True)
 
 
-def _docker_import(rootfs: Path, tag: str, source: AptSource, log) -> None:
+def _docker_import(rootfs: Path, tag: str, source: AptSource, recipe: Recipe, log) -> None:
+    env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
+           "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", **recipe.env}
     changes = [
-        "ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-        "ENV LANG=C.UTF-8",
-        "ENV HOME=/tmp",
-        "ENV PYTHONDONTWRITEBYTECODE=1",
-        "WORKDIR /home/code",
+        *(f"ENV {name}={value}" for name, value in env.items()),
         f"LABEL {IMAGE_LABEL}=1 medalboard.apt-source=\"{source.uri} {source.suite}\"",
-        'CMD ["python3"]',
+        *recipe.changes,
     ]
     command = ["docker", "import"] + [arg for change in changes for arg in ("--change", change)] + ["-", tag]
     log(f"importing the root filesystem as {tag}")

@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from leaderboard.models import Run
 from runner import leases, slots
+from runner.agents import sandbox as agent_sandbox
 from runner.backends import Backend, BackendUnavailable, SandboxSpec
 from runner.leases import Claim, LeaseLost
 from runner.live import SnapshotWatch, TrajectoryStream
@@ -198,13 +199,15 @@ def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch
     description = _description(task, data_dir, workdir, paths)
     variables = {**paths.env(), "DESCRIPTION_FILE": description}
     command = [_expand(part, variables) for part in job.agent.command]
-    return dataclasses.replace(spec, command=command, env={**spec.env, "DESCRIPTION_FILE": description})
+    spec = dataclasses.replace(spec, command=command, env={**spec.env, "DESCRIPTION_FILE": description})
+    agent_sandbox.record_image(held, backend=backend, image=spec.image)
+    return agent_sandbox.adapt(spec, job=job, task=task, backend=backend, paths=paths)
 
 
 def _image(job: Job) -> str:
     from runner.services import agent_image
 
-    return agent_image(job.agent)
+    return job.agent_image or agent_image(job.agent)
 
 
 def _secrets(job: Job) -> dict[str, str]:

@@ -73,9 +73,17 @@ class Runner(models.Model):
 
 
 class AgentDefinition(models.Model):
-    """How to start an agent: an image and a command; `--agent NAME` resolves to one of these."""
+    """How to start an agent: an image and a command; `--agent NAME` resolves to one of these.
 
-    name = models.SlugField(max_length=100, unique=True)
+    Agents packaged as MLE-bench packages them (runner.agents) keep their id as the name, slashes
+    included (`aide/dev`), and carry the variant's config in `package` and its content hash in
+    `version`; re-importing a changed folder updates both (and the image tag)."""
+
+    class Format(models.TextChoices):
+        SITE = "", "Defined on the site"
+        MLEBENCH = "mlebench", "MLE-bench agent package"
+
+    name = models.CharField(max_length=200, unique=True, help_text="The agent id, e.g. baseline or aide/dev")
     image = models.CharField(max_length=300, blank=True, help_text="Docker image (empty: the site's agent image)")
     command = models.JSONField(default=list, help_text="argv run inside the sandbox")
     env_vars = models.JSONField(
@@ -83,6 +91,9 @@ class AgentDefinition(models.Model):
     )
     builtin = models.BooleanField(default=False)
     description = models.TextField(blank=True)
+    package_format = models.CharField(max_length=20, choices=Format.choices, default=Format.SITE, blank=True)
+    version = models.CharField(max_length=64, blank=True, help_text="Content hash of the agent's folder")
+    package = models.JSONField(default=dict, blank=True, help_text="The packaged agent's config, as imported")
 
     class Meta:
         ordering = ["name"]
@@ -123,6 +134,10 @@ class Job(models.Model):
     )
     cancel_requested = models.BooleanField(default=False)
     created_at = models.DateTimeField(auto_now_add=True)
+    # The agent as it was when the job was made: a later re-import does not change what it runs.
+    agent_version = models.CharField(max_length=64, blank=True)
+    agent_image = models.CharField(max_length=300, blank=True)
+    agent_package = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -130,6 +145,12 @@ class Job(models.Model):
 
     def __str__(self) -> str:
         return f"job {self.pk} ({self.agent_id}, {self.tasks.count()} tasks)"
+
+    def save(self, *args, **kwargs) -> None:
+        if self._state.adding and not self.agent_version and self.agent_id:
+            self.agent_version, self.agent_image = self.agent.version, self.agent.image
+            self.agent_package = self.agent.package
+        super().save(*args, **kwargs)
 
     @property
     def status(self) -> str:
@@ -191,6 +212,7 @@ class JobTask(models.Model):
     error = models.TextField(blank=True)
     log_tail = models.TextField(blank=True)
     celery_task_id = models.CharField(max_length=100, blank=True)
+    image_digest = models.CharField(max_length=100, blank=True, help_text="The image id the sandbox started from")
     enqueued_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     agent_started_at = models.DateTimeField(null=True, blank=True)

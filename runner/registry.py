@@ -11,7 +11,7 @@ from django.utils import timezone
 from runner.backends import Backend
 from runner.hardware import Hardware
 from runner.leases import sync_gpu_slots
-from runner.models import AgentDefinition, Runner
+from runner.models import Runner
 from runner.networks import offered_networks
 from runner.routing import GRADING_QUEUE, queues_for_hardware
 
@@ -28,12 +28,13 @@ def default_concurrency(hardware: Hardware) -> int:
 
 def images_present(backend: Backend) -> list[str]:
     """The agent images this runner can start ("*": any, for the local backend, which ignores them)."""
-    from runner.services import agent_image, ensure_builtin_agents
+    from runner.agents.importer import wanted_images
+    from runner.services import ensure_builtin_agents
 
     if backend.name == "local":
         return ["*"]
     ensure_builtin_agents()
-    wanted = {agent_image(a) for a in AgentDefinition.objects.all()}
+    wanted = wanted_images()
     return sorted(image for image in wanted if backend.image_exists(image))
 
 

@@ -217,6 +217,12 @@ STEP_FIELD_LIMIT = env_int("MEDALBOARD_STEP_FIELD_LIMIT", 1024 * 1024)
 STEP_LIMIT = env_int("MEDALBOARD_STEP_LIMIT", 4 * 1024 * 1024)
 # The Docker image the built-in agents run in; built locally by `manage.py build_agent_image`.
 MEDALBOARD_AGENT_IMAGE = os.environ.get("MEDALBOARD_AGENT_IMAGE") or "medalboard-agent:bookworm"
+# Agents packaged as MLE-bench packages them (runner.agents): their folders are untrusted, so bounded;
+# `privileged: true` is refused unless the site says otherwise; images build with this network.
+AGENTS_ALLOW_PRIVILEGED = env_bool("MEDALBOARD_AGENTS_ALLOW_PRIVILEGED", False)
+AGENTS_MAX_FOLDER_BYTES = env_int("MEDALBOARD_AGENTS_MAX_FOLDER_BYTES", 256 * 1024 * 1024)
+AGENTS_MAX_FILES = env_int("MEDALBOARD_AGENTS_MAX_FILES", 20_000)
+AGENTS_BUILD_NETWORK = os.environ.get("MEDALBOARD_AGENTS_BUILD_NETWORK") or "none"
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # Larger uploads are spooled here while the request reads them (a request killed meanwhile leaves its

@@ -69,6 +69,8 @@ class SandboxSpec:
     pids_limit: int = 1024
     time_limit_s: float = 3600.0
     network: str | None = None  # None: no network at all; else the name of an egress network
+    home_dir: Path | None = None  # host folder mounted writable at /home, the others beneath (MLE-bench agents)
+    privileged: bool = False  # only for agents the site allowed to ask for it (AGENTS_ALLOW_PRIVILEGED)
 
     @property
     def host_submission_dir(self) -> Path:

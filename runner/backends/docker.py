@@ -2,7 +2,9 @@
 
 A container gets exactly five bind mounts: the competition's public data at /home/data and the
 agent tools at /opt/medalboard (read-only), and the run's submission, logs and code folders
-(writable). Never the private answers, never the project. Besides:
+(writable); an MLE-bench agent also gets a writable /home from the task's scratch (spec.home_dir,
+runner.agents.sandbox), the others mounted beneath it. Never the private answers, never the
+project. Besides:
 
 - network `none`, unless the spec names an egress network its runner lists for sandboxes
   (runner.networks, checked again at start: never host, bridge or another container's);
@@ -133,6 +135,8 @@ class DockerBackend(Backend):
             kwargs["network"] = spec.network
         else:
             kwargs["network_mode"] = "none"
+        if spec.privileged:
+            kwargs["privileged"] = True
         if spec.gpus:
             kwargs["device_requests"] = [DeviceRequest(device_ids=[str(i) for i in spec.gpus], capabilities=[["gpu"]])]
         return kwargs
@@ -180,7 +184,7 @@ class DockerBackend(Backend):
         for folder in (spec.data_dir, spec.tools_dir):
             if not folder.is_dir():
                 raise StartFailed(f"sandbox {spec.name}: {folder} is not a folder")
-        for folder in (spec.host_submission_dir, spec.host_logs_dir, spec.host_code_dir):
+        for folder in (spec.host_submission_dir, spec.host_logs_dir, spec.host_code_dir, *_home(spec)):
             folder.mkdir(parents=True, exist_ok=True)
             if os.getuid() == 0:
                 os.chown(folder, AGENT_UID, AGENT_UID)
@@ -245,12 +249,17 @@ def _mounts(spec: SandboxSpec) -> list[Mount]:
         return Mount(target=target, source=str(source.resolve()), type="bind", read_only=read_only)
 
     return [
+        *(bind("/home", home, False) for home in _home(spec)),
         bind(PATHS.data, spec.data_dir, True),
         bind(PATHS.submission, spec.host_submission_dir, False),
         bind(PATHS.logs, spec.host_logs_dir, False),
         bind(PATHS.code, spec.host_code_dir, False),
         bind(PATHS.tools, spec.tools_dir, True),
     ]
+
+
+def _home(spec: SandboxSpec) -> tuple:
+    return (spec.home_dir,) if spec.home_dir is not None else ()
 
 
 def _sandbox_user() -> str:

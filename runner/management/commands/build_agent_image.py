@@ -3,23 +3,32 @@ import json
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from runner.agent_image import ImageBuildError, build
+from runner.agent_image import AGENT, ImageBuildError, build
 from runner.backends import BackendUnavailable
 
 
 class Command(BaseCommand):
     help = (
         "Build the agent base image locally (debootstrap of Debian from this machine's apt mirror, then "
-        "docker import); skipped if the tag exists."
+        "docker import); skipped if the tag exists. --mlebench-env builds the base MLE-bench agents start FROM."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("--tag", default=settings.MEDALBOARD_AGENT_IMAGE, help="image tag (default: %(default)s)")
+        parser.add_argument("--tag", help=f"image tag (default: {settings.MEDALBOARD_AGENT_IMAGE}, or "
+                                          "mlebench-env with --mlebench-env)")
         parser.add_argument("--force", action="store_true", help="rebuild even if the tag exists")
+        parser.add_argument("--mlebench-env", action="store_true",
+                            help="build `mlebench-env`, the base of agents packaged as MLE-bench packages them")
 
-    def handle(self, *args, tag, force, **options):
+    def handle(self, *args, tag, force, mlebench_env, **options):
+        if mlebench_env:
+            from runner.agents import base_image
+
+            recipe, tag = base_image.RECIPE, tag or base_image.TAG
+        else:
+            recipe, tag = AGENT, tag or settings.MEDALBOARD_AGENT_IMAGE
         try:
-            result = build(tag=tag, force=force, log=self.stderr.write)
+            result = build(tag=tag, force=force, log=self.stderr.write, recipe=recipe)
         except (ImageBuildError, BackendUnavailable) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(json.dumps(result))

@@ -4,6 +4,7 @@ and print one JSON object per task."""
 from __future__ import annotations
 
 import json
+import os
 import time
 
 from django.contrib.auth import get_user_model
@@ -34,6 +35,9 @@ class Command(BaseCommand):
         privacy.add_argument("--public", dest="private", action="store_const", const=False,
                              help="Everyone sees the runs, their logs and code")
         parser.add_argument("--agent-settings", default="{}", help="Agent settings as a JSON object")
+        parser.add_argument("--secret", action="append", default=[], metavar="NAME",
+                            help="Give the job the secret NAME, its value read from this command's own "
+                                 "environment (never from the command line); repeat for several")
         parser.add_argument("--user", default="", help="Submit as this user (default: the first superuser)")
         parser.add_argument("--wait", action="store_true", help="Block until every run ended; print JSON lines")
         parser.add_argument("--poll-seconds", type=float, default=2.0)
@@ -44,7 +48,7 @@ class Command(BaseCommand):
                 user=self._user(o["user"]), agent=o["agent"], model=o["model"], competitions=o["competition"],
                 split=o["split"], seeds=o["seeds"], time_limit_minutes=o["time_limit_minutes"], gpus=o["gpus"],
                 gpu_type=o["gpu_type"], cpus=o["cpus"], memory_gb=o["memory_gb"], network=o["network"],
-                settings=self._settings(o["agent_settings"]), private=o["private"],
+                settings=self._settings(o["agent_settings"]), private=o["private"], env=self._secrets(o["secret"]),
             )
         except JobError as exc:
             raise CommandError(str(exc)) from None
@@ -62,6 +66,12 @@ class Command(BaseCommand):
             raise CommandError(f"no user {name!r}" if name else
                                "no superuser to submit as: pass --user NAME or run createsuperuser")
         return user
+
+    def _secrets(self, names: list[str]) -> dict[str, str]:
+        missing = [name for name in names if name not in os.environ]
+        if missing:
+            raise CommandError(f"--secret names variables this command's environment lacks: {', '.join(missing)}")
+        return {name: os.environ[name] for name in names}
 
     def _settings(self, text: str) -> dict:
         try:

@@ -1,0 +1,109 @@
+"""Build an MLE-bench agent's image on this Docker host, as MLE-bench builds it, plus one thin layer.
+
+Step one is MLE-bench's own build: the Dockerfile's folder as the context, their four build args,
+FROM the local `mlebench-env` (never pulled: no registry is reachable). Step two adds one layer our
+sandbox needs: a copy of the image's /home at SEED_HOME (the sandbox mounts a writable /home over it,
+and sandbox_init copies the agent's files back in), the image's working directory in
+MEDALBOARD_AGENT_WORKDIR (where MLE-bench's `exec_run` would have started start.sh), and no
+ENTRYPOINT (the sandbox's command is sandbox_init). Builds run with the network BUILD_NETWORK
+(`none` by default: an offline site; a Dockerfile that downloads fails with its own message).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import tarfile
+from pathlib import Path
+
+import docker
+import docker.errors
+from django.conf import settings
+
+from runner.agents import base_image
+from runner.agents.mlebench import BUILD_ARGS, Variant
+
+SEED_HOME = "/usr/local/share/medalboard/home"
+LABEL = "medalboard.mlebench-agent"
+LOG_LINES = 40
+
+
+class AgentBuildError(Exception):
+    """An agent image could not be built; the message says which agent and what Docker said."""
+
+
+def build_network() -> str:
+    return getattr(settings, "AGENTS_BUILD_NETWORK", "none") or "none"
+
+
+def build_image(variant: Variant, *, client=None, force: bool = False, log=print) -> dict:
+    """The image of `variant` (shared by the variants of one folder and Dockerfile); skipped if its
+    tag exists. Returns the tag, whether it was built and the image id."""
+    client = client or docker.from_env()
+    tag = variant.image
+    if not force and (existing := _get(client, tag)) is not None:
+        return {"image": tag, "built": False, "id": existing.id}
+    if _get(client, base_image.TAG) is None:
+        raise AgentBuildError(f"{variant.id}: its Dockerfile starts FROM {base_image.TAG}, which is not built here; "
+                              "run `python manage.py build_agent_image --mlebench-env` first")
+    stage = f"{tag}-stage"
+    log(f"building {tag} for {variant.id} from {variant.dockerfile}")
+    _build(client, variant.id, path=str(Path(variant.source_dir) / variant.context),
+           dockerfile=Path(variant.dockerfile).name, tag=stage, buildargs=dict(BUILD_ARGS), pull=False)
+    workdir = client.images.get(stage).attrs.get("Config", {}).get("WorkingDir") or "/home"
+    image = _build(client, variant.id, fileobj=_layer_context(stage, workdir, variant), custom_context=True,
+                   tag=tag, pull=False)
+    client.images.remove(stage, noprune=True)
+    return {"image": tag, "built": True, "id": image.id}
+
+
+def _layer_context(stage: str, workdir: str, variant: Variant) -> io.BytesIO:
+    labels = {LABEL: variant.version, "medalboard.agent-folder": variant.context}
+    dockerfile = "\n".join([
+        f"FROM {stage}",
+        f"COPY --from={stage} /home {SEED_HOME}",
+        f"ENV MEDALBOARD_AGENT_WORKDIR={json.dumps(workdir)}",
+        "ENTRYPOINT []",
+        'CMD ["bash"]',
+        "LABEL " + " ".join(f"{k}={json.dumps(v)}" for k, v in labels.items()),
+        "",
+    ]).encode()
+    buffer = io.BytesIO()
+    with tarfile.open(fileobj=buffer, mode="w") as tar:
+        info = tarfile.TarInfo("Dockerfile")
+        info.size = len(dockerfile)
+        tar.addfile(info, io.BytesIO(dockerfile))
+    buffer.seek(0)
+    return buffer
+
+
+def _build(client, agent_id: str, **kwargs):
+    try:
+        image, _ = client.images.build(rm=True, forcerm=True, network_mode=build_network(), **kwargs)
+    except docker.errors.BuildError as exc:
+        raise AgentBuildError(f"{agent_id}: docker build failed: {exc.msg}\n{_tail(exc.build_log)}") from None
+    except docker.errors.APIError as exc:
+        raise AgentBuildError(f"{agent_id}: docker build failed: {exc.explanation or exc}") from None
+    return image
+
+
+def _tail(build_log) -> str:
+    lines = [str(entry.get("stream") or entry.get("error") or "").rstrip() for entry in build_log or []]
+    return "\n".join([line for line in lines if line][-LOG_LINES:])
+
+
+def _get(client, tag: str):
+    try:
+        return client.images.get(tag)
+    except docker.errors.ImageNotFound:
+        return None
+
+
+def image_digest(backend, image: str) -> str:
+    """The id of the image a Docker sandbox will start from ("" elsewhere or if it cannot be read)."""
+    if backend.name != "docker" or not image:
+        return ""
+    try:
+        return backend.client.images.get(image).id
+    except Exception:  # noqa: BLE001 - a record, not a precondition: start() reports a missing image
+        return ""

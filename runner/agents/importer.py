@@ -1,0 +1,122 @@
+"""Store a folder of MLE-bench agents as AgentDefinition rows, one per agent id.
+
+    report = import_agents("agents/", build=True)
+
+Everything is read and checked first, then (unless `build=False`) every image is built on this Docker
+host, and only then are the rows written, in one transaction: a bad folder or a failed build stores
+nothing. Re-importing the same content changes nothing; a changed folder gives its agents a new
+version (and image tag). Jobs keep the version they were made with (Job.agent_version).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+
+from runner.agents.mlebench import FORMAT, AgentFormatError, Limits, Variant, read_agents
+from runner.models import AgentDefinition, Job, JobTask
+
+
+@dataclass
+class ImportReport:
+    created: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    images: list[dict] = field(default_factory=list)
+
+
+def limits() -> Limits:
+    return Limits(max_bytes=settings.AGENTS_MAX_FOLDER_BYTES, max_files=settings.AGENTS_MAX_FILES,
+                  allow_privileged=settings.AGENTS_ALLOW_PRIVILEGED)
+
+
+def import_agents(path: Path | str, *, build: bool = True, force_build: bool = False, log=print) -> ImportReport:
+    variants = read_agents(path, limits())
+    _refuse_site_agents(variants)
+    report = ImportReport()
+    if build:
+        report.images = build_images(variants, force=force_build, log=log)
+    with transaction.atomic():
+        for variant in variants:
+            getattr(report, _store(variant)).append(variant.id)
+    if build:
+        refresh_runner_images()
+    return report
+
+
+def build_images(variants: list[Variant], *, force: bool = False, log=print) -> list[dict]:
+    """Each distinct image once (variants of one folder and Dockerfile share theirs)."""
+    from runner.agents.images import build_image
+
+    by_tag = {v.image: v for v in variants}
+    return [build_image(v, force=force, log=log) for v in by_tag.values()]
+
+
+def _refuse_site_agents(variants: list[Variant]) -> None:
+    taken = set(AgentDefinition.objects.filter(name__in=[v.id for v in variants])
+                .exclude(package_format=FORMAT).values_list("name", flat=True))
+    if taken:
+        raise AgentFormatError(f"agent ids already used by agents defined on the site: {', '.join(sorted(taken))}")
+
+
+def _store(variant: Variant) -> str:
+    values = {
+        "image": variant.image, "command": variant.command(), "env_vars": variant.secret_names(),
+        "builtin": False, "package_format": FORMAT, "version": variant.version, "package": variant.as_config(),
+        "description": f"MLE-bench agent {variant.id} from {variant.config_file}",
+    }
+    current = AgentDefinition.objects.filter(name=variant.id).first()
+    if current is None:
+        AgentDefinition.objects.create(name=variant.id, **values)
+        return "created"
+    if current.version == variant.version and current.package == values["package"]:
+        return "unchanged"
+    AgentDefinition.objects.filter(pk=current.pk).update(**values)
+    return "updated"
+
+
+def packaged_variants(ids: list[str] | None = None) -> list[Variant]:
+    """The imported agents (these ids, or all), read again from their folders, which must still hold
+    the imported version: a runner builds exactly what the jobs will run."""
+    rows = AgentDefinition.objects.filter(package_format=FORMAT)
+    if ids:
+        known = set(rows.filter(name__in=ids).values_list("name", flat=True))
+        unknown = [i for i in ids if i not in known]
+        if unknown:
+            raise AgentFormatError(f"not imported MLE-bench agents: {', '.join(unknown)}")
+        rows = rows.filter(name__in=ids)
+    variants = []
+    for row in rows:
+        variant = Variant.from_config(row.package)
+        found = {v.id: v for v in read_agents(variant.source_dir, limits())}.get(row.name)
+        if found is None or found.version != row.version:
+            raise AgentFormatError(f"{row.name}: {variant.source_dir} no longer holds the imported version "
+                                   f"{row.version[:16]}; run `python manage.py import_agents {variant.source_dir}`")
+        variants.append(found)
+    return variants
+
+
+def wanted_images() -> set[str]:
+    """The images a runner should report: every agent's current one, and those of unfinished jobs
+    made before a re-import."""
+    from runner.services import agent_image
+
+    wanted = {agent_image(a) for a in AgentDefinition.objects.all()}
+    pending = Job.objects.filter(tasks__status__in=[JobTask.Status.QUEUED, JobTask.Status.RUNNING]).exclude(
+        agent_image="")
+    return wanted | set(pending.values_list("agent_image", flat=True))
+
+
+def refresh_runner_images() -> None:
+    """Tell the site which images the runner on this Docker host now has (it reports them at start)."""
+    from runner.backends.docker import DockerBackend
+    from runner.models import Runner
+    from runner.registry import images_present
+
+    backend = DockerBackend()
+    runners = Runner.objects.filter(name=backend.runner_name, backend=Runner.Backend.DOCKER)
+    if runners.exists():
+        runners.update(images=images_present(backend))

@@ -1,0 +1,25 @@
+import json
+
+from django.core.management.base import BaseCommand, CommandError
+
+from runner.agents.images import AgentBuildError
+from runner.agents.importer import import_agents
+from runner.agents.mlebench import AgentFormatError
+from runner.backends import BackendUnavailable
+
+
+class Command(BaseCommand):
+    help = ("Import agents packaged as MLE-bench packages them: every */config.yaml of PATH, each top-level "
+            "key an agent id. Builds each agent's image on this Docker host unless --no-build.")
+
+    def add_arguments(self, parser):
+        parser.add_argument("path", help="a folder laid out like MLE-bench's agents/")
+        parser.add_argument("--no-build", action="store_true", help="store the agents without building images")
+        parser.add_argument("--force-build", action="store_true", help="rebuild images whose tag exists")
+
+    def handle(self, *args, path, no_build, force_build, **options):
+        try:
+            report = import_agents(path, build=not no_build, force_build=force_build, log=self.stderr.write)
+        except (AgentFormatError, AgentBuildError, BackendUnavailable) as exc:
+            raise CommandError(f"nothing imported: {exc}") from exc
+        self.stdout.write(json.dumps(report.__dict__))

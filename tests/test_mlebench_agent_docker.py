@@ -1,0 +1,116 @@
+"""An agent packaged as MLE-bench packages it, end to end in Docker (marker docker): imported from a
+folder the test writes, its image built FROM mlebench-env (built here once if missing: minutes), one
+variant run through the real supervisor. start.sh gets the variant's kwargs and env vars (the secret
+resolved from the job's secrets), runs as nonroot with /home/instructions.txt, a read-only
+/home/data and a checker at localhost:5000 that answers like MLE-bench's; the run is graded."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from leaderboard.models import Run
+from runner import execution, leases
+from runner.agents import base_image
+from runner.agents.importer import import_agents
+from runner.backends.docker import DockerBackend
+from runner.models import JobTask
+from runner.services import create_job
+from tests.conftest import REQUIRE_SERVICES
+from tests.job_support import COMPETITION, needs_agent_tools
+from tests.mlebench_agent_support import make_agents_dir
+
+pytestmark = [pytest.mark.docker, needs_agent_tools]
+SECRET = "probe-secret-value-41"
+
+
+@pytest.fixture(scope="session")
+def mlebench_env():
+    """The base image, built once and kept (the tag is the cache), as CI's .ci/run builds it."""
+    from runner.agent_image import ImageBuildError, build, image_exists
+
+    if not image_exists(base_image.TAG):
+        try:
+            build(tag=base_image.TAG, recipe=base_image.RECIPE)
+        except ImageBuildError as exc:
+            message = f"{base_image.TAG} could not be built: {exc}"
+            pytest.fail(message) if REQUIRE_SERVICES else pytest.skip(message)
+    return base_image.TAG
+
+
+def _probe_record(run: Run) -> dict:
+    artifact = run.artifacts.get(name="logs/probe.json")
+    with artifact.file.open("rb") as handle:
+        return json.loads(handle.read())
+
+
+def test_an_mlebench_agent_runs_in_docker_as_mlebench_runs_it(alice, job_world, mlebench_env, tmp_path,
+                                                            django_capture_on_commit_callbacks):
+    report = import_agents(make_agents_dir(tmp_path), build=True, log=lambda *a: None)
+    assert sorted(report.created) == ["probe", "probe/omega"]
+    backend = DockerBackend()
+    image = report.images[0]["image"]
+    assert backend.image_exists(image) and len(report.images) == 1  # both variants share one image
+    with django_capture_on_commit_callbacks(execute=False):
+        job = create_job(user=alice, agent="probe/omega", competitions=[COMPETITION], time_limit_minutes=2,
+                         env={"MY_KEY": SECRET})
+    assert job.agent_version and job.agent_image == image
+    task = job.tasks.get()
+    outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=backend)
+    task.refresh_from_db()
+    assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
+    assert task.image_digest == backend.client.images.get(image).id
+
+    run = Run.objects.get(pk=task.run_id)
+    record = _probe_record(run)
+    assert record["argv"] == ["steps=7", "mode=fast", "agent.code.model=big"]  # omegaconf key=value
+    env = record["env"]
+    # The secret reached the agent as its value: the stored copy has exactly that value redacted.
+    assert env["PROBE_TOKEN"] == "[secret]" and SECRET not in json.dumps(record)
+    assert env["STEP_LIMIT"] == "7" and env["EXTRA"] == "yes" and env["COMPETITION_ID"] == COMPETITION
+    assert env["AGENT_DIR"] == "/home/agent" and env["SUBMISSION_DIR"] == "/home/submission"
+    assert record["user"] == "nonroot" and record["uid"] != 0
+    assert record["python"].startswith("/opt/conda/envs/agent/")  # `conda activate agent` worked
+    assert record["agent_dir_writable"] and not record["data_writable"]
+    assert "2 minutes" in record["instructions"] and "/home/submission/submission.csv" in record["instructions"]
+    assert record["health"] == {"status": "running"}
+    assert record["valid"] == {"result": "Submission is valid."}
+    assert set(record["invalid"]) == {"result"} and record["invalid"]["result"].startswith("Submission invalid!")
+    assert "score" not in json.dumps(record["valid"]).lower()
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
+
+
+def test_a_job_goes_only_to_runners_that_have_the_agents_image(alice, job_world, mlebench_env, tmp_path):
+    from runner.registry import images_present
+    from runner.services import JobError
+
+    report = import_agents(make_agents_dir(tmp_path), build=True, log=lambda *a: None)
+    image = report.images[0]["image"]
+    assert image in images_present(DockerBackend())
+    job_world.images = ["medalboard-agent:bookworm"]
+    job_world.save()
+    with pytest.raises(JobError, match="does not exist on any runner"):
+        create_job(user=alice, agent="probe", competitions=[COMPETITION], time_limit_minutes=1,
+                   env={"MY_KEY": SECRET})
+    job_world.images = images_present(DockerBackend())
+    job_world.save()
+    assert create_job(user=alice, agent="probe", competitions=[COMPETITION], time_limit_minutes=1,
+                      env={"MY_KEY": SECRET}).agent_image == image
+
+
+def test_the_shipped_sample_agent_imports_builds_runs_and_is_graded(alice, job_world, mlebench_env, settings,
+                                                                   django_capture_on_commit_callbacks):
+    from pathlib import Path
+
+    report = import_agents(Path(settings.BASE_DIR) / "agents", build=True, log=lambda *a: None)
+    assert {"sample", "sample/copy-sample"} <= set(report.created + report.updated + report.unchanged)
+    with django_capture_on_commit_callbacks(execute=False):
+        job = create_job(user=alice, agent="sample", competitions=[COMPETITION], time_limit_minutes=2)
+    task = job.tasks.get()
+    outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
+    task.refresh_from_db()
+    assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
+    assert '{"result": "Submission is valid."}' in task.log_tail
+    run = Run.objects.get(pk=task.run_id)
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.trajectory.n_steps == 2
