@@ -94,7 +94,7 @@ def grade_claimed(run_id: int, owner: str) -> str:
     return run.status
 
 
-@shared_task(bind=True, reject_on_worker_lost=True, **GRADING_TASK)
+@shared_task(name="leaderboard.tasks.grade_run", bind=True, reject_on_worker_lost=True, **GRADING_TASK)
 def grade_run(self, run_id: int) -> str:
     """Grade one pending run; returns the status it ended in (or why nothing was done)."""
     owner = f"grade-{self.request.id or uuid.uuid4().hex}-{self.request.retries}"
@@ -116,7 +116,7 @@ def grade_run(self, run_id: int) -> str:
         raise self.retry(exc=exc, countdown=10 * 2**self.request.retries) from exc
 
 
-@shared_task(bind=True, **GRADING_TASK)
+@shared_task(name="leaderboard.tasks.grade_snapshot", bind=True, **GRADING_TASK)
 def grade_snapshot(self, snapshot_id: int) -> str:
     """Grade one pending snapshot (leaderboard.snapshots), claimed like a run; returns its status."""
     from leaderboard.snapshots import grade_stored_snapshot

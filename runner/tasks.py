@@ -40,7 +40,7 @@ def current_backend() -> Backend:
     return get_backend(os.environ.get("MEDALBOARD_RUNNER_BACKEND", "local"))
 
 
-@shared_task(bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None,
+@shared_task(name="runner.tasks.run_job_task", bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None,
              soft_time_limit=None, time_limit=None)
 def run_job_task(self, task_id: int) -> str:
     """Claim the task, run it, end it; returns the task's final status or why nothing was done."""
@@ -99,7 +99,7 @@ def _fail_run(task_id: int, why: str) -> None:
         )
 
 
-@shared_task
+@shared_task(name="runner.tasks.sweep")
 def sweep() -> dict:
     """The recovery sweep as a task, for deployments that also schedule it with celery beat."""
     from runner.recovery import sweep as run_sweep

@@ -1,0 +1,27 @@
+"""Every Celery task keeps the name it is registered under: queued messages and beat schedules
+name tasks by these strings, so moving a module must not rename its task."""
+
+from webapp.celery import app
+
+EXPECTED = {
+    "leaderboard.tasks.grade_run",
+    "leaderboard.tasks.grade_snapshot",
+    "leaderboard.intake.import_intake",
+    "runner.tasks.run_job_task",
+    "runner.tasks.sweep",
+}
+
+
+def test_every_task_keeps_its_registered_name():
+    app.loader.import_default_modules()
+    registered = {name for name in app.tasks if not name.startswith("celery.")}
+    assert registered == EXPECTED
+
+
+def test_each_name_runs_its_function():
+    app.loader.import_default_modules()
+    assert app.tasks["leaderboard.tasks.grade_run"].run.__name__ == "grade_run"
+    assert app.tasks["leaderboard.tasks.grade_snapshot"].run.__name__ == "grade_snapshot"
+    assert app.tasks["leaderboard.intake.import_intake"].run.__name__ == "import_intake"
+    assert app.tasks["runner.tasks.run_job_task"].run.__name__ == "run_job_task"
+    assert app.tasks["runner.tasks.sweep"].run.__name__ == "sweep"
