@@ -34,10 +34,10 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 
-from leaderboard import scaling_data, stats  # noqa: E402
-from leaderboard.catalogue import import_catalogue  # noqa: E402
+from leaderboard.analysis import scaling_data, stats  # noqa: E402
+from leaderboard.analysis.scaling import RunPoint, rows_of  # noqa: E402
+from leaderboard.competitions.catalogue import import_catalogue  # noqa: E402
 from leaderboard.models import Run  # noqa: E402
-from leaderboard.scaling import RunPoint, rows_of  # noqa: E402
 
 CURVES = {"time": "/api/scaling/time/?split=all", "pass-at-k": "/api/scaling/pass-at-k/?split=all",
           "hardware": "/api/scaling/hardware/?split=all"}

@@ -41,7 +41,7 @@ KINDS = ("plan", "llm", "command", "observation", "code", "score", "action")
 
 def make_trajectory(path: Path, n_steps: int, seed: int = 0) -> int:
     """Write an n-step trajectory of ~1 KB per step; returns its size in bytes."""
-    from leaderboard.importers.jsonl import header_line, step_line
+    from leaderboard.trajectories.importers.jsonl import header_line, step_line
 
     rng = random.Random(seed)
     with open(path, "wb") as f:
@@ -122,7 +122,7 @@ def fastest_parse(path: Path) -> tuple[str, float, int]:
 
 def read_only(path: Path) -> float:
     """read_trajectories alone, no file or database written: where the time goes that is not storing."""
-    from leaderboard.importers import read_trajectories
+    from leaderboard.trajectories.importers import read_trajectories
 
     started = time.perf_counter()
     for parsed in read_trajectories(path):
@@ -144,8 +144,8 @@ class _NoSearchIndex:
 def import_once(path: Path, search_index: bool = True) -> tuple[float, int]:
     from unittest import mock
 
-    from leaderboard.importers import read_trajectories, save_steps
-    from leaderboard.trajectory_store import writing
+    from leaderboard.trajectories.importers import read_trajectories, save_steps
+    from leaderboard.trajectories.store import writing
 
     run = _new_run()
     _settle()

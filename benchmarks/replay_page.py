@@ -27,9 +27,9 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 
-from leaderboard.importers.base import StepData  # noqa: E402
 from leaderboard.models import Agent, Experiment, LanguageModel, Run  # noqa: E402
-from leaderboard.trajectory_store import write_steps  # noqa: E402
+from leaderboard.trajectories.importers.base import StepData  # noqa: E402
+from leaderboard.trajectories.store import write_steps  # noqa: E402
 
 KINDS = ["plan", "code", "command", "observation", "score", "llm"]
 

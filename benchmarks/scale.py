@@ -14,7 +14,7 @@ the leaderboard aggregates (bulk_create bypasses what keeps them current), it ru
 For each size: server time (Django's test client in-process, best of --repeat after one warm-up
 request) and query count of `/`, `/?split=all`, `/api/leaderboard/?split=lite` and the first and last
 page of `/api/runs/` (reached by following its cursor); where the site caches the leaderboard
-(leaderboard.page_cache) those are cache hits, and `/` and the leaderboard API are timed again as
+(leaderboard.analysis.page_cache) those are cache hits, and `/` and the leaderboard API are timed again as
 misses (the leaderboard's version raised before each request). The table ends with the growth ratio
 largest/smallest: the issue's target is flat (within 1.5x). Then gunicorn (2 workers) at the largest
 size: --clients concurrent readers of `/` for --load-seconds (0 skips it), then of a static
@@ -75,7 +75,7 @@ def _local(url: str, **params: str) -> str:
 
 def timed(client, url: str, repeat: int, *, miss: bool = False) -> tuple[float, int]:
     """Best server time (ms) of `repeat` requests after a warm-up one, and its query count; with
-    `miss`, the leaderboard's version is raised before each (leaderboard.page_cache): nothing cached."""
+    `miss`, the leaderboard's version is raised before each (leaderboard.analysis.page_cache): nothing cached."""
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
 

@@ -117,7 +117,7 @@ def _grade(var: Path, n: int) -> float:
     from django.db import transaction
 
     from leaderboard.models import Competition, Snapshot
-    from leaderboard.services import submit_run
+    from leaderboard.runs.submission import submit_run
 
     sample = Path(Competition.objects.get(slug="smoke-wine").public_data_dir) / "sample_submission.csv"
     folder = var / "run" / "smoke-wine_00000000-0000-4000-8000-000000000000"

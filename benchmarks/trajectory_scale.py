@@ -36,9 +36,9 @@ from django.test import Client  # noqa: E402
 from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
 
 from benchmarks.replay_page import step  # noqa: E402
-from leaderboard.importers.base import StepData  # noqa: E402
 from leaderboard.models import Agent, Experiment, LanguageModel, Run  # noqa: E402
-from leaderboard.trajectory_store import block_index, reading, write_steps  # noqa: E402
+from leaderboard.trajectories.importers.base import StepData  # noqa: E402
+from leaderboard.trajectories.store import block_index, reading, write_steps  # noqa: E402
 
 RARE = "quokka zanzibar"
 

@@ -1,6 +1,7 @@
 from django.contrib import admin, messages
 
-from leaderboard import models, ownership, snapshots
+from leaderboard import models
+from leaderboard.runs import ownership, snapshots
 
 
 @admin.register(models.Benchmark)
@@ -102,7 +103,7 @@ class RunAdmin(admin.ModelAdmin):
 
 @admin.register(models.RunIntake)
 class RunIntakeAdmin(admin.ModelAdmin):
-    """Uploads on their way to a run (leaderboard.intake): read-only, the worker and the sweep own them."""
+    """Uploads on their way to a run (leaderboard.runs.intake): read-only, the worker and the sweep own them."""
 
     list_display = ["id", "owner", "status", "failure", "attempts", "run", "created_at", "updated_at"]
     list_filter = ["status", "failure"]
@@ -175,7 +176,7 @@ class SeedAggregateAdmin(admin.ModelAdmin):
 
 @admin.register(models.LeaderboardVersion)
 class LeaderboardVersionAdmin(SeedAggregateAdmin):
-    """The leaderboard's version (leaderboard.page_cache), to look at: every change to what the
+    """The leaderboard's version (leaderboard.analysis.page_cache), to look at: every change to what the
     leaderboard shows raises it in its transaction."""
 
     list_display = ["id", "n"]

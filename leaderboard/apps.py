@@ -6,6 +6,6 @@ class LeaderboardConfig(AppConfig):
     verbose_name = "Leaderboard"
 
     def ready(self) -> None:
-        from leaderboard import page_cache
+        from leaderboard.analysis import page_cache
 
         page_cache.connect()

@@ -15,7 +15,7 @@ from django.db import models, transaction
 from django.db.models.signals import m2m_changed, post_delete
 from django.dispatch import receiver
 
-from leaderboard import medals
+from leaderboard.competitions import medals
 
 # The ranges of IntegerField and BigIntegerField on PostgreSQL: input beyond them is refused up front.
 INT32_MAX = 2**31 - 1
@@ -78,7 +78,7 @@ class Competition(models.Model):
     config_metric = models.CharField(max_length=100, blank=True, help_text="grader.name as the config says it")
     grade_fn = models.CharField(max_length=300, blank=True)
     splits = models.ManyToManyField(Split, related_name="competitions", blank=True)
-    # Summary of the human leaderboard, computed by leaderboard.medals at import time.
+    # Summary of the human leaderboard, computed by leaderboard.competitions.medals at import time.
     n_teams = models.PositiveIntegerField(default=0)
     is_lower_better = models.BooleanField(null=True)
     gold_threshold = models.FloatField(null=True, blank=True)
@@ -312,9 +312,9 @@ class RunQuerySet(models.QuerySet):
         )
 
     # Every way Django writes runs keeps the leaderboard aggregates in step, in the same transaction
-    # (leaderboard.aggregates.maintenance); deleting an experiment deletes its aggregates by cascade.
+    # (leaderboard.analysis.aggregates.maintenance); deleting an experiment deletes its aggregates by cascade.
     def update(self, **kwargs) -> int:
-        from leaderboard.aggregates import maintenance
+        from leaderboard.analysis.aggregates import maintenance
 
         if not maintenance.COUNTED_FIELDS.intersection(kwargs):
             return super().update(**kwargs)
@@ -335,7 +335,7 @@ class RunQuerySet(models.QuerySet):
     update.alters_data = True
 
     def delete(self):
-        from leaderboard.aggregates import maintenance
+        from leaderboard.analysis.aggregates import maintenance
 
         with transaction.atomic(using=self.db):
             keys = [(e, s) for _, e, s, status in self._lock_keys() if status == Run.Status.GRADED]
@@ -347,7 +347,7 @@ class RunQuerySet(models.QuerySet):
     delete.queryset_only = True
 
     def bulk_create(self, objs, *args, **kwargs):
-        from leaderboard.aggregates import maintenance
+        from leaderboard.analysis.aggregates import maintenance
 
         with transaction.atomic(using=self.db):
             made = super().bulk_create(objs, *args, **kwargs)
@@ -357,7 +357,7 @@ class RunQuerySet(models.QuerySet):
     bulk_create.alters_data = True
 
     def bulk_update(self, objs, fields, *args, **kwargs):
-        from leaderboard.aggregates import maintenance
+        from leaderboard.analysis.aggregates import maintenance
 
         objs = list(objs)
         with transaction.atomic(using=self.db):
@@ -376,7 +376,7 @@ class RunQuerySet(models.QuerySet):
 
 
 class MedalFlags(models.Model):
-    """What grading a submission stores (a run's final one, or a snapshot of it); leaderboard.medals
+    """What grading a submission stores (a run's final one, or a snapshot of it); leaderboard.competitions.medals
     decides the flags."""
 
     score = models.FloatField(null=True, blank=True)
@@ -439,7 +439,7 @@ class Run(MedalFlags):
     )
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
     # The grading claim (leaderboard.tasks.grade_run): who holds it, until when, how many tries so far;
-    # the sweep (leaderboard.recovery) re-queues expired claims and pending runs nobody picked up.
+    # the sweep (leaderboard.runs.recovery) re-queues expired claims and pending runs nobody picked up.
     grading_owner = models.CharField(max_length=100, blank=True)
     grading_lease_expires_at = models.DateTimeField(null=True, blank=True)
     grading_attempts = models.PositiveIntegerField(default=0)
@@ -459,7 +459,7 @@ class Run(MedalFlags):
     is_demo = models.BooleanField(default=False)
     content_hash = models.CharField(max_length=64, blank=True, db_index=True, help_text="Makes uploads idempotent")
     # The graded snapshots as JSON [[seconds, any medal 0/1], ...] in time order, kept by
-    # leaderboard.snapshots whenever a snapshot changes: the time curve reads it instead of every
+    # leaderboard.runs.snapshots whenever a snapshot changes: the time curve reads it instead of every
     # snapshot row (4x fewer rows at 60,000 runs).
     snapshot_timeline = models.TextField(default="", blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -471,7 +471,7 @@ class Run(MedalFlags):
         ordering = ["-created_at"]
         indexes = [
             models.Index(fields=["experiment", "competition", "seed"]),
-            # /api/runs/ pages by keyset on (created_at, id), newest first (leaderboard.pagination).
+            # /api/runs/ pages by keyset on (created_at, id), newest first (leaderboard.api.pagination).
             models.Index(fields=["-created_at", "-id"], name="run_newest_first"),
         ]
         constraints = [
@@ -485,7 +485,7 @@ class Run(MedalFlags):
 
     def save(self, *args, **kwargs) -> None:
         """Saved together with the leaderboard aggregates of its key, old and new (see RunQuerySet)."""
-        from leaderboard.aggregates import maintenance
+        from leaderboard.analysis.aggregates import maintenance
 
         update_fields = kwargs.get("update_fields")
         if update_fields is not None and not maintenance.COUNTED_FIELDS.intersection(update_fields):
@@ -499,7 +499,7 @@ class Run(MedalFlags):
                 maintenance.refresh([*keys, after[:2]])
 
     def delete(self, *args, **kwargs):
-        from leaderboard.aggregates import maintenance
+        from leaderboard.analysis.aggregates import maintenance
 
         with transaction.atomic():
             keys = [(e, s) for _, e, s, status in Run.objects.filter(pk=self.pk)._lock_keys()
@@ -565,10 +565,10 @@ class Artifact(models.Model):
 
 
 class RunIntake(models.Model):
-    """An upload received by the form or the API, imported into a Run by a worker (leaderboard.intake).
+    """An upload received by the form or the API, imported into a Run by a worker (leaderboard.runs.intake).
 
     The request stages the files in artifact storage (`intake/`) and creates this row; the task
-    `leaderboard.intake.import_intake` claims it (received -> importing, an owner and a lease, attempts
+    `leaderboard.runs.intake.import_intake` claims it (received -> importing, an owner and a lease, attempts
     + 1), runs `services.submit_run` on the staged files and records the outcome: imported with its
     run, or failed with the reason. The sweep re-queues received intakes nobody picked up and expired
     claims, and fails an intake after INTAKE_MAX_ATTEMPTS lost claims."""
@@ -634,7 +634,7 @@ class Snapshot(MedalFlags):
     """A submission the agent had written `elapsed_seconds` into its run, graded like the final one.
 
     The file is an Artifact of the run named `snapshots/<elapsed-seconds>.csv` (docs/snapshots.md);
-    leaderboard.snapshots stores and grades them, leaderboard.scaling reads them for the time curve.
+    leaderboard.runs.snapshots stores and grades them, leaderboard.analysis.scaling reads them for the time curve.
     Rows without an artifact are synthetic (manage.py make_scaling_data), graded when written."""
 
     class Status(models.TextChoices):
@@ -647,7 +647,7 @@ class Snapshot(MedalFlags):
     elapsed_seconds = models.FloatField(help_text="Seconds since the run started")
     artifact = models.ForeignKey(Artifact, on_delete=models.CASCADE, null=True, blank=True, related_name="+")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING)
-    # When the sweep last published a pending snapshot's grading again (leaderboard.recovery).
+    # When the sweep last published a pending snapshot's grading again (leaderboard.runs.recovery).
     grading_enqueued_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -678,7 +678,7 @@ class StepKind(models.TextChoices):
 
 
 class Trajectory(models.Model):
-    """A run's steps: a JSONL file in artifact storage (leaderboard.trajectory_store writes and reads
+    """A run's steps: a JSONL file in artifact storage (leaderboard.trajectories.store writes and reads
     it), its kind counts, and an outline (tree nodes, score points, best code step) built on import."""
 
     run = models.OneToOneField(Run, on_delete=models.CASCADE, related_name="trajectory")
@@ -726,20 +726,20 @@ def _delete_trajectory_file(sender, instance: Trajectory, **kwargs) -> None:
     """A trajectory's file goes with its row, once the deletion commits (a rollback keeps both)."""
     from django.core.files.storage import default_storage
 
-    from leaderboard.trajectory_store import delete_file
+    from leaderboard.trajectories.store import delete_file
 
     name = instance.file
     if name:  # the file and its search index
         transaction.on_commit(lambda: delete_file(default_storage, name))
 
 
-from leaderboard.aggregates.models import LeaderboardVersion, SeedAggregate  # noqa: E402,F401 - registers the models
+from leaderboard.analysis.aggregates.models import LeaderboardVersion, SeedAggregate  # noqa: E402,F401 - registers the models
 
 
 @receiver(m2m_changed, sender=Competition.splits.through)
 def _split_membership_changed(sender, instance, action, reverse, pk_set, **kwargs) -> None:
     """A split's competitions changed: the aggregates of the runs in those competitions follow."""
-    from leaderboard.aggregates import maintenance
+    from leaderboard.analysis.aggregates import maintenance
 
     if action == "pre_clear":
         instance._cleared_competitions = (list(instance.competitions.values_list("pk", flat=True))

@@ -2,7 +2,7 @@
 
 Tasks take ids. A run is claimed with a conditional UPDATE (pending -> grading, an owner, a lease
 expiry, attempts + 1) so two workers never grade the same run, and its result is stored only while
-the claim still holds; the sweep (leaderboard.recovery) re-queues expired claims and pending runs
+the claim still holds; the sweep (leaderboard.runs.recovery) re-queues expired claims and pending runs
 nobody picked up; transient failures (storage hiccups) are retried a bounded number of times,
 anything else marks the run failed with the reason.
 """
@@ -73,7 +73,7 @@ def _release(run_id: int, owner: str) -> None:
 def grade_claimed(run_id: int, owner: str) -> str:
     """Grade a run this owner claimed; the result is stored only if the claim still holds (fenced in
     the same transaction). Transient errors hand the run back as pending and re-raise."""
-    from leaderboard.services import grade_stored_run
+    from leaderboard.runs.submission import grade_stored_run
 
     run = Run.objects.select_related("competition").get(pk=run_id)
     try:
@@ -118,8 +118,8 @@ def grade_run(self, run_id: int) -> str:
 
 @shared_task(name="leaderboard.tasks.grade_snapshot", bind=True, **GRADING_TASK)
 def grade_snapshot(self, snapshot_id: int) -> str:
-    """Grade one pending snapshot (leaderboard.snapshots), claimed like a run; returns its status."""
-    from leaderboard.snapshots import grade_stored_snapshot
+    """Grade one pending snapshot (leaderboard.runs.snapshots), claimed like a run; returns its status."""
+    from leaderboard.runs.snapshots import grade_stored_snapshot
 
     rows = Snapshot.objects.filter(pk=snapshot_id)
     if rows.filter(status=Snapshot.Status.PENDING).update(status=Snapshot.Status.GRADING) != 1:
@@ -140,4 +140,4 @@ def grade_snapshot(self, snapshot_id: int) -> str:
 
 
 # Tasks of other modules, imported here so that every worker registers them (Celery discovers tasks.py).
-from leaderboard.intake import import_intake  # noqa: E402,F401
+from leaderboard.runs.intake import import_intake  # noqa: E402,F401

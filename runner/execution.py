@@ -297,7 +297,7 @@ class Supervisor:
     def _snapshot(self) -> None:
         from django.core.files.base import ContentFile
 
-        from leaderboard.snapshots import SnapshotError, add_snapshot
+        from leaderboard.runs.snapshots import SnapshotError, add_snapshot
 
         content = self.snapshots.changed()
         if content is None:
@@ -359,7 +359,7 @@ def _record(run: Run, stored: Stored, notes: list[str]) -> None:
 def _final_trajectory(run: Run, stored: Stored) -> None:
     """The trajectory as the JSONL importer reads the stored (redacted, whole) copy: what an upload of
     it would store. A trajectory that was cut keeps the steps streamed live."""
-    from leaderboard.importers import TrajectoryError, detect, read_trajectories, save_steps
+    from leaderboard.trajectories.importers import TrajectoryError, detect, read_trajectories, save_steps
 
     path = stored.trajectory
     if path is None or not os.path.isfile(path) or detect(path) is None:
@@ -385,7 +385,7 @@ def _mark_invalid(run: Run, problem: str) -> None:
 
 def _grade(held: Claim, run: Run) -> None:
     """Grade here, with the claim an upload's grading takes. A transient failure leaves the run
-    pending: the sweep hands it to the grading queue (leaderboard.recovery)."""
+    pending: the sweep hands it to the grading queue (leaderboard.runs.recovery)."""
     from leaderboard.tasks import TRANSIENT_ERRORS, claim_grading, grade_claimed
 
     Run.objects.filter(pk=run.pk).update(status=Run.Status.PENDING)

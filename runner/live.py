@@ -68,8 +68,8 @@ class TrajectoryStream:
     """New lines of the agent's trajectory file -> steps appended to the run's live trajectory."""
 
     def __init__(self, run, root: Path, name: str, redactor: Redactor) -> None:
-        from leaderboard.importers.base import ParsedTrajectory, TrajectoryMeta
-        from leaderboard.trajectory_store import LiveTrajectory
+        from leaderboard.trajectories.importers.base import ParsedTrajectory, TrajectoryMeta
+        from leaderboard.trajectories.store import LiveTrajectory
 
         self.tail, self.redactor = LineTail(root, name), redactor
         try:
@@ -79,7 +79,7 @@ class TrajectoryStream:
         self.parsed = ParsedTrajectory(format="jsonl", meta=TrajectoryMeta(), steps=iter(()))
 
     def pump(self, fence) -> int:
-        from leaderboard.importers.jsonl import is_header_line, parse_step_line
+        from leaderboard.trajectories.importers.jsonl import is_header_line, parse_step_line
 
         if self.live is None:
             return 0

@@ -9,8 +9,9 @@
   going back to the queue, and queued ones end cancelled (the claim refuses them too).
 - Queued tasks that were never published (the broker was down) are published again.
 - GPUs held by tasks that no longer run are freed.
-The sweep also runs the grading half (leaderboard.recovery: runs and snapshots), the uploads' (leaderboard.intake:
-intakes nobody picked up, expired import claims) and the orphaned files' (leaderboard.orphans).
+The sweep also runs the grading half (leaderboard.runs.recovery: runs and snapshots), the uploads'
+(leaderboard.runs.intake: intakes nobody picked up, expired import claims) and the orphaned files'
+(leaderboard.runs.orphans).
 All changes are conditional UPDATEs on the state read, so concurrent sweepers are safe.
 """
 
@@ -33,9 +34,9 @@ log = logging.getLogger(__name__)
 
 def sweep() -> dict[str, int]:
     """One pass of every recovery; safe to run anywhere, any number of times at once."""
-    from leaderboard.intake import sweep_intakes
-    from leaderboard.orphans import sweep_orphans_when_due
-    from leaderboard.recovery import sweep_grading, sweep_snapshots
+    from leaderboard.runs.intake import sweep_intakes
+    from leaderboard.runs.orphans import sweep_orphans_when_due
+    from leaderboard.runs.recovery import sweep_grading, sweep_snapshots
 
     counts = {**sweep_tasks(), **sweep_grading(), **sweep_snapshots(), **sweep_intakes(),
               **sweep_orphans_when_due()}
@@ -87,7 +88,7 @@ def _recover(task: JobTask, now) -> str:
 
 
 def _fail_run(task: JobTask, why: str) -> None:
-    from leaderboard.services import Upload, store_upload
+    from leaderboard.runs.submission import Upload, store_upload
 
     if task.run_id is None:
         return

@@ -62,7 +62,7 @@ def pytest_runtest_setup(item):
 @pytest.fixture(autouse=True)
 def _empty_cache():
     """Each test starts with an empty cache: throttle counters, and cached leaderboards whose version
-    numbers another test's database reused (leaderboard.page_cache)."""
+    numbers another test's database reused (leaderboard.analysis.page_cache)."""
     from django.core.cache import cache
 
     cache.clear()
@@ -71,7 +71,7 @@ def _empty_cache():
 @pytest.fixture
 def catalogue(db):
     """The real MLE-bench catalogue from ../shared, imported once per database state."""
-    from leaderboard.catalogue import import_catalogue
+    from leaderboard.competitions.catalogue import import_catalogue
     from leaderboard.models import Competition
 
     if not Competition.objects.filter(benchmark__slug="mle-bench").exists():
@@ -83,7 +83,7 @@ def catalogue(db):
 def django_db_setup(django_db_setup, django_db_blocker):
     # Import the catalogue once for the whole session; transactional tests that flush it re-import
     # through the `catalogue` fixture.
-    from leaderboard.catalogue import import_catalogue
+    from leaderboard.competitions.catalogue import import_catalogue
 
     with django_db_blocker.unblock():
         import_catalogue(CATALOGUE_DIR)
@@ -209,9 +209,9 @@ def job_world(catalogue, tmp_path, monkeypatch, fast_jobs):
 
 @pytest.fixture(scope="session")
 def smoke_root(tmp_path_factory):
-    """The smoke competitions' files (leaderboard/smoke.py), built once per session; import them per test with
-    import_catalogue(smoke_root, data_dir=smoke_root / "data")."""
-    from leaderboard import smoke
+    """The smoke competitions' files (leaderboard/competitions/smoke.py), built once per session; import them per test
+    with import_catalogue(smoke_root, data_dir=smoke_root / "data")."""
+    from leaderboard.competitions import smoke
 
     root = tmp_path_factory.mktemp("smoke")
     smoke.build(root)

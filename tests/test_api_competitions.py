@@ -13,7 +13,7 @@ FIELDS = {"id", "name", "metric", "is_lower_better", "n_teams", "splits", "gold_
 
 
 def independent_thresholds(path):
-    """Written from SOURCES.md's table with pandas/numpy, sharing no code with leaderboard.medals."""
+    """Written from SOURCES.md's table with pandas/numpy, sharing no code with leaderboard.competitions.medals."""
     scores = pd.read_csv(path)["score"].to_numpy(dtype=float)
     n = len(scores)
     table = [  # (lowest N, gold, silver, bronze) as functions of N

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from leaderboard.archives import ArchiveError, Limits, ZipArchive, open_archive
-from leaderboard.importers import TrajectoryError, detect, read_trajectories
 from leaderboard.models import Run
+from leaderboard.runs.archives import ArchiveError, Limits, ZipArchive, open_archive
+from leaderboard.trajectories.importers import TrajectoryError, detect, read_trajectories
 from tests.test_runs_api import payload, token_client
 
 GIB = 1 << 30

@@ -13,11 +13,11 @@ import pandas as pd
 import pytest
 from sklearn.metrics import accuracy_score, log_loss, mean_squared_error, roc_auc_score
 
-from leaderboard import smoke
-from leaderboard.catalogue import import_catalogue
+from leaderboard.competitions import smoke
+from leaderboard.competitions.catalogue import import_catalogue
 from leaderboard.grading import grade_submission
-from leaderboard.importers.jsonl import JsonlImporter
 from leaderboard.models import Competition
+from leaderboard.trajectories.importers.jsonl import JsonlImporter
 from tests.agent_support import check, start_agent
 
 BUDGET_S = 60  # TIME_LIMIT_SECONDS; all runs go at once (an idle machine finishes them in ~15 s, a busy one needs more)

@@ -59,8 +59,8 @@ def test_upload_a_run_and_see_its_medal(page, catalogue, tmp_path, django_user_m
 def test_the_page_follows_an_upload_the_worker_imports(page, catalogue, tmp_path, django_user_model, eager_grading,
                                                        settings):
     """A slow worker: the form lands on the intake's page, which follows it to the run once imported."""
-    from leaderboard import intake
     from leaderboard.models import RunIntake
+    from leaderboard.runs import intake
 
     settings.INTAKE_IN_REQUEST, settings.INTAKE_WAIT_S = False, 0
     answers_for(tmp_path, catalogue)

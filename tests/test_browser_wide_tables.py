@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.aggregates import maintenance
+from leaderboard.analysis.aggregates import maintenance
 from leaderboard.models import Agent, Experiment, LanguageModel, Run
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]

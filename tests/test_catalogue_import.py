@@ -6,7 +6,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from leaderboard.catalogue import CatalogueError, import_catalogue, read_leaderboard
+from leaderboard.competitions.catalogue import CatalogueError, import_catalogue, read_leaderboard
 from leaderboard.models import Competition, HumanScore, Split
 from tests.conftest import CATALOGUE_DIR
 
@@ -109,7 +109,7 @@ def test_bad_input_names_file_and_line_and_imports_nothing(empty_db, tmp_catalog
 
 
 def test_failure_midway_rolls_back_everything(empty_db, tmp_catalogue, monkeypatch):
-    from leaderboard import catalogue as module
+    from leaderboard.competitions import catalogue as module
 
     def explode(*args, **kwargs):
         raise RuntimeError("disk full")

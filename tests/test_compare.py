@@ -8,7 +8,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from leaderboard.replay import best_code_step
+from leaderboard.web.replay import best_code_step
 from tests.test_replay_page import add_steps, make_run
 
 

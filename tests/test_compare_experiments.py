@@ -3,7 +3,7 @@
 import pytest
 from scipy import stats as scipy_stats
 
-from leaderboard import paired, stats
+from leaderboard.analysis import paired, stats
 from leaderboard.models import Run
 from tests.test_leaderboard import experiment
 

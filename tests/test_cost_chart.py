@@ -1,7 +1,7 @@
 """The leaderboard's cost chart: one point per experiment, the Pareto frontier joined; the same points
 give the same figure without building it again, and any changed point gives a new one."""
 
-from leaderboard.charts import cost_frontier_figure
+from leaderboard.web.charts import cost_frontier_figure
 
 
 def rows(cost_of_first: float) -> list[dict]:

@@ -7,8 +7,8 @@ import io
 
 import pytest
 
-from leaderboard.exports import csv_cell
-from leaderboard.services import submit_run
+from leaderboard.runs.submission import submit_run
+from leaderboard.trajectories.exports import csv_cell
 
 HOSTILE = ["=HYPERLINK(\"http://evil\",\"x\")", "+1+cmd|' /C calc'!A0", "-2+3", "@SUM(A1)", "\tTAB", "\rCR"]
 

@@ -11,7 +11,7 @@ import pytest
 import yaml
 from sklearn.metrics import accuracy_score, log_loss, mean_squared_error
 
-from leaderboard.catalogue import import_catalogue
+from leaderboard.competitions.catalogue import import_catalogue
 from leaderboard.grading import grade_submission, grader_for, grading_available
 from leaderboard.grading.specs import SPECS
 from leaderboard.models import Competition

@@ -8,7 +8,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from leaderboard import medals
+from leaderboard.competitions import medals
 from leaderboard.grading import grader_for
 from leaderboard.grading.specs_vision import DETECTION
 from tests.grading_support import (

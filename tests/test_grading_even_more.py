@@ -11,7 +11,7 @@ import pytest
 from sklearn import metrics as sk
 from sklearn.preprocessing import MultiLabelBinarizer
 
-from leaderboard import medals
+from leaderboard.competitions import medals
 from leaderboard.grading import grader_for
 from leaderboard.grading.specs import FREESOUND_CLASSES, HMS_VOTES, JIGSAW_IDENTITIES, MLE_BENCH_MORE
 from tests.grading_support import assert_direction_matches_humans, build_case, edit_distance, grade, write_files

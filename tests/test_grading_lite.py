@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 from sklearn import metrics as sk
 
-from leaderboard import medals
+from leaderboard.competitions import medals
 from leaderboard.grading import grade_submission, grading_available
 from leaderboard.models import Competition, CompetitionAnswers
 from tests.conftest import CATALOGUE_DIR

@@ -12,7 +12,7 @@ import pytest
 from scipy import stats
 from sklearn import metrics as sk
 
-from leaderboard import medals
+from leaderboard.competitions import medals
 from leaderboard.grading import grader_for
 from leaderboard.grading.specs import GOOGLE_QUEST_CLASSES, MLE_BENCH
 from tests.grading_support import (

@@ -9,8 +9,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from leaderboard import recovery, tasks
+from leaderboard import tasks
 from leaderboard.models import Run
+from leaderboard.runs import recovery
 from tests.job_support import WorkerProcess, wait_until
 from tests.test_services import IDS, answers_for, submit
 

@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 from sklearn import metrics as sk
 
-from leaderboard import medals
+from leaderboard.competitions import medals
 from leaderboard.grading import grader_for
 from leaderboard.grading.specs_vision import SEGMENTATION
 from tests.grading_support import (

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.importers import detect
-from leaderboard.importers.base import MAX_JSON_DEPTH, json_shape, nesting_depth
+from leaderboard.trajectories.importers import detect
+from leaderboard.trajectories.importers.base import MAX_JSON_DEPTH, json_shape, nesting_depth
 from tests.test_import_support import TRAJECTORIES_DIR
 
 
@@ -42,7 +42,7 @@ def test_a_tar_member_too_large_is_refused_from_its_header(alice, catalogue, set
 
     from django.core.files.base import ContentFile
 
-    from leaderboard.services import UploadError
+    from leaderboard.runs.submission import UploadError
     from tests.test_services import submit
 
     info = tarfile.TarInfo("run/logs/huge.log")

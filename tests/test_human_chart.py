@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from leaderboard import medals
-from leaderboard.charts import add_run_marks, bulk_range, human_leaderboard_figure
+from leaderboard.competitions import medals
+from leaderboard.web.charts import add_run_marks, bulk_range, human_leaderboard_figure
 
 
 def teams(lower_is_better: bool) -> list[float]:

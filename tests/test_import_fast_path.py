@@ -6,7 +6,7 @@ import json
 import orjson
 import pytest
 
-from leaderboard.importers import base, jsonl, read_trajectories, save_steps
+from leaderboard.trajectories.importers import base, jsonl, read_trajectories, save_steps
 from tests.test_import_support import make_run, stored_rows
 
 TRICKY_TEXT = "tab\there, comma, \"quotes\"\r\nCRLF\n\\.\n\\N and a backslash \\ é 😀 \x1b[31mred\x1b[0m"

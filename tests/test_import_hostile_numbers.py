@@ -9,7 +9,7 @@ import math
 
 import pytest
 
-from leaderboard.importers.base import MAX_COUNT, TrajectoryMeta, to_count
+from leaderboard.trajectories.importers.base import MAX_COUNT, TrajectoryMeta, to_count
 from tests.test_import_jsonl import write
 from tests.test_import_support import TRAJECTORIES_DIR, import_all
 

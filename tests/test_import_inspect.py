@@ -1,7 +1,7 @@
 import json
 import zipfile
 
-from leaderboard.importers import detect, read_trajectories
+from leaderboard.trajectories.importers import detect, read_trajectories
 from tests.test_import_support import TRAJECTORIES_DIR, import_all
 
 EVAL = TRAJECTORIES_DIR / "inspect" / "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval"

@@ -1,8 +1,8 @@
 import json
 
-from leaderboard.importers import detect, read_trajectories, save_steps
-from leaderboard.importers.jsonl import header_line, step_line
 from leaderboard.models import Trajectory
+from leaderboard.trajectories.importers import detect, read_trajectories, save_steps
+from leaderboard.trajectories.importers.jsonl import header_line, step_line
 from tests.test_import_support import import_all, make_run, stored_steps
 
 

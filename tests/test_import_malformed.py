@@ -6,8 +6,8 @@ import zipfile
 
 import pytest
 
-from leaderboard.importers import TrajectoryError, detect, read_trajectories
-from leaderboard.importers.jsonl import header_line, step_line
+from leaderboard.trajectories.importers import TrajectoryError, detect, read_trajectories
+from leaderboard.trajectories.importers.jsonl import header_line, step_line
 from tests.test_import_support import TRAJECTORIES_DIR, import_all
 
 AIDE = TRAJECTORIES_DIR / "aide" / "translucent-spaniel_journal.json"

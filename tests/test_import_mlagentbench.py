@@ -2,7 +2,7 @@ import json
 import re
 import shutil
 
-from leaderboard.importers import detect
+from leaderboard.trajectories.importers import detect
 from tests.test_import_support import TRAJECTORIES_DIR, import_all
 
 TRACE = TRAJECTORIES_DIR / "mlagentbench" / "gemini-pro_cifar10_0_trace.json"

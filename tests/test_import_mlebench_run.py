@@ -1,7 +1,7 @@
 import json
 import shutil
 
-from leaderboard.importers import detect
+from leaderboard.trajectories.importers import detect
 from tests.test_import_support import TRAJECTORIES_DIR, import_all
 
 JOURNAL = TRAJECTORIES_DIR / "aide" / "translucent-spaniel_journal.json"

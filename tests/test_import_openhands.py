@@ -1,6 +1,6 @@
 import json
 
-from leaderboard.importers import detect
+from leaderboard.trajectories.importers import detect
 from tests.test_import_support import TRAJECTORIES_DIR, import_all
 
 EVENTS = TRAJECTORIES_DIR / "openhands" / "basic_gui_mode.json"

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import CommandError, call_command
 
-from leaderboard import medals
+from leaderboard.competitions import medals
 from leaderboard.models import Artifact, Run
 from tests.test_import_support import stored_steps
 from tests.test_services import TRAJECTORIES, answers_for, submission

@@ -13,8 +13,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from leaderboard.importers.run_context import run_context
 from leaderboard.models import Run
+from leaderboard.trajectories.importers.run_context import run_context
 from tests.test_import_support import TRAJECTORIES_DIR
 
 JOURNAL = TRAJECTORIES_DIR / "aide" / "translucent-spaniel_journal.json"

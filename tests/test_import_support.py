@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from leaderboard.importers import read_trajectories, save_steps
 from leaderboard.models import Agent, Experiment, LanguageModel, Run
-from leaderboard.trajectory_store import StoredStep, StoredTrajectory
+from leaderboard.trajectories.importers import read_trajectories, save_steps
+from leaderboard.trajectories.store import StoredStep, StoredTrajectory
 from tests.conftest import TRAJECTORIES_DIR
 
 __all__ = ["TRAJECTORIES_DIR", "import_all", "make_run", "stored_rows", "stored_steps"]

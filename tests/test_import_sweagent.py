@@ -1,6 +1,6 @@
 import json
 
-from leaderboard.importers import detect
+from leaderboard.trajectories.importers import detect
 from tests.test_import_support import TRAJECTORIES_DIR, import_all
 
 TRAJ = TRAJECTORIES_DIR / "swe-agent" / "6e44b9__sweagenttestrepo-1c2844.traj"

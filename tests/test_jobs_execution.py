@@ -113,7 +113,7 @@ def test_a_stale_attempt_that_lost_its_lease_writes_nothing(alice, job_world, mo
 def test_a_transient_grading_error_leaves_the_run_pending_for_the_sweep(
     alice, job_world, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from leaderboard import services
+    from leaderboard.runs import submission as services
 
     def storage_hiccup(run, **kwargs):
         raise OSError("storage briefly unavailable")
@@ -128,8 +128,8 @@ def test_a_transient_grading_error_leaves_the_run_pending_for_the_sweep(
 
 
 def test_a_running_runs_steps_so_far_show_on_its_page(client, alice, job_world, django_capture_on_commit_callbacks):
-    from leaderboard.importers.base import StepData
-    from leaderboard.trajectory_store import LiveTrajectory
+    from leaderboard.trajectories.importers.base import StepData
+    from leaderboard.trajectories.store import LiveTrajectory
 
     with django_capture_on_commit_callbacks(execute=False):
         job = scripted_job(alice)

@@ -9,7 +9,7 @@ import itertools
 import pytest
 from scipy import stats as scipy_stats
 
-from leaderboard import stats
+from leaderboard.analysis import stats
 from leaderboard.models import Agent, Experiment, LanguageModel, Run
 
 
@@ -60,7 +60,7 @@ def test_rows_show_mean_and_sem_over_complete_seeds(client, board):
 def test_query_count_does_not_grow_with_runs(client, catalogue, django_assert_num_queries, n_runs):
     experiments = [experiment(f"agent-{i}") for i in range(5)]
     make_runs(n_runs, experiments)
-    # the leaderboard's version (leaderboard.page_cache), split, its competitions, the seed aggregates,
+    # the leaderboard's version (leaderboard.analysis.page_cache), split, its competitions, the seed aggregates,
     # their experiments
     with django_assert_num_queries(5):
         response = client.get("/api/leaderboard/?split=lite&pad=true")

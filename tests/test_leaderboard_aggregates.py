@@ -13,10 +13,13 @@ from django.core.management import call_command
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard import ownership, services, stats, tasks
-from leaderboard.aggregates import maintenance
-from leaderboard.aggregates.models import Audience, SeedAggregate
+from leaderboard import tasks
+from leaderboard.analysis import stats
+from leaderboard.analysis.aggregates import maintenance
+from leaderboard.analysis.aggregates.models import Audience, SeedAggregate
 from leaderboard.models import Agent, Benchmark, Competition, Experiment, LanguageModel, Run, Split
+from leaderboard.runs import ownership
+from leaderboard.runs import submission as services
 from tests.test_services import answers_for, eager, submission, submit  # noqa: F401 - eager is a fixture
 
 FIELDS = [f.attname for f in SeedAggregate._meta.concrete_fields if f.name != "id"]
@@ -187,7 +190,7 @@ def test_private_upload_counts_only_in_the_staff_rows_until_made_public(alice, c
 
 @pytest.mark.usefixtures("eager")
 def test_regrade_after_answers_arrive(alice, catalogue, tmp_path, django_capture_on_commit_callbacks):
-    from leaderboard.regrading import regrade
+    from leaderboard.runs.regrading import regrade
 
     with django_capture_on_commit_callbacks(execute=True):
         run = submit(alice)

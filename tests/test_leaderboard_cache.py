@@ -1,4 +1,4 @@
-"""The leaderboard cache (leaderboard.page_cache): a repeat is served from it, every write that changes
+"""The leaderboard cache (leaderboard.analysis.page_cache): a repeat is served from it, every write that changes
 what the leaderboard shows changes the next response, audiences never see each other's rows, and
 the version rises in the writing transaction (a rolled-back write leaves it)."""
 
@@ -9,9 +9,12 @@ from django.contrib.auth.models import AnonymousUser
 from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard import ownership, page_cache, services, stats, tasks
-from leaderboard.aggregates.models import LeaderboardVersion
+from leaderboard import tasks
+from leaderboard.analysis import page_cache, stats
+from leaderboard.analysis.aggregates.models import LeaderboardVersion
 from leaderboard.models import Agent, Benchmark, Experiment, LanguageModel, Run, Split, Team
+from leaderboard.runs import ownership
+from leaderboard.runs import submission as services
 from tests.test_services import answers_for, eager, submit  # noqa: F401 - eager is a fixture
 
 SPLIT = "spaceship-titanic"  # a one-competition split of the catalogue, the one `submit` uploads to
@@ -79,7 +82,7 @@ def test_upload_then_grading_shows_the_run(alice, client, catalogue, tmp_path):
 
 @pytest.mark.usefixtures("eager")
 def test_regrade_shows_the_run(alice, client, catalogue, tmp_path, django_capture_on_commit_callbacks):
-    from leaderboard.regrading import regrade
+    from leaderboard.runs.regrading import regrade
 
     with django_capture_on_commit_callbacks(execute=True):
         run = submit(alice)

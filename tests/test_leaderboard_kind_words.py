@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from leaderboard import medals
-from leaderboard.catalogue import import_catalogue
-from leaderboard.charts import human_leaderboard_figure
+from leaderboard.competitions import medals
+from leaderboard.competitions.catalogue import import_catalogue
+from leaderboard.web.charts import human_leaderboard_figure
 
 pytestmark = pytest.mark.django_db
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from leaderboard import medals
+from leaderboard.competitions import medals
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,7 @@ def test_step_rows_become_a_readable_trajectory_file():
         migrate([("leaderboard", max_migration())])  # back to the current schema for the other tests
 
     from leaderboard.models import Run
-    from leaderboard.trajectory_store import StoredTrajectory
+    from leaderboard.trajectories.store import StoredTrajectory
 
     stored = StoredTrajectory.of(Run.objects.get(pk=with_steps.pk))
     steps = stored.complete(list(stored.steps()))

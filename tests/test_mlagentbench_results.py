@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard import stats
+from leaderboard.analysis import stats
 from leaderboard.models import Benchmark, Competition, Run
 from tests.test_leaderboard import experiment
 

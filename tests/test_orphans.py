@@ -12,7 +12,7 @@ from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
 from leaderboard.models import Artifact
-from leaderboard.orphans import stored_names, sweep_orphans, sweep_orphans_when_due
+from leaderboard.runs.orphans import stored_names, sweep_orphans, sweep_orphans_when_due
 from tests.test_import_support import TRAJECTORIES_DIR
 from tests.test_services import submit
 
@@ -64,7 +64,7 @@ def test_old_files_no_row_names_are_deleted_and_named_ones_kept(kept_run, tmp_pa
 
 
 def test_a_trajectorys_search_index_is_never_an_orphan(kept_run, tmp_path, settings):
-    from leaderboard.trajectory_store.search_index import index_name
+    from leaderboard.trajectories.store.search_index import index_name
 
     settings.ORPHAN_GRACE_S = DAY
     index = index_name(kept_run.trajectory.file)
@@ -76,7 +76,8 @@ def test_a_trajectorys_search_index_is_never_an_orphan(kept_run, tmp_path, setti
 def test_the_worker_sweep_runs_it_at_most_once_an_interval(db, settings, tmp_path, monkeypatch):
     cache.clear()
     calls = []
-    monkeypatch.setattr("leaderboard.orphans.sweep_orphans", lambda: calls.append(1) or {"orphan_files_deleted": 9})
+    monkeypatch.setattr("leaderboard.runs.orphans.sweep_orphans",
+                        lambda: calls.append(1) or {"orphan_files_deleted": 9})
     from runner.recovery import sweep
 
     assert sweep()["orphan_files_deleted"] == 9

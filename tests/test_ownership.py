@@ -9,7 +9,7 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard.models import Experiment, Run, Team
-from leaderboard.services import UploadError, get_or_create_experiment
+from leaderboard.runs.submission import UploadError, get_or_create_experiment
 from tests.test_runs_api import payload, token_client
 from tests.test_services import submission, submit
 
@@ -97,7 +97,7 @@ def test_the_admin_merges_and_transfers(client, admin_user, alice, bob, catalogu
 
 
 def test_hardware_groups_never_join_two_owners(alice, bob, catalogue):
-    from leaderboard import scaling
+    from leaderboard.analysis import scaling
 
     same = dict(agent_name="aide", agent_version="", model_name="gpt-4o", time_limit_hours=24.0)
     mine = get_or_create_experiment(hardware="1x A100", owner=alice, **same)

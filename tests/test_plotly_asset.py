@@ -7,7 +7,7 @@ import gzip
 
 import plotly
 
-from leaderboard import plotly_asset
+from leaderboard.web import plotly_asset
 
 URL = f"/assets/plotly/{plotly.__version__}/plotly.min.js"
 

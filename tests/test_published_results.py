@@ -8,7 +8,7 @@ import re
 
 from django.conf import settings
 
-from leaderboard import published
+from leaderboard.competitions import published
 
 CSV = settings.CATALOGUE_DIR / "published-results.csv"
 

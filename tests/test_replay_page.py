@@ -7,10 +7,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from leaderboard.importers.base import StepData
 from leaderboard.models import Agent, Experiment, LanguageModel, Run
-from leaderboard.replay import PAGE_SIZE, TEXT_LIMIT
-from leaderboard.trajectory_store import write_steps
+from leaderboard.trajectories.importers.base import StepData
+from leaderboard.trajectories.store import write_steps
+from leaderboard.web.replay import PAGE_SIZE, TEXT_LIMIT
 
 
 def make_run(*, owner=None, is_private: bool = False, competition=None, **fields) -> Run:

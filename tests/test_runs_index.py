@@ -8,7 +8,7 @@ import re
 import pytest
 
 from leaderboard.models import Run
-from leaderboard.runs_index import PAGE_SIZE
+from leaderboard.web.runs_index import PAGE_SIZE
 from tests.test_leaderboard import experiment
 from tests.test_replay_page import make_run
 

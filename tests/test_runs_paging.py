@@ -6,7 +6,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from leaderboard.models import Run
-from leaderboard.services import get_or_create_experiment
+from leaderboard.runs.submission import get_or_create_experiment
 
 
 def make_runs(n: int, **fields) -> list[Run]:
@@ -61,8 +61,8 @@ def test_a_page_is_what_drf_would_write_in_one_query(catalogue, alice, django_as
     every kind of run: in or outside the catalogue, team or user or no owner, medals, missing numbers."""
     from rest_framework import serializers
 
+    from leaderboard.api.runs import RunOutputSerializer
     from leaderboard.models import Competition, Team
-    from leaderboard.runs_api import RunOutputSerializer
 
     team = Team.objects.create(name="crew")
     team.members.add(alice)

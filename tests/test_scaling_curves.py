@@ -14,8 +14,9 @@ import numpy as np
 import pytest
 from rest_framework.test import APIClient
 
-from leaderboard import scaling, snapshots
+from leaderboard.analysis import scaling
 from leaderboard.models import Agent, Benchmark, Competition, Experiment, LanguageModel, Run, Snapshot, Split
+from leaderboard.runs import snapshots
 
 SEEDS = range(4)
 

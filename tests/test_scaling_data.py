@@ -7,9 +7,9 @@ import json
 import pytest
 from django.core.management import CommandError, call_command
 
-from leaderboard import scaling_data
+from leaderboard.analysis import scaling_data
+from leaderboard.analysis.scaling import hardware_groups
 from leaderboard.models import Experiment, Run, Snapshot
-from leaderboard.scaling import hardware_groups
 
 
 def _make(**options):

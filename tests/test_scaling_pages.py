@@ -9,7 +9,7 @@ import re
 import pytest
 from django.urls import reverse
 
-from leaderboard import humans
+from leaderboard.competitions import humans
 from leaderboard.models import Experiment, Run
 from tests.test_scaling_curves import make_world
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import pytest
 from rest_framework.test import APIClient
 
-from leaderboard import snapshots
 from leaderboard.models import Agent, Benchmark, Competition, Experiment, LanguageModel, Run, Snapshot, Split
+from leaderboard.runs import snapshots
 
 pytestmark = pytest.mark.django_db
 

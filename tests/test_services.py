@@ -12,9 +12,11 @@ from django.conf import settings
 from django.core.files.base import ContentFile
 from django.core.files.storage import default_storage
 
-from leaderboard import medals, services, tasks
+from leaderboard import tasks
+from leaderboard.competitions import medals
 from leaderboard.models import Artifact, CompetitionAnswers, Experiment, Run
-from leaderboard.services import UploadError, submit_run
+from leaderboard.runs import submission as services
+from leaderboard.runs.submission import UploadError, submit_run
 from tests.test_import_support import stored_steps
 
 TRAJECTORIES = Path(settings.SHARED_DIR) / "data" / "trajectories"
@@ -124,7 +126,7 @@ def test_a_failure_midway_deletes_stored_files_and_rows(alice, catalogue, monkey
 
 
 def test_a_failure_after_the_steps_are_stored_deletes_their_file(alice, catalogue, monkeypatch):
-    from leaderboard.trajectory_store import writing
+    from leaderboard.trajectories.store import writing
 
     names = []
     real_new_name = writing.new_file_name

@@ -14,8 +14,8 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
 from sklearn.preprocessing import StandardScaler
 
-from leaderboard import smoke
-from leaderboard.catalogue import import_catalogue
+from leaderboard.competitions import smoke
+from leaderboard.competitions.catalogue import import_catalogue
 from leaderboard.models import Agent, Competition, CompetitionAnswers, Experiment, HumanScore, LanguageModel, Run
 
 pytestmark = pytest.mark.django_db
@@ -25,7 +25,8 @@ LABEL = "reference leaderboard (simple baselines), not Kaggle humans"
 
 @pytest.fixture
 def smoke_site(smoke_root):
-    """The session's smoke files (built by leaderboard.smoke.build), imported as the command imports them."""
+    """The session's smoke files (built by leaderboard.competitions.smoke.build), imported as the command
+    imports them."""
     import_catalogue(smoke_root, data_dir=smoke_root / "data")
     return smoke_root
 

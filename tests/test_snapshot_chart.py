@@ -1,8 +1,8 @@
 """A run's score-over-time chart draws each medal threshold as a labelled line; the lines are made once
 per competition and every figure gets its own copy."""
 
-from leaderboard.charts import snapshots_figure
-from leaderboard.medals import Thresholds
+from leaderboard.competitions.medals import Thresholds
+from leaderboard.web.charts import snapshots_figure
 
 THRESHOLDS = Thresholds(n_teams=500, is_lower_better=True, gold=0.12, silver=0.2, bronze=0.25, median=0.5)
 POINTS = [(600.0, 0.4, "above median"), (1200.0, None, "none"), (3600.0, 0.18, "silver")]

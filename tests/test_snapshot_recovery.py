@@ -8,8 +8,9 @@ from datetime import timedelta
 from django.core.files.base import ContentFile
 from django.utils import timezone
 
-from leaderboard import recovery, snapshots, tasks
+from leaderboard import tasks
 from leaderboard.models import Snapshot
+from leaderboard.runs import recovery, snapshots
 from tests.test_services import answers_for, submission, submit
 
 

@@ -7,7 +7,7 @@ import math
 import pytest
 from scipy import stats as scipy_stats
 
-from leaderboard import stats
+from leaderboard.analysis import stats
 from leaderboard.models import Experiment, Run
 
 

@@ -11,11 +11,11 @@ import pytest
 from django.core.files.storage import default_storage
 from django.urls import reverse
 
-from leaderboard.importers import read_trajectories, save_steps
-from leaderboard.importers.base import StepData
 from leaderboard.models import Artifact
-from leaderboard.step_size import ARTIFACT_PREFIX, cut_step
-from leaderboard.trajectory_store import StoredTrajectory
+from leaderboard.trajectories.importers import read_trajectories, save_steps
+from leaderboard.trajectories.importers.base import StepData
+from leaderboard.trajectories.step_size import ARTIFACT_PREFIX, cut_step
+from leaderboard.trajectories.store import StoredTrajectory
 from tests.test_import_jsonl import write
 from tests.test_import_support import make_run, stored_steps
 
@@ -123,7 +123,7 @@ def test_importing_again_replaces_the_kept_steps(huge_run, django_capture_on_com
 
 
 def test_a_running_runs_live_steps_are_cut_too(db, settings):
-    from leaderboard.trajectory_store import LiveTrajectory
+    from leaderboard.trajectories.store import LiveTrajectory
 
     settings.STEP_FIELD_LIMIT, settings.STEP_LIMIT = 1000, 4000
     run = make_run()

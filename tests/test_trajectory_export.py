@@ -3,8 +3,8 @@
 
 import pytest
 
-from leaderboard.importers import detect, read_trajectories, save_steps
 from leaderboard.models import Run
+from leaderboard.trajectories.importers import detect, read_trajectories, save_steps
 from tests.test_import_run_command import import_run
 from tests.test_import_support import make_run, stored_rows
 from tests.test_services import TRAJECTORIES
@@ -36,7 +36,7 @@ def test_export_then_import_gives_the_same_steps(client, catalogue, tmp_path, fi
 
 
 def test_export_streams_in_chunks(client, catalogue, monkeypatch, tmp_path):
-    from leaderboard import exports
+    from leaderboard.trajectories import exports
 
     monkeypatch.setattr(exports, "CHUNK", 1000)
     import_run(TRAJECTORIES / "aide" / "translucent-spaniel_journal.json", "--agent", "a", "--model", "m")

@@ -3,9 +3,9 @@ the imported one when the run ends): pages and the API read the new file instead
 
 from __future__ import annotations
 
-from leaderboard.importers.base import StepData
 from leaderboard.models import Agent, Experiment, LanguageModel, Run
-from leaderboard.trajectory_store import StoredTrajectory, write_steps
+from leaderboard.trajectories.importers.base import StepData
+from leaderboard.trajectories.store import StoredTrajectory, write_steps
 
 
 def steps(label: str, n: int = 3):

@@ -8,9 +8,9 @@ import pytest
 from django.conf import settings
 from jsonschema import Draft202012Validator
 
-from leaderboard.importers import read_trajectories
-from leaderboard.importers.jsonl import header_line, step_line
 from leaderboard.models import StepKind
+from leaderboard.trajectories.importers import read_trajectories
+from leaderboard.trajectories.importers.jsonl import header_line, step_line
 from tests.test_import_support import TRAJECTORIES_DIR
 
 SCHEMA = json.loads((Path(settings.BASE_DIR) / "docs" / "trajectory.schema.json").read_text())

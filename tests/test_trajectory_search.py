@@ -14,9 +14,9 @@ import pytest
 from django.core.files.storage import default_storage
 from django.urls import reverse
 
-from leaderboard import steps_api
-from leaderboard.importers.base import StepData
-from leaderboard.trajectory_store import StoredTrajectory, reading, search_index, write_steps
+from leaderboard.api.competitions import steps as steps_api
+from leaderboard.trajectories.importers.base import StepData
+from leaderboard.trajectories.store import StoredTrajectory, reading, search_index, write_steps
 from tests.test_import_support import make_run
 from tests.test_trajectory_store import fields, small_blocks  # noqa: F401 - a fixture
 

@@ -15,10 +15,10 @@ import pytest
 from django.core.files.storage import default_storage
 from django.db import transaction
 
-from leaderboard.importers import jsonl, read_trajectories, save_steps
-from leaderboard.importers.base import StepData
 from leaderboard.models import StepBlock, StepKind, Trajectory
-from leaderboard.trajectory_store import StoredTrajectory, write_steps, writing
+from leaderboard.trajectories.importers import jsonl, read_trajectories, save_steps
+from leaderboard.trajectories.importers.base import StepData
+from leaderboard.trajectories.store import StoredTrajectory, write_steps, writing
 from tests.test_import_support import make_run
 
 KINDS = ["plan", "code", "command", "observation", "score", "llm", "error"]
@@ -222,7 +222,7 @@ def test_lines_longer_than_a_read_chunk_and_a_missing_final_newline(db, tmp_path
 
 
 def test_requests_read_only_the_block_rows_they_need(db, small_blocks):
-    from leaderboard.replay import window
+    from leaderboard.web.replay import window
 
     run = make_run()
     steps = make_steps(2000, seed=1)

@@ -12,8 +12,8 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 
-from leaderboard.importers.jsonl import header_line, step_line
 from leaderboard.models import Run
+from leaderboard.trajectories.importers.jsonl import header_line, step_line
 from tests.test_runs_api import payload, token_client
 
 

@@ -14,8 +14,8 @@ from django.core.files.storage import default_storage
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.utils import timezone
 
-from leaderboard import intake
 from leaderboard.models import Run, RunIntake
+from leaderboard.runs import intake
 from tests.test_runs_api import payload, token_client
 from tests.test_upload_form import form_data
 
@@ -174,7 +174,7 @@ def test_the_time_limit_fails_the_intake_with_the_reason(alice, catalogue, worke
     def too_slow(**kwargs):
         raise SoftTimeLimitExceeded()
 
-    monkeypatch.setattr("leaderboard.services.submit_run", too_slow)
+    monkeypatch.setattr("leaderboard.runs.submission.submit_run", too_slow)
     assert intake.import_intake.apply(args=(answer["id"],)).get() == RunIntake.Status.FAILED
     failed = RunIntake.objects.get()
     assert failed.failure == "timeout" and "time limit" in failed.error and _staged_files() == []
@@ -197,7 +197,7 @@ def test_the_time_limit_reached_while_reading_steps_is_no_short_trajectory(alice
             raise SoftTimeLimitExceeded()
         return step
 
-    monkeypatch.setattr("leaderboard.importers.sanitize", limit_reached_at_step_3)
+    monkeypatch.setattr("leaderboard.trajectories.importers.sanitize", limit_reached_at_step_3)
     intake.import_intake.apply(args=(answer["id"],))
     failed = RunIntake.objects.get()
     assert failed.status == RunIntake.Status.FAILED and failed.failure == "timeout", failed.error
@@ -227,7 +227,7 @@ def test_a_database_error_is_retried_then_fails_with_the_reason(alice, catalogue
     def database_locked(**kwargs):
         raise OperationalError("database is locked")
 
-    monkeypatch.setattr("leaderboard.services.submit_run", database_locked)
+    monkeypatch.setattr("leaderboard.runs.submission.submit_run", database_locked)
     assert intake.import_intake.apply(args=(answer["id"],)).get() == RunIntake.Status.RECEIVED  # handed back
     assert intake.sweep_intakes()["intakes_requeued"] == 1  # at once: it was claimed before
     assert intake.import_intake.apply(args=(answer["id"],)).get() == RunIntake.Status.FAILED
@@ -284,7 +284,7 @@ def test_the_worker_registers_the_task():
     import leaderboard.tasks  # noqa: F401 - what a worker imports (Celery discovers tasks modules)
     from webapp.celery import app
 
-    assert "leaderboard.intake.import_intake" in app.tasks
+    assert "leaderboard.runs.intake.import_intake" in app.tasks
 
 
 def test_the_schema_documents_the_202_and_the_intake_endpoint(client, db):

@@ -9,8 +9,8 @@ import zipfile
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
-from leaderboard import intake
 from leaderboard.models import Artifact, Run, RunIntake
+from leaderboard.runs import intake
 from tests.job_support import WorkerProcess, wait_until
 from webapp.celery import app
 

@@ -106,7 +106,7 @@ def test_the_competition_pages_show_grader_and_answers_apart(client, catalogue, 
 
 
 def test_the_format_check_passes_a_good_file_without_answers(catalogue):
-    from leaderboard import quotas
+    from leaderboard.runs import quotas
 
     titanic = catalogue.get(slug="spaceship-titanic")
     good = quotas.check_format(competition=titanic, submission=ContentFile(good_file(), name="s.csv"))

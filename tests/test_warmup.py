@@ -12,10 +12,10 @@ PROBE = """
 import json, sys
 import webapp.wsgi  # loads and warms the application, as gunicorn does
 from django.template import engines
-from leaderboard import charts, plotly_asset
+from leaderboard.web import charts, plotly_asset
 loader = engines["django"].engine.template_loaders[0]
 print(json.dumps({
-    "modules": [m for m in ("leaderboard.views", "leaderboard.replay", "leaderboard.runs_api",
+    "modules": [m for m in ("leaderboard.web.views", "leaderboard.web.replay", "leaderboard.api.runs",
                             "leaderboard.grading", "plotly.graph_objects") if m in sys.modules],
     "templates_cached": len(getattr(loader, "get_template_cache", {})),
     "plotly_bundle": plotly_asset._bundle.cache_info().currsize,
@@ -33,7 +33,7 @@ def test_loading_the_wsgi_application_warms_it_without_a_database(tmp_path):
                           timeout=120)
     assert done.returncode == 0, done.stderr[-2000:]
     state = json.loads(done.stdout.strip().splitlines()[-1])
-    assert state["modules"] == ["leaderboard.views", "leaderboard.replay", "leaderboard.runs_api",
+    assert state["modules"] == ["leaderboard.web.views", "leaderboard.web.replay", "leaderboard.api.runs",
                                 "leaderboard.grading", "plotly.graph_objects"]
     assert state["templates_cached"] >= len(list((ROOT / "templates").rglob("*.html")))
     assert state["plotly_bundle"] == state["chart_template"] == 1

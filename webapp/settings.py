@@ -202,7 +202,7 @@ NEW_USERS_CAN_SUBMIT_JOBS = env_bool("MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS", Fal
 MAX_ACTIVE_JOBS_PER_USER = env_int("MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER", 3)  # runner.access
 SECRETS_KEY = os.environ.get("MEDALBOARD_SECRETS_KEY", "")  # runner.secrets: Fernet key for stored secrets
 MAX_UPLOAD_BYTES = env_int("MEDALBOARD_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
-# Every archive read (uploaded .zip/.tar, Inspect .eval) streams under these caps (leaderboard.archives):
+# Every archive read (uploaded .zip/.tar, Inspect .eval) streams under these caps (leaderboard.runs.archives):
 # bytes unpacked in all, per member, the unpacked/packed ratio, and the member count.
 ARCHIVE_MAX_BYTES = env_int("MEDALBOARD_ARCHIVE_MAX_BYTES", MAX_UPLOAD_BYTES)
 ARCHIVE_MEMBER_MAX_BYTES = env_int("MEDALBOARD_ARCHIVE_MEMBER_MAX_BYTES", 256 * 1024 * 1024)
@@ -212,7 +212,7 @@ ARCHIVE_MAX_MEMBERS = env_int("MEDALBOARD_ARCHIVE_MAX_MEMBERS", 10_000)
 # (so checked) by a worker when uploaded.
 FORMAT_CHECK_MAX_BYTES = env_int("MEDALBOARD_FORMAT_CHECK_MAX_BYTES", 32 * 1024 * 1024)
 # A step is stored cut when one of its strings is longer than this, or all of them add up to more
-# than STEP_LIMIT; the whole step is kept as an artifact of the run (leaderboard.step_size).
+# than STEP_LIMIT; the whole step is kept as an artifact of the run (leaderboard.trajectories.step_size).
 STEP_FIELD_LIMIT = env_int("MEDALBOARD_STEP_FIELD_LIMIT", 1024 * 1024)
 STEP_LIMIT = env_int("MEDALBOARD_STEP_LIMIT", 4 * 1024 * 1024)
 # The Docker image the built-in agents run in; built locally by `manage.py build_agent_image`.
@@ -292,7 +292,7 @@ GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", 2100.0)  # above grade
 GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
 STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued
 SWEEP_INTERVAL_S = env_float("MEDALBOARD_SWEEP_INTERVAL_S", 30.0)
-# Uploads (leaderboard.intake): the request stages the files and a worker imports them under these
+# Uploads (leaderboard.runs.intake): the request stages the files and a worker imports them under these
 # limits; the request waits up to INTAKE_WAIT_S for the outcome before answering "202: still importing".
 INTAKE_TIME_LIMIT_S = env_float("MEDALBOARD_INTAKE_TIME_LIMIT_S", 600.0)  # soft limit; the hard one is 30 s later
 INTAKE_LEASE_S = env_float("MEDALBOARD_INTAKE_LEASE_S", INTAKE_TIME_LIMIT_S + 120.0)  # above the hard limit
@@ -301,7 +301,7 @@ INTAKE_WAIT_S = env_float("MEDALBOARD_INTAKE_WAIT_S", 0.25)  # a sync web worker
 # Import inside the request instead (the test suite; a site with no worker at all). Not for a public site.
 INTAKE_IN_REQUEST = env_bool("MEDALBOARD_INTAKE_IN_REQUEST", False)
 # Files in artifact storage that no row names (a request killed mid-upload) and stale scratch folders
-# are deleted once older than this, at most once per interval (leaderboard.orphans).
+# are deleted once older than this, at most once per interval (leaderboard.runs.orphans).
 ORPHAN_GRACE_S = env_float("MEDALBOARD_ORPHAN_GRACE_S", 24 * 3600.0)
 ORPHAN_SWEEP_INTERVAL_S = env_int("MEDALBOARD_ORPHAN_SWEEP_INTERVAL_S", 3600)
 
@@ -312,7 +312,7 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticatedOrReadOnly"],
-    "DEFAULT_PAGINATION_CLASS": "leaderboard.pagination.BoundedLimitOffsetPagination",
+    "DEFAULT_PAGINATION_CLASS": "leaderboard.api.pagination.BoundedLimitOffsetPagination",
     # JSON bodies bounded in size, depth and number range (webapp.parsers); forms and uploads as DRF has them.
     "DEFAULT_PARSER_CLASSES": [
         "webapp.parsers.BoundedJSONParser",
@@ -331,7 +331,7 @@ REST_FRAMEWORK = {
         "uploads": os.environ.get("MEDALBOARD_API_RATE_UPLOADS") or "30/hour",
     },
 }
-# Failed logins per account within the window before the login form refuses (leaderboard.login_throttle).
+# Failed logins per account within the window before the login form refuses (leaderboard.web.login_throttle).
 LOGIN_FAILURES_ALLOWED = env_int("MEDALBOARD_LOGIN_FAILURES_ALLOWED", 5)
 LOGIN_THROTTLE_SECONDS = env_int("MEDALBOARD_LOGIN_THROTTLE_SECONDS", 15 * 60)
 # Sent with every page (webapp.middleware): scripts only from this site, no inline scripts or handlers.
@@ -342,7 +342,7 @@ CONTENT_SECURITY_POLICY = os.environ.get("MEDALBOARD_CONTENT_SECURITY_POLICY") o
     "font-src 'self' data:; connect-src 'self'; object-src 'none'; base-uri 'self'; form-action 'self'; "
     "frame-ancestors 'none'"
 )
-# Graded uploads per user, per competition, per UTC day (leaderboard.quotas): Kaggle's usual 5.
+# Graded uploads per user, per competition, per UTC day (leaderboard.runs.quotas): Kaggle's usual 5.
 DAILY_GRADING_QUOTA = env_int("MEDALBOARD_DAILY_GRADING_QUOTA", 5)
 # Throttle counters and cached counts. One process keeps its own by default; with several gunicorn
 # workers or hosts set MEDALBOARD_CACHE_URL=redis://... so limits hold across them.

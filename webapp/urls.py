@@ -3,13 +3,13 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 from rest_framework.routers import DefaultRouter
 
-from leaderboard import plotly_asset
-from leaderboard.api import CompetitionViewSet
-from leaderboard.intake_api import IntakeView
-from leaderboard.login_throttle import ThrottledLoginView
-from leaderboard.runs_api import GradingQuotaView, LeaderboardAPIView, RunViewSet
-from leaderboard.scaling_api import HardwareAPIView, PassAtKAPIView, TimeCurveAPIView
-from leaderboard.steps_api import RunOutlineView, RunStepsView
+from leaderboard.api.competitions import CompetitionViewSet
+from leaderboard.api.intakes import IntakeView
+from leaderboard.api.runs import GradingQuotaView, LeaderboardAPIView, RunViewSet
+from leaderboard.api.scaling import HardwareAPIView, PassAtKAPIView, TimeCurveAPIView
+from leaderboard.api.steps import RunOutlineView, RunStepsView
+from leaderboard.web import plotly_asset
+from leaderboard.web.login_throttle import ThrottledLoginView
 from runner.api import JobViewSet, RunnerListView
 
 router = DefaultRouter()
@@ -35,5 +35,5 @@ urlpatterns = [
     path("api/runners/", RunnerListView.as_view(), name="api-runners"),
     path("api/", include(router.urls)),
     path("", include("runner.urls")),
-    path("", include("leaderboard.urls")),
+    path("", include("leaderboard.web.urls")),
 ]

@@ -45,7 +45,7 @@ def _compile_templates() -> None:
 def _prepare_plotly() -> None:
     """Build one small figure (Plotly loads its validators lazily), the charts' template and the
     compressed plotly.min.js."""
-    from leaderboard import charts, plotly_asset
+    from leaderboard.web import charts, plotly_asset
 
     charts.pass_at_k_figure({"warm-up": [(1, 0.0)]})
     plotly_asset._bundle()

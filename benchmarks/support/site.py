@@ -117,7 +117,7 @@ def leaderboard_changed() -> bool:
     """Raise the leaderboard's version, as any change to it does, so its next request is computed
     (a cache miss); False where the site has no leaderboard cache."""
     try:
-        from leaderboard import page_cache
+        from leaderboard.analysis import page_cache
     except ImportError:
         return False
     page_cache.bump()

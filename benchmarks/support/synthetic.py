@@ -3,7 +3,7 @@
 Agents are named `synthetic-agent-<n>`, models `synthetic-model-<n>`, and every run's notes say it is
 synthetic. Scores are real Kaggle scores drawn from each competition's human leaderboard at a position
 set by the experiment's skill, and the medals, rank and share of humans beaten come from
-leaderboard.medals (the site's own rules): the medal flags are as realistic as the catalogue makes
+leaderboard.competitions.medals (the site's own rules): the medal flags are as realistic as the catalogue makes
 them, and they say nothing about any real agent. Experiment i and seed s always get the same runs, so
 a bigger data set is a smaller one plus more experiments or seeds.
 """
@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from leaderboard import medals, stats
+from leaderboard.analysis import stats
+from leaderboard.competitions import medals
 from leaderboard.models import Agent, Experiment, LanguageModel, Run
 
 PREFIX = "synthetic-"
@@ -90,8 +91,8 @@ def add_replay_run(steps: int) -> int:
     """One synthetic run with a trajectory of `steps` mixed steps (for replay pages); returns its id."""
     from django.db import transaction
 
-    from leaderboard.importers.base import StepData
-    from leaderboard.trajectory_store import write_steps
+    from leaderboard.trajectories.importers.base import StepData
+    from leaderboard.trajectories.store import write_steps
 
     def step(i: int):
         kind = KINDS[i % len(KINDS)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
-from leaderboard import medals
+from leaderboard.competitions import medals
 
 
 @dataclass

@@ -10,8 +10,8 @@ def steps_to_files(apps, schema_editor):
     """Every run's Step rows become a trajectory file indexed by blocks, in bounded memory."""
     from django.core.files.storage import default_storage
 
-    from leaderboard.importers.base import StepData
-    from leaderboard.trajectory_store import write_trajectory
+    from leaderboard.trajectories.importers.base import StepData
+    from leaderboard.trajectories.store import write_trajectory
 
     Step = apps.get_model("leaderboard", "Step")
     Trajectory = apps.get_model("leaderboard", "Trajectory")

@@ -4,7 +4,7 @@ from django.db import migrations, models
 
 
 def fill_timelines(apps, schema_editor):
-    """Runs that already have graded snapshots get their timeline (leaderboard.snapshots keeps it after)."""
+    """Runs that already have graded snapshots get their timeline (leaderboard.runs.snapshots keeps it after)."""
     import json
 
     Run = apps.get_model("leaderboard", "Run")

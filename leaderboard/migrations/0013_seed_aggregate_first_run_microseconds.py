@@ -2,7 +2,7 @@ from django.db import migrations, models
 
 
 def rebuild_aggregates(apps, schema_editor):
-    from leaderboard.aggregates import maintenance
+    from leaderboard.analysis.aggregates import maintenance
 
     maintenance.rebuild(apps=apps)
 

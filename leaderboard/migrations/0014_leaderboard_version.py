@@ -6,7 +6,7 @@ def create_row(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    """The leaderboard's version counter (leaderboard.page_cache): its one row, at 0."""
+    """The leaderboard's version counter (leaderboard.analysis.page_cache): its one row, at 0."""
 
     dependencies = [
         ('leaderboard', '0013_seed_aggregate_first_run_microseconds'),

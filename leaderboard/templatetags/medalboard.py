@@ -48,16 +48,16 @@ def _image_link(match: re.Match) -> str:
 
 @register.simple_tag
 def plotly_script() -> str:
-    """Plotly, compressed and cached for a year (leaderboard.plotly_asset); only on pages with a chart."""
-    from leaderboard import plotly_asset
+    """Plotly, compressed and cached for a year (leaderboard.web.plotly_asset); only on pages with a chart."""
+    from leaderboard.web import plotly_asset
 
     return format_html('<script src="{}"></script>', plotly_asset.url())
 
 
 @register.filter
 def duration_hours(value) -> str:
-    """A time in hours for people: `2 min`, `1 h 30 min` (leaderboard.durations)."""
-    from leaderboard.durations import format_hours
+    """A time in hours for people: `2 min`, `1 h 30 min` (leaderboard.web.durations)."""
+    from leaderboard.web.durations import format_hours
 
     return format_hours(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
 

@@ -7,7 +7,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.models import Experiment
-from leaderboard.ownership import OwnershipError, merge_experiments, parse_owner, transfer_experiment
+from leaderboard.runs.ownership import OwnershipError, merge_experiments, parse_owner, transfer_experiment
 
 
 class Command(BaseCommand):

@@ -3,7 +3,7 @@ from pathlib import Path
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.catalogue import CatalogueError, import_catalogue
+from leaderboard.competitions.catalogue import CatalogueError, import_catalogue
 
 
 class Command(BaseCommand):

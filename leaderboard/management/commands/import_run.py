@@ -4,7 +4,7 @@
     python manage.py import_run grading_report.json --agent aide --model gpt-4o   # self-reported
     python manage.py import_run journal.json --competition spaceship-titanic
 
-Everything goes through leaderboard.services.submit_run, so imports are idempotent (importing the
+Everything goes through leaderboard.runs.submission.submit_run, so imports are idempotent (importing the
 same thing twice creates nothing new) and a bad run is refused whole.
 """
 
@@ -22,8 +22,10 @@ from django.contrib.auth import get_user_model
 from django.core.files import File
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard import services, snapshots, stats
+from leaderboard.analysis import stats
 from leaderboard.models import Run
+from leaderboard.runs import snapshots
+from leaderboard.runs import submission as services
 
 RUN_FOLDER = re.compile(r"^(?P<competition>.+?)_(?P<uuid>[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?"
                         r"[0-9a-f]{12})$", re.IGNORECASE)
@@ -229,7 +231,7 @@ def plan_reports(reports: list[dict], options) -> Iterator[Planned]:
 
 
 def plan_trajectories(path: Path, options) -> Iterator[Planned]:
-    from leaderboard.importers import TrajectoryError, detect, read_trajectories
+    from leaderboard.trajectories.importers import TrajectoryError, detect, read_trajectories
 
     if detect(path) is None:
         raise CommandError(f"{path}: not a run folder, run group, grading report or known trajectory format")
@@ -241,7 +243,7 @@ def plan_trajectories(path: Path, options) -> Iterator[Planned]:
 
 
 def _planned_trajectory(path: Path, parsed, index: int, options) -> Planned:
-    from leaderboard.importers.run_context import run_context
+    from leaderboard.trajectories.importers.run_context import run_context
 
     meta = parsed.meta
     around = run_context(path)  # the log folder's names, where the trajectory does not say

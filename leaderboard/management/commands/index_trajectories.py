@@ -2,7 +2,7 @@ from django.core.files.storage import default_storage
 from django.core.management.base import BaseCommand
 
 from leaderboard.models import Run, Trajectory
-from leaderboard.trajectory_store import StoredTrajectory, search_index
+from leaderboard.trajectories.store import StoredTrajectory, search_index
 
 
 class Command(BaseCommand):

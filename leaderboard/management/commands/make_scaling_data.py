@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard import scaling_data
+from leaderboard.analysis import scaling_data
 from leaderboard.models import Split
 
 

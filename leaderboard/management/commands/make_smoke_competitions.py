@@ -1,12 +1,12 @@
-"""Build the smoke competitions (leaderboard/smoke.py) and import them, catalogue and data, in one go."""
+"""Build the smoke competitions (leaderboard/competitions/smoke.py) and import them, catalogue and data, in one go."""
 
 from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard import smoke
-from leaderboard.catalogue import CatalogueError, import_catalogue
+from leaderboard.competitions import smoke
+from leaderboard.competitions.catalogue import CatalogueError, import_catalogue
 
 
 class Command(BaseCommand):

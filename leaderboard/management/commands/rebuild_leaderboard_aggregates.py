@@ -2,7 +2,7 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from leaderboard.aggregates import maintenance
+from leaderboard.analysis.aggregates import maintenance
 
 
 class Command(BaseCommand):

@@ -1,7 +1,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.models import Competition
-from leaderboard.regrading import regrade, runs_to_regrade
+from leaderboard.runs.regrading import regrade, runs_to_regrade
 
 
 class Command(BaseCommand):

@@ -22,8 +22,8 @@ from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from leaderboard import services
 from leaderboard.models import Benchmark, Competition, Run, Split
+from leaderboard.runs import submission as services
 
 SYNTHETIC_LABEL = "DEMO: synthetic answers, not the real Kaggle test set"
 # (file, agent, model, task as the fixture's source describes it in PROVENANCE.md; "" = as the log names it)

@@ -1,0 +1,131 @@
+"""MLAgentBench: env_log/trace.json actions and observations, merged with agent_log/main_log reasoning."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from leaderboard.trajectories.importers.base import (
+    Importer,
+    ParsedTrajectory,
+    StepCounter,
+    StepData,
+    TrajectoryError,
+    TrajectoryMeta,
+    as_text,
+    first_item,
+    json_shape,
+    parse_time,
+    read_head,
+    register,
+    stream_items,
+    to_float,
+)
+
+REASONING_FIELDS = {
+    "Reflection": "reflection",
+    "Research Plan and Status": "research_plan_and_status",
+    "Fact Check": "fact_check",
+    "Thought": "thought",
+    "Action": "action",
+    "Action Input": "action_input",
+}
+_FIELD_LINE = re.compile(r"^(Reflection|Research Plan and Status|Fact Check|Thought|Action|Action Input|Observation):")
+_STEP_LINE = re.compile(r"^Step (\d+):\s*$")
+FINAL_ANSWER = "Final Answer"
+# Written by ResearchAgent itself around each step; main_log has no block for them.
+BOOKKEEPING_ACTIONS = {"Append Summary to Research Log", "Retrieval from Research Log"}
+
+
+@register
+class MlAgentBenchImporter(Importer):
+    name = "mlagentbench"
+
+    def sniff(self, path, head, shape) -> bool:
+        if path.is_dir():
+            return (path / "env_log" / "trace.json").is_file()
+        return shape is not None and shape.top == "object" and (
+            shape.has("steps.item.action.name") or "low_level_steps" in shape.keys or "action_infos" in shape.keys
+        )
+
+    def read(self, path: Path) -> Iterator[ParsedTrajectory]:
+        trace = path / "env_log" / "trace.json" if path.is_dir() else path
+        meta = TrajectoryMeta(agent="MLAgentBench ResearchAgent")
+        parsed = ParsedTrajectory(format=self.name, meta=meta, steps=iter(()))
+        shape = json_shape(read_head(trace))
+        if shape is None or not shape.has("steps"):
+            raise TrajectoryError(f"{trace.name}: no 'steps' array")
+        description = first_item(trace, "task_description")
+        if isinstance(description, str):
+            meta.extra["task_description"] = description
+        main_log = find_main_log(trace)
+        blocks = parse_main_log(main_log.read_text(errors="replace")) if main_log else []
+        meta.extra["main_log"] = main_log is not None
+        parsed.steps = _steps(trace, blocks, parsed)
+        yield parsed
+
+
+def find_main_log(trace: Path) -> Path | None:
+    candidates = [trace.parent.parent / "agent_log" / "main_log"]
+    if trace.name.endswith("trace.json"):  # flattened copies: <prefix>trace.json next to <prefix>main_log
+        candidates.append(trace.with_name(trace.name.removesuffix("trace.json") + "main_log"))
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def parse_main_log(text: str) -> list[dict]:
+    """The 'Step N:' blocks of a main_log, each as {field: text} with Observation left out."""
+    blocks: list[dict] = []
+    current: dict | None = None
+    field: str | None = None
+    for line in text.splitlines():
+        if (m := _STEP_LINE.match(line)) is not None:
+            current, field = {"step": int(m.group(1))}, None
+            blocks.append(current)
+            continue
+        if current is None:
+            continue
+        if (m := _FIELD_LINE.match(line)) is not None:
+            field = REASONING_FIELDS.get(m.group(1))  # None for Observation: the trace has it verbatim
+            if field:
+                current[field] = line[m.end():].strip()
+            continue
+        if field:
+            current[field] = f"{current[field]}\n{line}".strip()
+    return blocks
+
+
+def _steps(trace: Path, blocks: list[dict], parsed: ParsedTrajectory) -> Iterator[StepData]:
+    make = StepCounter()
+    start = end = None
+    pending = list(blocks)
+    for n, item in enumerate(stream_items(trace, "steps.item", parsed.warn)):
+        action = (item or {}).get("action") or {}
+        name = str(action.get("name") or "")
+        stamp = to_float(item.get("timestamp")) if isinstance(item, dict) else None
+        start = stamp if start is None else start
+        end = stamp if stamp is not None else end
+        t = None if stamp is None or start is None else stamp - start
+        if pending and name not in BOOKKEEPING_ACTIONS and pending[0].get("action", "").strip() == name:
+            block = pending.pop(0)
+            yield make("plan", title=f"Step {block['step']}: reasoning", text=_reasoning_text(block),
+                       data={k: v for k, v in block.items() if k not in ("action", "action_input")}, t=t)
+        kind = "submission" if name == FINAL_ANSWER else "action"
+        args = action.get("args") if isinstance(action.get("args"), dict) else {"value": action.get("args")}
+        act = make(kind, title=name or "(no action)", text=as_text(args.get("final_answer", "")),
+                   data={"tool": name, "arguments": args, "trace_step": n}, t=t)
+        yield act
+        yield make("observation", title=f"Observation: {name}", text=as_text(item.get("observation")),
+                   data={"action_index": act.index, "trace_step": n}, t=t)
+    if pending:
+        first = pending[0]["step"]
+        parsed.warn(f"main_log: {len(pending)} reasoning block(s) matched no trace step (from Step {first})")
+    parsed.meta.started_at = parse_time(start)
+    if start is not None and end is not None:
+        parsed.meta.duration_s = end - start
+
+
+def _reasoning_text(block: dict) -> str:
+    labels = {v: k for k, v in REASONING_FIELDS.items()}
+    return "\n\n".join(f"{labels[k]}: {block[k]}" for k in ("reflection", "research_plan_and_status",
+                                                             "fact_check", "thought") if block.get(k))

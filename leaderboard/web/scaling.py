@@ -1,0 +1,61 @@
+"""The scaling pages: /scaling/time/, /scaling/pass-at-k/, /scaling/hardware/.
+
+Thin: parse the same query as the JSON endpoints (leaderboard.api.scaling), compute the same payload,
+embed it for static/js/scaling.js to draw; `?export=html` saves the page as one self-contained file."""
+
+from __future__ import annotations
+
+from urllib.parse import urlencode
+
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+from rest_framework.exceptions import ValidationError
+
+from leaderboard.analysis import scaling, stats
+from leaderboard.api.runs import rows_to_csv
+from leaderboard.api.scaling import curve_payload, parse_query
+from leaderboard.models import Split
+from leaderboard.web import static_export
+
+PAGES = {
+    "time": {"title": "Score against time budget", "api": "api-scaling-time",
+             "about": "Any-medal % at each time budget: every run is graded by its latest submission snapshot at "
+                      "or before the budget (what it would have submitted had it been stopped then). A snapshot not "
+                      "graded yet, or whose grading failed, counts as no medal: such points are drawn hollow and the "
+                      "table counts their runs. Band: ± SEM over seeds."},
+    "pass-at-k": {"title": "pass@k", "api": "api-scaling-pass-at-k",
+                  "about": "Share of the split's competitions with a medal in at least one of k seeds (unbiased "
+                           "estimator, averaged over competitions). Band: 95% bootstrap interval over competitions, "
+                           f"fixed seed {scaling.BOOTSTRAP_SEED}."},
+    "hardware": {"title": "Hardware", "api": "api-scaling-hardware",
+                 "about": "Experiments that differ only in hardware (same agent, model, time limit and settings), "
+                          "any-medal % with ± SEM error bars, ordered by GPU count, then GPU type."},
+}
+QUERY_KEYS = ("split", "agent", "model", "hardware", "experiment", "pad", "hours")
+
+
+def scaling_page(request: HttpRequest, kind: str) -> HttpResponse:
+    if kind not in PAGES:
+        raise Http404("no such scaling chart")
+    errors, payload, params = {}, None, {}
+    try:
+        params = parse_query(request.GET)
+        payload = curve_payload(kind, params, request.user)
+    except ValidationError as exc:
+        errors = exc.detail
+    except Split.DoesNotExist:
+        errors = {"split": [f"unknown split {request.GET.get('split')!r}"]}
+    query = urlencode([(k, v) for k in QUERY_KEYS for v in request.GET.getlist(k) if v])
+    api = reverse(PAGES[kind]["api"])
+    context = {
+        "kind": kind, "page": PAGES[kind], "pages": PAGES, "payload": payload, "errors": errors,
+        "form": {k: request.GET.get(k, "") for k in QUERY_KEYS}, "split_choices": stats.split_choices(),
+        "api_url": api, "json_url": f"{api}?{query}", "csv_url": f"{api}?{query}{'&' if query else ''}format=csv",
+        "csv_rows": scaling.csv_rows(payload) if payload else [],
+    }
+    if request.GET.get("export") == "html" and payload is not None:
+        context["csv_text"] = rows_to_csv(context["csv_rows"])
+        return static_export.export_page(request, "leaderboard/scaling.html", context,
+                                         f"medalboard-scaling-{kind}-{params['split']}.html")
+    return render(request, "leaderboard/scaling.html", context, status=400 if errors else 200)

@@ -1,0 +1,28 @@
+from django.urls import path
+
+from leaderboard.web import replay, run_files, runs_index, views
+from leaderboard.web import scaling as scaling_views
+
+urlpatterns = [
+    path("", views.leaderboard, name="home"),
+    path("competitions/", views.competition_list, name="competition-list"),
+    path("competitions/<str:slug>/", views.competition_detail, name="competition-detail"),
+    path("runs/", runs_index.runs_index, name="runs-index"),
+    path("runs/<int:pk>/", replay.run_detail, name="run-detail"),
+    path("runs/<int:pk>/steps/", replay.run_steps_window, name="run-steps-window"),
+    path("runs/<int:pk>/trajectory.jsonl", replay.run_trajectory_download, name="run-trajectory"),
+    path("runs/<int:pk>/files/<int:artifact_id>/", run_files.artifact_download, name="run-artifact"),
+    path("runs/<int:pk>/grading-report.json", run_files.report_download, name="run-report"),
+    path("compare/", replay.compare, name="compare"),
+    path("compare/experiments/", views.compare_experiments, name="compare-experiments"),
+    path("experiments/<int:pk>/", views.experiment_detail, name="experiment-detail"),
+    path("scaling/<slug:kind>/", scaling_views.scaling_page, name="scaling"),
+    path("runs/upload/", views.upload_run, name="upload-run"),
+    path("runs/<int:pk>/progress/", views.run_progress, name="run-progress"),
+    path("runs/intakes/<int:pk>/", views.intake_progress, name="intake-progress"),
+    path("runs/<int:pk>/status.json", views.run_status, name="run-status"),
+    path("runs/<int:pk>/edit/", views.run_edit, name="run-edit"),
+    path("runs/<int:pk>/delete/", views.run_delete, name="run-delete"),
+    path("accounts/signup/", views.signup, name="signup"),
+    path("account/token/", views.api_token, name="account-token"),
+]
