@@ -73,7 +73,7 @@ def _release(run_id: int, owner: str) -> None:
 def grade_claimed(run_id: int, owner: str) -> str:
     """Grade a run this owner claimed; the result is stored only if the claim still holds (fenced in
     the same transaction). Transient errors hand the run back as pending and re-raise."""
-    from leaderboard.runs.submission import grade_stored_run
+    from leaderboard.runs.outcome import grade_stored_run
 
     run = Run.objects.select_related("competition").get(pk=run_id)
     try:

@@ -115,7 +115,7 @@ def _submission_problem(spec: SandboxSpec, limits: Limits) -> str:
 
 
 def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Limits, stored: Stored) -> None:
-    from leaderboard.runs.submission import Upload, store_upload
+    from leaderboard.runs.artifacts import Upload, store_upload
 
     is_submission = source.name == f"submission/{SUBMISSION_FILE}"
     if is_submission and stored.submission_problem:

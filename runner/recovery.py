@@ -88,7 +88,7 @@ def _recover(task: JobTask, now) -> str:
 
 
 def _fail_run(task: JobTask, why: str) -> None:
-    from leaderboard.runs.submission import Upload, store_upload
+    from leaderboard.runs.artifacts import Upload, store_upload
 
     if task.run_id is None:
         return

@@ -247,7 +247,7 @@ def _seal(definition: AgentDefinition, env: dict[str, str]) -> str:
 
 
 def _experiment(user, definition, model, experiment_settings, gpus, gpu_type, cpus, memory_gb, minutes):
-    from leaderboard.runs.submission import get_or_create_experiment
+    from leaderboard.runs.experiments import get_or_create_experiment
 
     return get_or_create_experiment(
         agent_name=definition.name, agent_version="", model_name=model.strip() or NO_MODEL, hardware="",

@@ -13,7 +13,7 @@ from django.core.files.base import ContentFile
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from leaderboard.models import Run
-from leaderboard.runs.submission import UploadError
+from leaderboard.runs.artifacts import UploadError
 from tests.test_runs_api import payload, token_client
 from tests.test_services import submit
 

@@ -42,7 +42,7 @@ def test_a_tar_member_too_large_is_refused_from_its_header(alice, catalogue, set
 
     from django.core.files.base import ContentFile
 
-    from leaderboard.runs.submission import UploadError
+    from leaderboard.runs.artifacts import UploadError
     from tests.test_services import submit
 
     info = tarfile.TarInfo("run/logs/huge.log")

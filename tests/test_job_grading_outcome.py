@@ -11,7 +11,7 @@ from rest_framework.test import APIClient
 
 from leaderboard.grading import grade_submission
 from leaderboard.models import Run
-from leaderboard.runs.submission import store_report
+from leaderboard.runs.outcome import store_report
 from runner.management.commands import submit_job
 from runner.models import JobTask
 from runner.services import create_job, job_summary

@@ -47,7 +47,7 @@ def test_malformed_upload_is_stored_invalid_with_a_reason(alice, catalogue, tmp_
         app.conf.task_always_eager = False
     assert response.status_code == 201, response.content
     run = Run.objects.get(pk=response.json()["id"])
-    from leaderboard.runs.submission import grade_stored_run
+    from leaderboard.runs.outcome import grade_stored_run
 
     if run.status == Run.Status.PENDING:
         grade_stored_run(run)

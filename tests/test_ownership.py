@@ -9,7 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard.models import Experiment, Run, Team
-from leaderboard.runs.submission import UploadError, get_or_create_experiment
+from leaderboard.runs.artifacts import UploadError
+from leaderboard.runs.experiments import get_or_create_experiment
 from tests.test_runs_api import payload, token_client
 from tests.test_services import submission, submit
 

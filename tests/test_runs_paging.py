@@ -6,7 +6,7 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from leaderboard.models import Run
-from leaderboard.runs.submission import get_or_create_experiment
+from leaderboard.runs.experiments import get_or_create_experiment
 
 
 def make_runs(n: int, **fields) -> list[Run]:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.models import Run
-from leaderboard.runs.submission import grade_stored_run
+from leaderboard.runs.outcome import grade_stored_run
 from tests.test_runs_api import payload, token_client
 from tests.test_services import answers_for, submission, submit
 

@@ -15,8 +15,10 @@ from django.core.files.storage import default_storage
 from leaderboard import tasks
 from leaderboard.competitions import medals
 from leaderboard.models import Artifact, CompetitionAnswers, Experiment, Run
+from leaderboard.runs import outcome
 from leaderboard.runs import submission as services
-from leaderboard.runs.submission import UploadError, submit_run
+from leaderboard.runs.artifacts import UploadError
+from leaderboard.runs.submission import submit_run
 from tests.test_import_support import stored_steps
 
 TRAJECTORIES = Path(settings.SHARED_DIR) / "data" / "trajectories"
@@ -107,7 +109,7 @@ def test_missing_fields_and_oversized_uploads_are_refused_and_leave_nothing(alic
 
 def test_a_failure_midway_deletes_stored_files_and_rows(alice, catalogue, monkeypatch):
     stored = []
-    real_store = services._store_artifact
+    real_store = services.store_artifact
 
     def store_then_remember(run, upload, written):
         artifact = real_store(run, upload, written)
@@ -117,7 +119,7 @@ def test_a_failure_midway_deletes_stored_files_and_rows(alice, catalogue, monkey
     def broken_import(*args, **kwargs):
         raise UploadError("could not import the trajectory: boom")
 
-    monkeypatch.setattr(services, "_store_artifact", store_then_remember)
+    monkeypatch.setattr(services, "store_artifact", store_then_remember)
     monkeypatch.setattr(services, "_import_trajectory", broken_import)
     with pytest.raises(UploadError, match="boom"):
         submit(alice)
@@ -136,7 +138,7 @@ def test_a_failure_after_the_steps_are_stored_deletes_their_file(alice, catalogu
     def broken_outcome(*args, **kwargs):
         raise UploadError("grading setup failed")
 
-    monkeypatch.setattr(services, "_set_outcome", broken_outcome)
+    monkeypatch.setattr(services, "set_outcome", broken_outcome)
     journal = (TRAJECTORIES / "aide" / "translucent-spaniel_journal.json").read_bytes()
     with pytest.raises(UploadError, match="grading setup failed"):
         submit(alice, trajectory_files=[ContentFile(journal, name="journal.json")])
@@ -215,7 +217,7 @@ def test_grade_run_records_permanent_errors_without_retrying(alice, catalogue, m
     def broken(run, **kwargs):
         raise ValueError("the grader fell over")
 
-    monkeypatch.setattr(services, "grade_stored_run", broken)
+    monkeypatch.setattr(outcome, "grade_stored_run", broken)
     assert tasks.grade_run.apply(args=[run.pk]).get() == Run.Status.FAILED
     run.refresh_from_db()
     assert run.status == Run.Status.FAILED and "fell over" in run.grading_error
@@ -242,7 +244,7 @@ def test_transient_errors_are_retried_a_bounded_number_of_times(alice, catalogue
         calls.append(run.pk)
         raise OSError("storage briefly unavailable")
 
-    monkeypatch.setattr(services, "grade_stored_run", flaky)
+    monkeypatch.setattr(outcome, "grade_stored_run", flaky)
     tasks.grade_run.apply(args=[run.pk])  # eager: retries run inline, without the countdown
     run.refresh_from_db()
     assert len(calls) == tasks.MAX_RETRIES + 1

@@ -13,7 +13,7 @@ from django.core.cache import cache
 from django.core.files.base import ContentFile
 
 from leaderboard.models import Run
-from leaderboard.runs.submission import UploadError
+from leaderboard.runs.artifacts import UploadError
 from tests.test_services import submit
 
 

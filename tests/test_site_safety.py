@@ -52,7 +52,7 @@ def graded_run(alice, catalogue, tmp_path, settings):
         run = submit(alice, notes="graded against registered answers")
     finally:
         app.conf.task_always_eager = False
-    from leaderboard.runs.submission import grade_stored_run
+    from leaderboard.runs.outcome import grade_stored_run
 
     grade_stored_run(run)
     run.refresh_from_db()

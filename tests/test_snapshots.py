@@ -14,7 +14,8 @@ from rest_framework.test import APIClient
 from leaderboard.competitions import medals
 from leaderboard.models import Artifact, Run, Snapshot
 from leaderboard.runs import snapshots
-from leaderboard.runs.submission import UploadError, submit_run
+from leaderboard.runs.artifacts import UploadError
+from leaderboard.runs.submission import submit_run
 from tests.test_services import answers_for, eager, submission  # noqa: F401 - eager is a fixture
 
 GARBAGE = b"this,is\nnot,a,submission\n"
@@ -155,7 +156,7 @@ def test_a_runner_adds_live_snapshots(alice, catalogue, tmp_path, eager,  # noqa
 
 
 def _running_run(owner, catalogue) -> Run:
-    from leaderboard.runs.submission import get_or_create_experiment
+    from leaderboard.runs.experiments import get_or_create_experiment
 
     experiment = get_or_create_experiment(agent_name="aide", agent_version="", model_name="gpt-4o", hardware="")
     return Run.objects.create(experiment=experiment, competition=catalogue.get(slug="spaceship-titanic"),

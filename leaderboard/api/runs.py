@@ -32,8 +32,7 @@ from leaderboard.models import (
     Split,
     Team,
 )
-from leaderboard.runs import intake, quotas, snapshots
-from leaderboard.runs import submission as services
+from leaderboard.runs import artifacts, intake, quotas, snapshots
 from leaderboard.trajectories.exports import csv_cell
 
 
@@ -287,7 +286,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
                                       trajectory_files=v["trajectory_files"], snapshot_files=v["snapshots"])
         except quotas.QuotaExceeded as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_429_TOO_MANY_REQUESTS)
-        except services.StorageUnavailable as exc:
+        except artifacts.StorageUnavailable as exc:
             raise StorageUnavailableError(str(exc)) from exc
         return intake_response(intake.wait(received), request.user)
 

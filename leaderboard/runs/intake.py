@@ -32,7 +32,7 @@ from django.db.models import F, Q
 from django.utils import timezone
 
 from leaderboard.models import Artifact, Competition, Run, RunIntake, Team
-from leaderboard.runs import quotas
+from leaderboard.runs import artifacts, quotas
 from leaderboard.runs import submission as services
 
 log = logging.getLogger(__name__)
@@ -66,7 +66,7 @@ def receive(*, owner, metadata: dict, submission: File | None = None, trajectory
 
 
 def _fingerprint(metadata: dict, files: list[tuple[str, File]]) -> str:
-    """Like the run's content hash, blind to what a repeat may change (notes, privacy: services._repeat)."""
+    """Like the run's content hash, blind to what a repeat may change (notes, privacy: submission._repeat)."""
     key = {name: value for name, value in metadata.items() if name not in ("notes", "is_private")}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode())
     for kind, upload in files:
@@ -88,10 +88,10 @@ def _stage(files: list[tuple[str, File]]) -> list[dict]:
             staged.append({"kind": kind, "name": upload.name or "", "path": path})
     except OSError as exc:
         delete_staged(staged)
-        if exc.errno not in services.STORAGE_ERRNOS:
+        if exc.errno not in artifacts.STORAGE_ERRNOS:
             raise
         log.error("artifact storage refused a staged upload (%s); refused with a 503", exc)
-        raise services.StorageUnavailable("the artifact storage cannot be written to right now; "
+        raise artifacts.StorageUnavailable("the artifact storage cannot be written to right now; "
                                           "nothing was saved, please try again later") from exc
     return staged
 
@@ -151,13 +151,13 @@ def import_intake(self, intake_id: int) -> str:
         log.warning("intake %s: %s; handed back", intake_id, exc)
         _release(intake_id, owner)
         return RunIntake.Status.RECEIVED
-    except services.UploadError as exc:
+    except artifacts.UploadError as exc:
         if not isinstance(exc.__cause__, SoftTimeLimitExceeded):  # services wraps what an importer raised
             return _finish(intake, owner, failure=RunIntake.Failure.INVALID, error=str(exc))
         return _timed_out(intake, owner, _soft_limit(self))
     except quotas.QuotaExceeded as exc:
         return _finish(intake, owner, failure=RunIntake.Failure.QUOTA, error=str(exc))
-    except services.StorageUnavailable as exc:
+    except artifacts.StorageUnavailable as exc:
         return _finish(intake, owner, failure=RunIntake.Failure.STORAGE, error=str(exc))
     except SoftTimeLimitExceeded:
         return _timed_out(intake, owner, _soft_limit(self))

@@ -4,7 +4,7 @@ A snapshot is a file named `<elapsed-seconds>.csv` (docs/snapshots.md). It comes
 `snapshots/<elapsed-seconds>.csv` in an imported run folder, as extra files of the upload form and
 `POST /api/runs/` (`leaderboard.runs.submission.submit_run` registers them), and live from a runner
 (`add_snapshot`). Each is stored as an Artifact of its run and graded by the same grader and medal
-rules as the final submission (`leaderboard.runs.submission.copy_outcome`): an invalid snapshot is graded
+rules as the final submission (`leaderboard.runs.outcome.copy_outcome`): an invalid snapshot is graded
 invalid and earns no medal.
 """
 
@@ -74,7 +74,7 @@ def add_snapshot(*, run: Run, elapsed_seconds: float, file: File) -> Snapshot:
     """Store a live snapshot of a running agent's submission and enqueue its grading.
 
     Refuses (SnapshotError) a negative or non-finite time and a second snapshot at the same time."""
-    from leaderboard.runs.submission import Upload, store_upload
+    from leaderboard.runs.artifacts import Upload, store_upload
 
     seconds = float(elapsed_seconds)
     if not math.isfinite(seconds) or seconds < 0:
@@ -108,7 +108,8 @@ def grade_pending_now(run_id: int) -> dict[str, int]:
 def grade_stored_snapshot(snapshot: Snapshot) -> Snapshot:
     """Grade the snapshot's file against its run's competition, exactly as a final submission."""
     from leaderboard.grading import grade_submission
-    from leaderboard.runs.submission import artifact_path, copy_outcome
+    from leaderboard.runs.artifacts import artifact_path
+    from leaderboard.runs.outcome import copy_outcome
 
     competition = snapshot.run.competition
     if competition is None:

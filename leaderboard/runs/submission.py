@@ -5,68 +5,37 @@ storage and grading behave the same whichever door was used.
 
 from __future__ import annotations
 
-import errno
 import hashlib
 import json
 import logging
-import shutil
 import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
-from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 
-from leaderboard.competitions import medals
-from leaderboard.models import Agent, Artifact, Competition, Experiment, LanguageModel, Run, Team, owner_key
-from leaderboard.runs import archives, quotas, snapshots
-
-if TYPE_CHECKING:
-    from django.contrib.auth.models import User
+from leaderboard.models import Artifact, Competition, Run, Team
+from leaderboard.runs import quotas, snapshots
+from leaderboard.runs.artifacts import (
+    STORAGE_ERRNOS,
+    StorageUnavailable,
+    Upload,
+    UploadError,
+    Written,
+    collect_uploads,
+    expand_archive,
+    is_archive,
+    local_copy,
+    single_root,
+    store_artifact,
+)
+from leaderboard.runs.experiments import get_or_create_experiment
+from leaderboard.runs.outcome import set_outcome
 
 log = logging.getLogger(__name__)
-ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
-CODE_SUFFIXES = {".py", ".ipynb", ".r", ".sh", ".jl", ".cpp", ".c"}
-MAX_NAME_BYTES = 255  # the longest file or folder name most file systems store
-MAX_MEMBER_PATH = 500  # Artifact.name's length
-# Errors of the artifact storage itself (read-only, full, no permission): the site's fault, not the upload's.
-STORAGE_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
-
-
-class UploadError(Exception):
-    """An upload was refused; the message says why, in words a user can act on."""
-
-
-class StorageUnavailable(Exception):
-    """The artifact storage refused a write; the upload is fine and can be sent again later."""
-
-
-@dataclass
-class Upload:
-    """One file to store with a run: its kind, the name it had in the run folder, its content."""
-
-    kind: str
-    name: str
-    file: File
-    sha256: str = ""
-    size: int = 0
-
-
-@dataclass
-class _Written:
-    names: list[str] = field(default_factory=list)
-
-    def delete_all(self) -> None:
-        for name in self.names:
-            default_storage.delete(name)
-
-
-# --- the service -------------------------------------------------------------------------------
 
 
 def submit_run(
@@ -120,7 +89,7 @@ def submit_run(
     with tempfile.TemporaryDirectory(prefix="medalboard-upload-") as scratch:
         snapshot_uploads = [Upload(Artifact.Kind.SNAPSHOT, snapshots.name_for(seconds), f) for seconds, f in
                             zip(_snapshot_times([f.name or "" for f in snapshot_files]), snapshot_files, strict=True)]
-        uploads, run_folder = _collect_uploads(
+        uploads, run_folder = collect_uploads(
             submission, trajectory_files, [*snapshot_uploads, *extra_files], run_folder, Path(scratch)
         )
         _snapshot_times([u.name for u in uploads if u.kind == Artifact.Kind.SNAPSHOT])
@@ -138,7 +107,7 @@ def submit_run(
             return _repeat(existing, is_private=is_private, notes=notes)
         if origin == Run.Origin.UPLOAD and any(u.kind == Artifact.Kind.SUBMISSION for u in uploads):
             quotas.check_quota(user=owner, competition=Competition.objects.filter(slug=competition).first())
-        written = _Written()
+        written = Written()
         try:
             with transaction.atomic():
                 experiment = get_or_create_experiment(
@@ -154,11 +123,11 @@ def submit_run(
                     content_hash=content_hash,
                 )
                 for upload in uploads:
-                    _store_artifact(run, upload, written)
+                    store_artifact(run, upload, written)
                 _import_trajectory(run, uploads, parsed_trajectory, run_folder, Path(scratch), written)
                 if not run.task_name:
                     raise UploadError("say which competition (or task) the run is for: the trajectory does not")
-                _set_outcome(run, uploads, self_reported_score, reported)
+                set_outcome(run, uploads, self_reported_score, reported)
                 if run.status == Run.Status.PENDING:
                     transaction.on_commit(lambda: _enqueue_grading(run.pk))
         except _SameUploadAtOnce:
@@ -228,48 +197,6 @@ def _enqueue_grading(run_id: int) -> None:
     Run.objects.filter(pk=run_id, grading_enqueued_at__isnull=True).update(grading_enqueued_at=timezone.now())
 
 
-def get_or_create_experiment(
-    *, agent_name: str, agent_version: str, model_name: str, hardware: str, gpu_type: str = "",
-    gpu_count: int = 0, cpu_count: int | None = None, memory_gb: float | None = None,
-    time_limit_hours: float | None = None, experiment_settings: dict[str, Any] | None = None,
-    owner: User | Team | None = None,
-) -> Experiment:
-    """The owner's experiment of this configuration: a user, a team, or None (catalogue, demo and
-    published data). Two owners with the same agent and model names never share one."""
-    agent, _ = Agent.objects.get_or_create(name=agent_name, version=agent_version)
-    model, _ = LanguageModel.objects.get_or_create(name=model_name)
-    hardware = hardware.strip() or describe_hardware(gpu_type, gpu_count, cpu_count, memory_gb)
-    experiment, _ = Experiment.objects.get_or_create(
-        agent=agent, model=model, hardware=hardware, time_limit_hours=time_limit_hours,
-        settings_hash=settings_hash(experiment_settings), owner_key=owner_key(owner),
-        defaults={
-            "gpu_type": gpu_type, "gpu_count": gpu_count or 0, "cpu_count": cpu_count,
-            "memory_gb": memory_gb, "settings": experiment_settings or {},
-            "team": owner if isinstance(owner, Team) else None,
-            "owner": None if owner is None or isinstance(owner, Team) else owner,
-        },
-    )
-    return experiment
-
-
-def describe_hardware(gpu_type: str, gpu_count: int, cpu_count: int | None, memory_gb: float | None) -> str:
-    parts = []
-    if gpu_count:
-        parts.append(f"{gpu_count}x {gpu_type or 'GPU'}")
-    if cpu_count:
-        parts.append(f"{cpu_count} vCPU")
-    if memory_gb:
-        parts.append(f"{memory_gb:g} GB")
-    return ", ".join(parts)
-
-
-def settings_hash(experiment_settings: dict[str, Any] | None) -> str:
-    if not experiment_settings:
-        return ""
-    canonical = json.dumps(experiment_settings, sort_keys=True, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode()).hexdigest()
-
-
 def compute_content_hash(key: dict[str, Any], uploads: Sequence[Upload]) -> str:
     digest = hashlib.sha256(json.dumps(key, sort_keys=True, default=str).encode())
     for upload in sorted(uploads, key=lambda u: (u.kind, u.name, u.sha256)):
@@ -277,185 +204,11 @@ def compute_content_hash(key: dict[str, Any], uploads: Sequence[Upload]) -> str:
     return digest.hexdigest()
 
 
-# --- files -------------------------------------------------------------------------------------
-
-
-def _collect_uploads(
-    submission: File | None, trajectory_files: Sequence[File], extra_files: Sequence[Upload],
-    run_folder: Path | None, scratch: Path,
-) -> tuple[list[Upload], Path | None]:
-    uploads: list[Upload] = []
-    if submission is not None and _is_archive(submission.name or ""):
-        run_folder = _expand_archive(submission, scratch / "archive")
-        if not any(p.is_file() for p in run_folder.rglob("*")):
-            raise UploadError(f"{_basename(submission.name)} holds no files: nothing to make a run of")
-        submission = None
-    if run_folder is not None:
-        run_folder = _single_root(run_folder)
-        uploads += uploads_from_folder(run_folder)
-    if submission is not None:
-        uploads.append(Upload(Artifact.Kind.SUBMISSION, _basename(submission.name) or "submission.csv", submission))
-    uploads += [Upload(Artifact.Kind.TRAJECTORY, _basename(f.name) or "trajectory", f) for f in trajectory_files]
-    uploads += list(extra_files)
-    total = 0
-    for upload in uploads:
-        _check_name(upload.name)
-        upload.size, upload.sha256 = _measure(upload.file)
-        total += upload.size
-    if total > settings.MAX_UPLOAD_BYTES:
-        raise UploadError(f"the upload is {total:,} bytes; the limit is {settings.MAX_UPLOAD_BYTES:,} bytes")
-    return uploads, run_folder
-
-
-def _measure(file: File) -> tuple[int, str]:
-    digest, size = hashlib.sha256(), 0
-    file.seek(0)
-    for chunk in file.chunks():
-        digest.update(chunk)
-        size += len(chunk)
-        if size > settings.MAX_UPLOAD_BYTES:
-            raise UploadError(f"{_basename(file.name)} is larger than the {settings.MAX_UPLOAD_BYTES:,}-byte limit")
-    file.seek(0)
-    return size, digest.hexdigest()
-
-
-def _check_name(name: str) -> None:
-    """Names are stored on disk and in Artifact.name: refuse what neither can hold."""
-    parts = PurePosixPath(name.replace("\\", "/")).parts
-    long = next((part for part in parts if len(part.encode()) > MAX_NAME_BYTES), None)
-    if long is not None:
-        raise UploadError(f"the file name {long[:60]!r}... is longer than {MAX_NAME_BYTES} bytes")
-    if len(name) > MAX_MEMBER_PATH:
-        raise UploadError(f"the path {name[:60]!r}... is longer than {MAX_MEMBER_PATH} characters")
-
-
-def _basename(name: str | None) -> str:
-    return PurePosixPath((name or "").replace("\\", "/")).name
-
-
-def _is_archive(name: str) -> bool:
-    return name.lower().endswith(ARCHIVE_SUFFIXES)
-
-
-def _store_artifact(run: Run, upload: Upload, written: _Written) -> Artifact:
-    artifact = Artifact(run=run, kind=upload.kind, name=upload.name, size=upload.size, sha256=upload.sha256)
-    upload.file.seek(0)
-    artifact.file.save(_basename(upload.name) or "file", upload.file, save=False)
-    written.names.append(artifact.file.name)
-    artifact.save()
-    if upload.kind == Artifact.Kind.SNAPSHOT:
-        snapshots.register(run=run, artifact=artifact)
-    return artifact
-
-
-def store_upload(run: Run, upload: Upload) -> Artifact:
-    """Measure and store one file of an existing run (a runner's live snapshot)."""
-    upload.size, upload.sha256 = _measure(upload.file)
-    return _store_artifact(run, upload, _Written())
-
-
-@contextmanager
-def local_copy(upload_file: File, scratch: Path, name: str) -> Iterator[Path]:
-    """A path on disk with the file's original name (importers detect formats by name and content)."""
-    scratch.mkdir(parents=True, exist_ok=True)
-    target = Path(tempfile.mkdtemp(dir=scratch)) / (_basename(name) or "file")
-    upload_file.seek(0)
-    with target.open("wb") as out:
-        for chunk in upload_file.chunks():
-            out.write(chunk)
-    upload_file.seek(0)
-    try:
-        yield target
-    finally:
-        shutil.rmtree(target.parent, ignore_errors=True)
-
-
-def artifact_path(artifact: Artifact, scratch: Path) -> Path:
-    """A local path for a stored artifact: the file itself on local storage, else a copy in scratch."""
-    try:
-        return Path(artifact.file.path)
-    except NotImplementedError:
-        target = scratch / _basename(artifact.name)
-        with artifact.file.open("rb") as src, target.open("wb") as out:
-            shutil.copyfileobj(src, out)
-        return target
-
-
-# --- archives of run folders -------------------------------------------------------------------
-
-
-def _expand_archive(archive: File, target: Path) -> Path:
-    """Unpack a run folder under the archive limits (leaderboard.runs.archives): member paths stay inside,
-    names fit storage, no member is both a file and a folder."""
-    target.mkdir(parents=True)
-    archive_path = target.parent / "upload-archive"
-    with archive_path.open("wb") as out:
-        for chunk in archive.chunks():
-            out.write(chunk)
-    archive.seek(0)
-    try:
-        with archives.open_archive(archive_path) as unpacked:
-            names = unpacked.names()
-            for name in names:
-                _check_name(name)
-            _check_file_and_folder(names)
-            unpacked.extract_to(target)
-    except archives.NotAnArchive:
-        raise UploadError(f"{_basename(archive.name)} is not a readable .zip or .tar archive") from None
-    except archives.ArchiveError as exc:
-        raise UploadError(str(exc)) from None
-    return target
-
-
-def _check_file_and_folder(names: list[str]) -> None:
-    """A member that is a file cannot also be the folder of another member (`a` and `a/b`)."""
-    files = {PurePosixPath(name.replace("\\", "/")) for name in names}
-    folders = {parent for path in files for parent in path.parents}
-    both = sorted(files & folders)
-    if both:
-        raise UploadError(f"the archive holds both a file and a folder named {str(both[0])!r}")
-
-
-def uploads_from_folder(folder: Path) -> list[Upload]:
-    """A MLE-bench run folder as uploads: submission/submission.csv, snapshots/<seconds>.csv, logs/, code/."""
-    uploads: list[Upload] = []
-    submission = _find_submission(folder)
-    for path in sorted(p for p in folder.rglob("*") if p.is_file()):
-        rel = path.relative_to(folder).as_posix()
-        if path == submission:
-            kind = Artifact.Kind.SUBMISSION
-        elif rel.startswith(f"{snapshots.FOLDER}/") and path.suffix.lower() == ".csv":
-            kind = Artifact.Kind.SNAPSHOT
-        elif rel.startswith("code/") or path.suffix.lower() in CODE_SUFFIXES:
-            kind = Artifact.Kind.CODE
-        elif path.name == "metadata.json":
-            kind = Artifact.Kind.OTHER
-        else:
-            kind = Artifact.Kind.LOG
-        uploads.append(Upload(kind, rel, File(path.open("rb"), name=path.name)))
-    return uploads
-
-
-def _single_root(folder: Path) -> Path:
-    entries = [p for p in folder.iterdir() if not p.name.startswith(".")]
-    if len(entries) == 1 and entries[0].is_dir() and not (folder / "submission").exists():
-        return _single_root(entries[0])
-    return folder
-
-
-def _find_submission(folder: Path) -> Path | None:
-    for candidate in (folder / "submission" / "submission.csv", folder / "submission.csv"):
-        if candidate.is_file():
-            return candidate
-    found = sorted(folder.glob("submission/*.csv"))
-    return found[0] if found else None
-
-
 # --- trajectories and outcomes -----------------------------------------------------------------
 
 
 def _import_trajectory(run: Run, uploads: Sequence[Upload], parsed, run_folder: Path | None,
-                       scratch: Path, written: _Written) -> None:
+                       scratch: Path, written: Written) -> None:
     """Steps from the given trajectory, else the run folder's, else the first upload an importer knows."""
     if parsed is not None:
         _save_steps(run, parsed, "the trajectory", written)
@@ -471,9 +224,9 @@ def _import_trajectory(run: Run, uploads: Sequence[Upload], parsed, run_folder: 
                 return
             if upload.kind == Artifact.Kind.TRAJECTORY and _claims_a_trajectory(path):
                 unreadable.append(upload.name)
-        if _is_archive(upload.name):  # a zipped log folder, e.g. MLAgentBench's env_log/ + agent_log/
-            folder = _expand_archive(upload.file, scratch / f"trajectory-{number}" / "folder")
-            if _import_from(run, _single_root(folder), written):
+        if is_archive(upload.name):  # a zipped log folder, e.g. MLAgentBench's env_log/ + agent_log/
+            folder = expand_archive(upload.file, scratch / f"trajectory-{number}" / "folder")
+            if _import_from(run, single_root(folder), written):
                 return
     if unreadable:  # the CLI refuses these too (import_run: "not ... a known trajectory format")
         raise UploadError(f"could not read the trajectory {unreadable[0]}: it is not a format Medalboard knows "
@@ -495,7 +248,7 @@ def _claims_a_trajectory(path: Path) -> bool:
     return head[:1] in (b"{", b"[") or head[:2] in (b"\xff\xfe", b"\xfe\xff")
 
 
-def _import_from(run: Run, path: Path, written: _Written) -> bool:
+def _import_from(run: Run, path: Path, written: Written) -> bool:
     from leaderboard.trajectories.importers import TrajectoryError, detect, read_trajectories
 
     if detect(path) is None:
@@ -517,7 +270,7 @@ def _import_from(run: Run, path: Path, written: _Written) -> bool:
     return True
 
 
-def _save_steps(run: Run, parsed, name: str, written: _Written) -> None:
+def _save_steps(run: Run, parsed, name: str, written: Written) -> None:
     """Store the steps; their file is deleted with the uploads if the submission fails later."""
     from leaderboard.trajectories.importers import save_steps
 
@@ -530,92 +283,6 @@ def _save_steps(run: Run, parsed, name: str, written: _Written) -> None:
         why = "; ".join(run.import_warnings[:3])
         raise UploadError(f"could not read the trajectory {name}: it holds no readable steps"
                           + (f" ({why})" if why else ""))
-
-
-def _set_outcome(run: Run, uploads: Sequence[Upload], score: float | None, reported: dict | None) -> None:
-    has_submission = any(u.kind == Artifact.Kind.SUBMISSION for u in uploads)
-    if has_submission and run.competition_id is not None and score is None:
-        run.status = Run.Status.PENDING  # graded by leaderboard.tasks.grade_run after commit
-        run.submission_exists = True
-        run.save()
-        return
-    if score is None and reported is None:
-        run.status = Run.Status.GRADED
-        run.submission_exists = has_submission
-        run.grading_report = {"note": "no submission to grade" if not has_submission
-                              else "the task is not in the catalogue, so it cannot be graded here"}
-        run.save()
-        return
-    record_self_reported(run, score=score, reported=reported or {})
-
-
-def record_self_reported(run: Run, *, score: float | None, reported: dict[str, Any]) -> None:
-    """Take a score as reported; medals are recomputed from our own human leaderboard.
-
-    Only a grading report can say a submission existed and was valid: a bare claimed score is never
-    one (it stays self-reported, and leaderboards list it after verified results)."""
-    run.score = score
-    run.submission_exists = bool(reported.get("submission_exists", False))
-    run.valid_submission = bool(reported.get("valid_submission", False))
-    competition = run.competition
-    apply_medals(run, competition)
-    run.verification = Run.Verification.SELF_REPORTED
-    run.status = Run.Status.GRADED
-    run.grading_report = {"reported": reported, "medals_recomputed_here": True}
-    run.save()
-
-
-def apply_medals(run: Run, competition: Competition | None) -> None:
-    """Medals, rank and share of humans beaten for run.score (or a snapshot's), from the competition's leaderboard."""
-    thresholds = competition.thresholds() if competition is not None else None
-    run.set_medals(medals.award(run.score, thresholds))
-    run.human_rank = run.beats_human_pct = None
-    if thresholds is not None and run.score is not None and run.score == run.score:
-        scores = list(competition.human_scores.values_list("score", flat=True))
-        placing = medals.place(run.score, scores, thresholds.is_lower_better)
-        run.human_rank, run.beats_human_pct = placing.rank, placing.beats_pct
-
-
-# --- grading a stored run (called by leaderboard.tasks.grade_run) --------------------------------
-
-
-def grade_stored_run(run: Run, fence=None) -> Run:
-    """Grade the run's submission against the competition's answers and store the outcome; `fence`,
-    if given, runs first in the transaction that stores it (it raises if the grader lost its claim)."""
-    from leaderboard.grading import grade_submission
-
-    submission = run.artifacts.filter(kind=Artifact.Kind.SUBMISSION).first()
-    with tempfile.TemporaryDirectory(prefix="medalboard-grade-") as scratch:
-        path = artifact_path(submission, Path(scratch)) if submission is not None else None
-        report = grade_submission(run.competition, path)
-    with transaction.atomic():
-        if fence is not None:
-            fence()
-        store_report(run, report)
-    return run
-
-
-def copy_outcome(target, report, competition: Competition | None) -> bool:
-    """A grading report's outcome onto a run or a snapshot; returns whether anything was judged."""
-    target.score = report.score
-    target.submission_exists = bool(report.submission_exists)
-    target.valid_submission = bool(report.valid_submission)
-    apply_medals(target, competition)
-    if report.human_rank is not None:
-        target.human_rank, target.beats_human_pct = report.human_rank, report.beats_human_pct
-    target.grading_report = report.to_dict()
-    target.grading_error = report.error or ""
-    return getattr(report, "grading_available", True)
-
-
-def store_report(run: Run, report) -> None:
-    available = copy_outcome(run, report, run.competition)
-    run.status = Run.Status.GRADED if available else Run.Status.FAILED
-    if getattr(report, "awaiting_answers", False):
-        run.status = Run.Status.WAITING
-    if available:
-        run.verification = Run.Verification.VERIFIED
-    run.save()
 
 
 # --- editing and deleting ----------------------------------------------------------------------

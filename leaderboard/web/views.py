@@ -19,7 +19,7 @@ from leaderboard.api.runs import LeaderboardQuerySerializer, leaderboard_rows, r
 from leaderboard.competitions import humans, published
 from leaderboard.grading import format_check, grader_for, grading_available
 from leaderboard.models import Competition, Experiment, Run, RunIntake, Split
-from leaderboard.runs import intake, quotas
+from leaderboard.runs import artifacts, intake, quotas
 from leaderboard.runs import submission as services
 from leaderboard.web import runs_index, static_export
 from leaderboard.web.charts import (
@@ -98,7 +98,7 @@ def upload_run(request):
     elif request.method == "POST" and form.is_valid():
         try:
             received = intake.wait(intake.receive(owner=request.user, **_upload_fields(form.cleaned_data)))
-        except services.StorageUnavailable as exc:
+        except artifacts.StorageUnavailable as exc:
             form.add_error(None, str(exc))
             status = 503
         except quotas.QuotaExceeded as exc:

@@ -24,7 +24,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from leaderboard.analysis import stats
 from leaderboard.models import Run
-from leaderboard.runs import snapshots
+from leaderboard.runs import artifacts, snapshots
 from leaderboard.runs import submission as services
 
 RUN_FOLDER = re.compile(r"^(?P<competition>.+?)_(?P<uuid>[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?"
@@ -108,7 +108,7 @@ class Command(BaseCommand):
         try:
             run = services.submit_run(owner=owner, competition=planned.competition, origin=Run.Origin.IMPORT,
                                       seed=options["seed"] + planned.seed_offset, **kwargs)
-        except services.UploadError as exc:
+        except artifacts.UploadError as exc:
             raise CommandError(f"{planned.label or planned.competition}: {exc}") from None
         if options["grade_now"]:
             self._grade_now(run)

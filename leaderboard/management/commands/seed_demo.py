@@ -23,6 +23,7 @@ from django.core.management.base import BaseCommand
 from django.db import transaction
 
 from leaderboard.models import Benchmark, Competition, Run, Split
+from leaderboard.runs import artifacts, outcome
 from leaderboard.runs import submission as services
 
 SYNTHETIC_LABEL = "DEMO: synthetic answers, not the real Kaggle test set"
@@ -110,9 +111,9 @@ class Command(BaseCommand):
         from leaderboard.grading import grade_submission
 
         submission = run.artifacts.get(kind="submission")
-        report = grade_submission(competition, services.artifact_path(submission, answers_path.parent),
+        report = grade_submission(competition, artifacts.artifact_path(submission, answers_path.parent),
                                   answers_path=answers_path)
-        services.store_report(run, report)
+        outcome.store_report(run, report)
         return run
 
 

@@ -1,0 +1,54 @@
+"""Experiments: one per owner and configuration (agent, model, hardware, time limit, settings)."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import TYPE_CHECKING, Any
+
+from leaderboard.models import Agent, Experiment, LanguageModel, Team, owner_key
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
+
+
+def get_or_create_experiment(
+    *, agent_name: str, agent_version: str, model_name: str, hardware: str, gpu_type: str = "",
+    gpu_count: int = 0, cpu_count: int | None = None, memory_gb: float | None = None,
+    time_limit_hours: float | None = None, experiment_settings: dict[str, Any] | None = None,
+    owner: User | Team | None = None,
+) -> Experiment:
+    """The owner's experiment of this configuration: a user, a team, or None (catalogue, demo and
+    published data). Two owners with the same agent and model names never share one."""
+    agent, _ = Agent.objects.get_or_create(name=agent_name, version=agent_version)
+    model, _ = LanguageModel.objects.get_or_create(name=model_name)
+    hardware = hardware.strip() or describe_hardware(gpu_type, gpu_count, cpu_count, memory_gb)
+    experiment, _ = Experiment.objects.get_or_create(
+        agent=agent, model=model, hardware=hardware, time_limit_hours=time_limit_hours,
+        settings_hash=settings_hash(experiment_settings), owner_key=owner_key(owner),
+        defaults={
+            "gpu_type": gpu_type, "gpu_count": gpu_count or 0, "cpu_count": cpu_count,
+            "memory_gb": memory_gb, "settings": experiment_settings or {},
+            "team": owner if isinstance(owner, Team) else None,
+            "owner": None if owner is None or isinstance(owner, Team) else owner,
+        },
+    )
+    return experiment
+
+
+def describe_hardware(gpu_type: str, gpu_count: int, cpu_count: int | None, memory_gb: float | None) -> str:
+    parts = []
+    if gpu_count:
+        parts.append(f"{gpu_count}x {gpu_type or 'GPU'}")
+    if cpu_count:
+        parts.append(f"{cpu_count} vCPU")
+    if memory_gb:
+        parts.append(f"{memory_gb:g} GB")
+    return ", ".join(parts)
+
+
+def settings_hash(experiment_settings: dict[str, Any] | None) -> str:
+    if not experiment_settings:
+        return ""
+    canonical = json.dumps(experiment_settings, sort_keys=True, separators=(",", ":"), default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
