@@ -174,3 +174,9 @@ def test_page_parameters_that_are_no_ids_are_not_a_server_error(client, catalogu
 def test_a_content_length_of_unicode_digits_is_a_400(client):
     response = client.generic("POST", "/api/runs/", b"", CONTENT_LENGTH="\xb2")
     assert response.status_code == 400
+
+
+@pytest.mark.parametrize("query", ["q=" + "x" * 201, "split=" + "s" * 101])
+def test_competition_filters_longer_than_a_column_are_a_400(client, catalogue, query):
+    response = client.get(f"/api/competitions/?{query}")
+    assert response.status_code == 400 and query.split("=")[0] in response.json()
