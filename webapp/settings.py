@@ -7,6 +7,7 @@ Celery broker (kombu's filesystem transport) and a local artifact folder.
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -54,6 +55,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None or value == "":
         return default
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_upstreams(name: str) -> dict[str, str]:
+    """`provider=URL,provider=URL` as {provider: URL}; each URL an http(s) base URL without query or credentials."""
+    upstreams: dict[str, str] = {}
+    for item in env_list(name, []):
+        provider, _, url = (part.strip() for part in item.partition("="))
+        parts = urlsplit(url)
+        if not provider or parts.scheme not in ("http", "https") or not parts.hostname or parts.query \
+                or parts.fragment or parts.username or parts.password:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not provider=http(s)://host/base-path "
+                                       "(no query, fragment or credentials)")
+        if provider.lower() in upstreams:
+            raise ImproperlyConfigured(f"{name} names {provider!r} twice")
+        upstreams[provider.lower()] = url.rstrip("/")
+    return upstreams
 
 
 DEBUG = env_bool("DEBUG", False)
@@ -261,6 +278,11 @@ JOB_OUTPUT_MAX_FILES = env_int("MEDALBOARD_JOB_OUTPUT_MAX_FILES", 5000)
 # (JOB_DISK_QUOTA_MOUNT), else measured by the supervisor, which stops the agent past it.
 JOB_DISK_QUOTA_BYTES = int(env_float("MEDALBOARD_JOB_DISK_QUOTA_GB", 20.0) * (1 << 30))
 JOB_DISK_QUOTA_MOUNT = env_bool("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", True)
+# The LLM gateway (runner.gateway): per provider, the base URL its SDK would use, e.g.
+# "openai=https://api.openai.com/v1,anthropic=https://api.anthropic.com". A provider not named here
+# is not reachable from this runner's sandboxes. LLM_TIMEOUT_S: the longest wait for an upstream's bytes.
+LLM_UPSTREAMS = env_upstreams("MEDALBOARD_LLM_UPSTREAMS")
+LLM_TIMEOUT_S = env_float("MEDALBOARD_LLM_TIMEOUT_S", 600.0)
 GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", 2100.0)  # above grade_run's hard time limit
 GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
 STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued

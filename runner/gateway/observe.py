@@ -1,0 +1,88 @@
+"""Reading a reply as it passes: usage and text, from a whole JSON body or from server-sent events.
+
+The bytes go on to the client untouched and at once; the observer only looks. A stream is read
+event by event (the `data:` lines up to a blank line); a whole body is kept up to BODY_BYTES and
+parsed when it ends. What cannot be parsed simply yields no usage: the call is recorded without.
+"""
+
+from __future__ import annotations
+
+import orjson
+
+from runner.gateway.providers import Provider, Usage
+from runner.gateway.record import REPLY_CHARS
+
+BODY_BYTES = 16 << 20  # of a non-streamed reply kept for reading its usage
+LINE_BYTES = 4 << 20  # of one SSE line; a longer one is skipped
+
+
+class Observer:
+    def __init__(self, provider: Provider, event_stream: bool) -> None:
+        self.provider, self.event_stream = provider, event_stream
+        self.usage = Usage()
+        self.reply: list[str] = []
+        self.reply_chars = 0
+        self.reply_cut = False
+        self._body = bytearray()
+        self._line = bytearray()
+        self._data: list[bytes] = []
+        self._overflow = False
+
+    def feed(self, chunk: bytes) -> None:
+        if not self.event_stream:
+            if len(self._body) + len(chunk) <= BODY_BYTES:
+                self._body += chunk
+            else:
+                self._overflow = True
+            return
+        self._line += chunk
+        if b"\n" not in chunk:
+            self._check_line()
+            return
+        *lines, rest = self._line.split(b"\n")
+        self._line = bytearray(rest)
+        for line in lines:
+            self._sse_line(bytes(line).rstrip(b"\r"))
+        self._check_line()
+
+    def finish(self) -> None:
+        if self.event_stream:
+            self._sse_line(bytes(self._line).rstrip(b"\r"))
+            self._sse_line(b"")
+        elif self._body and not self._overflow:
+            self._take(self._body)
+
+    @property
+    def reply_text(self) -> str:
+        return "".join(self.reply)
+
+    def _check_line(self) -> None:
+        if len(self._line) > LINE_BYTES:
+            self._line.clear()
+            self._overflow = True
+
+    def _sse_line(self, line: bytes) -> None:
+        if not line:
+            if self._data:
+                data, self._data = b"\n".join(self._data), []
+                if data.strip() != b"[DONE]":
+                    self._take(data)
+        elif line.startswith(b"data:"):
+            self._data.append(line[5:].lstrip(b" "))
+
+    def _take(self, raw: bytes | bytearray) -> None:
+        try:
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return
+        self.usage.update(self.provider.usage(obj))
+        self._add_reply(self.provider.reply(obj))
+
+    def _add_reply(self, text: str) -> None:
+        if not text or self.reply_cut:
+            return
+        room = REPLY_CHARS - self.reply_chars
+        if len(text) > room:
+            text, self.reply_cut = text[:room], True
+        self.reply.append(text)
+        self.reply_chars += len(text)

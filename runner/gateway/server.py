@@ -1,0 +1,374 @@
+"""The gateway: an HTTP/1.1 server (h11 on asyncio, in a thread of its own) in front of the LLM upstreams.
+
+One per task. It listens on a Unix socket in the runner's own folder for the task (bind-mounted into
+the sandbox, where runner/agent_tools/gateway_forwarder.py offers it on 127.0.0.1), and/or on TCP
+127.0.0.1 (the local backend, tests). Each request is routed (runner.gateway.routing), admitted
+against the job's limits (runner.gateway.limits), sent upstream with the real key (httpx, one pool
+per gateway), and its reply passed back as it arrives, chunk by chunk, while runner.gateway.observe
+reads the usage from it. Then the call is recorded (runner.gateway.record).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import os
+import socket
+import stat
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import h11
+import httpx
+import orjson
+from django.conf import settings
+
+from runner.gateway.config import configured_upstreams
+from runner.gateway.keys import RunKeys, Scrubber
+from runner.gateway.limits import Limits, Meter, Totals
+from runner.gateway.observe import Observer
+from runner.gateway.prices import Price, PriceTable
+from runner.gateway.record import Recorder, Step, bounded_prompt, bounded_text, digest
+from runner.gateway.routing import Refused, Route, downstream_headers, route, upstream_headers
+
+log = logging.getLogger(__name__)
+MAX_REQUEST_BYTES = 32 << 20  # a prompt with images fits; a flood does not
+MAX_HEADER_BYTES = 64 << 10
+IDLE_S = 300.0  # a kept-alive connection with no new request is closed after this
+READ_S = 120.0  # the longest pause while a request is being sent
+STOP_S = 10.0
+
+
+@dataclass
+class Call:
+    route: Route
+    model: str
+    body: dict | None
+    began: float = field(default_factory=time.perf_counter)
+    status: int = 0
+    observer: Observer | None = None
+    error: str = ""
+    disconnected: bool = False
+
+
+class Gateway:
+    """    gateway = Gateway(keys=keys, prices=load_prices(), limits=Limits.from_settings(job.settings),
+                          steps_path=runner_dir / "llm.jsonl", on_step=callback)
+        gateway.start(unix_path=runner_dir / "gateway.sock")   # and/or tcp_port=0
+        ...
+        gateway.stop(); gateway.totals()
+    """
+
+    def __init__(self, *, keys: RunKeys, upstreams: dict[str, str] | None = None,
+                 prices: dict[str, Price] | None = None, limits: Limits | None = None, steps_path: Path | None = None,
+                 on_step: Callable[[Step], None] | None = None, started_at: float | None = None,
+                 timeout_s: float | None = None) -> None:
+        self.keys = keys
+        self.upstreams = configured_upstreams() if upstreams is None else dict(upstreams)
+        self.meter = Meter(limits or Limits(), PriceTable(prices))
+        self.recorder = Recorder(steps_path, on_step, started_at)
+        self.timeout_s = timeout_s or getattr(settings, "LLM_TIMEOUT_S", 600.0)
+        self.real_keys = keys.real_keys()
+        self.port: int | None = None
+        self.unix_path: Path | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._servers: list[asyncio.AbstractServer] = []
+        self._connections: set[asyncio.Task] = set()
+        self._client: httpx.AsyncClient | None = None
+
+    # --- the runner's side ----------------------------------------------------------------------
+
+    def start(self, *, unix_path: Path | None = None, tcp_port: int | None = None) -> Gateway:
+        """Listen (on the socket, on 127.0.0.1:tcp_port, 0 for any free port) and return once listening."""
+        if unix_path is None and tcp_port is None:
+            raise ValueError("the gateway needs a Unix socket path or a TCP port to listen on")
+        ready, failure = threading.Event(), []
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._run, args=(unix_path, tcp_port, ready, failure),
+                                        name="llm-gateway", daemon=True)
+        self._thread.start()
+        ready.wait()
+        if failure:
+            self._thread.join()
+            raise failure[0]
+        return self
+
+    def stop(self) -> None:
+        if self._loop is None or self._thread is None or not self._thread.is_alive():
+            self.recorder.close()
+            return
+        future = asyncio.run_coroutine_threadsafe(self._close(), self._loop)
+        with contextlib.suppress(Exception):
+            future.result(STOP_S)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(STOP_S)
+        self.recorder.close()
+
+    def totals(self) -> Totals:
+        return self.meter.totals()
+
+    def status(self) -> str:
+        """What the job page should say about the LLMs of this run ("" when all the job's keys can be used)."""
+        if not self.upstreams:
+            return "no LLM is reachable from this runner (it has no MEDALBOARD_LLM_UPSTREAMS)"
+        unusable = sorted(f"{name} ({provider})" for provider, (name, _) in self.keys.by_provider.items()
+                          if provider not in self.upstreams)
+        return f"no LLM upstream on this runner for {', '.join(unusable)}" if unusable else ""
+
+    def __enter__(self) -> Gateway:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+    # --- the loop's thread ------------------------------------------------------------------------
+
+    def _run(self, unix_path, tcp_port, ready: threading.Event, failure: list) -> None:
+        asyncio.set_event_loop(self._loop)
+        try:
+            self._loop.run_until_complete(self._open(unix_path, tcp_port))
+        except Exception as exc:  # noqa: BLE001 - handed to start(), which raises it in the runner's thread
+            failure.append(exc)
+            self._loop.run_until_complete(self._close())
+            self._loop.close()
+            ready.set()
+            return
+        ready.set()
+        try:
+            self._loop.run_forever()
+        finally:
+            self._loop.close()
+
+    async def _open(self, unix_path: Path | None, tcp_port: int | None) -> None:
+        self._client = httpx.AsyncClient(
+            timeout=httpx.Timeout(self.timeout_s, connect=15.0), trust_env=False, follow_redirects=False,
+            limits=httpx.Limits(max_connections=256, max_keepalive_connections=64),
+        )
+        if unix_path is not None:
+            sock = listen_unix(Path(unix_path))
+            self._servers.append(await asyncio.start_unix_server(self._connection, sock=sock, limit=MAX_HEADER_BYTES))
+            self.unix_path = Path(unix_path)
+        if tcp_port is not None:
+            server = await asyncio.start_server(self._connection, "127.0.0.1", tcp_port, backlog=1024)
+            self._servers.append(server)
+            self.port = server.sockets[0].getsockname()[1]
+
+    async def _close(self) -> None:
+        for server in self._servers:
+            server.close()
+        for task in list(self._connections):
+            task.cancel()
+        await asyncio.gather(*self._connections, return_exceptions=True)
+        if self._client is not None:
+            await self._client.aclose()
+        if self.unix_path is not None:
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(self.unix_path)
+
+    # --- one connection ---------------------------------------------------------------------------
+
+    async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        self._connections.add(asyncio.current_task())
+        conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
+        try:
+            while True:
+                event = await _next_event(conn, reader, IDLE_S)
+                if not isinstance(event, h11.Request):
+                    break
+                await self._exchange(conn, reader, writer, event)
+                if conn.our_state is not h11.DONE or conn.their_state is not h11.DONE:
+                    break
+                conn.start_next_cycle()
+        except h11.RemoteProtocolError as exc:
+            await _bad_request(conn, writer, exc)
+        except (ConnectionError, TimeoutError, asyncio.IncompleteReadError, h11.LocalProtocolError):
+            pass
+        finally:
+            self._connections.discard(asyncio.current_task())
+            writer.close()
+
+    async def _exchange(self, conn: h11.Connection, reader, writer, request: h11.Request) -> None:
+        try:
+            body = await _body(conn, reader, writer)
+            target = route(request, self.keys, self.upstreams)
+        except Refused as refusal:
+            await self._refuse(conn, writer, refusal)
+            return
+        obj = _json(body)
+        if obj is not None and target.provider.prepare(target.path, obj):
+            body = orjson.dumps(obj)
+        call = Call(target, target.provider.model(target.path, obj), obj)
+        limit = self.meter.admit(call.model)
+        if limit is not None:
+            await self._refuse(conn, writer, Refused(429, limit[1], "medalboard_limit", limit=limit[0]), call)
+            return
+        try:
+            await self._forward(conn, writer, request, body, call)
+        finally:
+            self._record(call)
+
+    async def _forward(self, conn: h11.Connection, writer, request: h11.Request, body: bytes, call: Call) -> None:
+        provider = call.route.provider
+        upstream = self._client.build_request(
+            request.method.decode("latin-1"), call.route.url, content=body,
+            headers=upstream_headers(request, provider, self.keys.for_provider(provider.name)))
+        try:
+            response = await self._client.send(upstream, stream=True)
+        except httpx.HTTPError as exc:
+            call.status = 504 if isinstance(exc, httpx.TimeoutException) else 502
+            call.error = f"the {provider.name} upstream could not be reached: {exc.__class__.__name__}"
+            await _send_json(conn, writer, call.status, call.error, "medalboard_upstream")
+            return
+        try:
+            await self._relay(conn, writer, response, call)
+        except httpx.HTTPError as exc:
+            call.error = f"the {provider.name} upstream failed mid-reply: {exc.__class__.__name__}"
+            raise ConnectionError(call.error) from exc  # the reply is cut: the connection must end
+        except ConnectionError:
+            call.disconnected = True
+            raise
+        finally:
+            await response.aclose()
+
+    async def _relay(self, conn: h11.Connection, writer, response: httpx.Response, call: Call) -> None:
+        call.status = response.status_code
+        headers = [(name.lower(), value) for name, value in response.headers.multi_items()]
+        call.observer = Observer(call.route.provider, response.headers.get("content-type", "").startswith(
+            "text/event-stream"))
+        scrubber = Scrubber(self.real_keys)
+        await _send(conn, writer, h11.Response(status_code=response.status_code, reason=response.reason_phrase,
+                                               headers=downstream_headers(headers, self.real_keys)))
+        async for chunk in response.aiter_bytes():
+            await self._pass(conn, writer, scrubber.feed(chunk), call.observer)
+        await self._pass(conn, writer, scrubber.flush(), call.observer)
+        call.observer.finish()
+        await _send(conn, writer, h11.EndOfMessage())
+
+    @staticmethod
+    async def _pass(conn: h11.Connection, writer, data: bytes, observer: Observer) -> None:
+        if data:
+            observer.feed(data)
+            await _send(conn, writer, h11.Data(data=data))
+
+    async def _refuse(self, conn: h11.Connection, writer, refusal: Refused, call: Call | None = None) -> None:
+        if refusal.kind != "medalboard_limit":  # the meter counted its own refusal
+            self.meter.refused()
+        if refusal.record:
+            self.recorder.error(refusal.message, {
+                "type": refusal.kind, "status": refusal.status, "limit": refusal.limit or None,
+                "provider": call.route.provider.name if call else None, "model": call.model if call else None,
+                "totals": self.meter.totals().as_dict()})
+        await _send_json(conn, writer, refusal.status, refusal.message, refusal.kind)
+
+    def _record(self, call: Call) -> None:
+        observer = call.observer
+        usage = observer.usage if observer else None
+        tokens_in, tokens_out = (usage.tokens_in, usage.tokens_out) if usage else (None, None)
+        cost = self.meter.finish(call.model, tokens_in, tokens_out)
+        messages = call.route.provider.prompt(call.body)
+        kept, omitted = bounded_prompt(messages)
+        reply, cut = bounded_text(observer.reply_text if observer else "")
+        data = {
+            "provider": call.route.provider.name, "model": call.model, "path": call.route.path,
+            "status": call.status, "stream": bool(observer and observer.event_stream),
+            "tokens_in": tokens_in, "tokens_out": tokens_out, "cost": cost,
+            "latency_s": round(time.perf_counter() - call.began, 4),
+            "messages_sha256": digest(messages), "messages": kept, "messages_omitted": omitted,
+            "reply": reply, "reply_truncated": cut or bool(observer and observer.reply_cut),
+            "totals": self.meter.totals().as_dict(),
+        }
+        if call.error:
+            data["error"] = call.error
+        if call.disconnected:
+            data["client_disconnected"] = True
+        if usage is not None and not usage.known:
+            data["usage_missing"] = True
+        self.recorder.llm(data)
+
+
+# --- HTTP/1.1 plumbing ----------------------------------------------------------------------------
+
+
+async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader, timeout: float):
+    while True:
+        event = conn.next_event()
+        if event is not h11.NEED_DATA:
+            return event
+        data = await asyncio.wait_for(reader.read(65536), timeout)
+        conn.receive_data(data)
+
+
+async def _body(conn: h11.Connection, reader, writer) -> bytes:
+    if conn.they_are_waiting_for_100_continue:
+        await _send(conn, writer, h11.InformationalResponse(status_code=100, headers=[]))
+    parts, size = [], 0
+    while True:
+        event = await _next_event(conn, reader, READ_S)
+        if isinstance(event, h11.EndOfMessage):
+            return b"".join(parts)
+        if not isinstance(event, h11.Data):
+            raise ConnectionError("the client closed the connection mid-request")
+        size += len(event.data)
+        if size > MAX_REQUEST_BYTES:
+            raise Refused(413, f"the request body passes the gateway's {MAX_REQUEST_BYTES >> 20} MiB limit")
+        parts.append(event.data)
+
+
+def _json(body: bytes) -> dict | None:
+    if not body or body[:1] not in (b"{", b" ", b"\n", b"\t", b"\r"):
+        return None
+    try:
+        obj = orjson.loads(body)
+    except orjson.JSONDecodeError:
+        return None
+    return obj if isinstance(obj, dict) else None
+
+
+async def _send(conn: h11.Connection, writer: asyncio.StreamWriter, event) -> None:
+    writer.write(conn.send(event))
+    await writer.drain()
+
+
+async def _send_json(conn: h11.Connection, writer, status: int, message: str, kind: str) -> None:
+    body = orjson.dumps({"error": {"message": message, "type": kind}})
+    headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
+    if conn.their_state is not h11.DONE:  # the request was not read to its end: answer, then close
+        headers.append(("connection", "close"))
+    await _send(conn, writer, h11.Response(status_code=status, headers=headers))
+    await _send(conn, writer, h11.Data(data=body))
+    await _send(conn, writer, h11.EndOfMessage())
+
+
+async def _bad_request(conn: h11.Connection, writer, exc: h11.RemoteProtocolError) -> None:
+    if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
+        return
+    with contextlib.suppress(Exception):
+        await _send_json(conn, writer, exc.error_status_hint, f"bad HTTP request: {exc}", "medalboard_gateway")
+
+
+def listen_unix(path: Path) -> socket.socket:
+    """A listening Unix socket at `path`, connectable by the sandbox's user (the run's token is what
+    authenticates). A long path is bound through /proc/self/fd, past the 107-byte limit of sun_path."""
+    with contextlib.suppress(FileNotFoundError):
+        if not stat.S_ISSOCK(os.lstat(path).st_mode):
+            raise FileExistsError(f"{path} exists and is not a socket")
+        os.unlink(path)  # a socket left by an earlier attempt of this task
+    path.parent.mkdir(parents=True, exist_ok=True)
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    if len(os.fsencode(path)) < 100:
+        sock.bind(os.fspath(path))
+    else:
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            sock.bind(f"/proc/self/fd/{folder}/{path.name}")
+        finally:
+            os.close(folder)
+    os.chmod(path, 0o666)
+    sock.listen(1024)
+    sock.setblocking(False)
+    return sock
