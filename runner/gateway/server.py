@@ -53,6 +53,7 @@ class Call:
     observer: Observer | None = None
     error: str = ""
     disconnected: bool = False
+    recorded: bool = False
 
 
 class Gateway:
@@ -210,7 +211,8 @@ class Gateway:
         try:
             await self._forward(conn, writer, request, body, call)
         finally:
-            self._record(call)
+            if not call.recorded:
+                self._record(call)
 
     async def _forward(self, conn: h11.Connection, writer, request: h11.Request, body: bytes, call: Call) -> None:
         provider = call.route.provider
@@ -247,6 +249,7 @@ class Gateway:
             await self._pass(conn, writer, scrubber.feed(chunk), call.observer)
         await self._pass(conn, writer, scrubber.flush(), call.observer)
         call.observer.finish()
+        self._record(call)  # before the reply ends: a client that has it finds its tokens counted
         await _send(conn, writer, h11.EndOfMessage())
 
     @staticmethod
@@ -266,6 +269,7 @@ class Gateway:
         await _send_json(conn, writer, refusal.status, refusal.message, refusal.kind)
 
     def _record(self, call: Call) -> None:
+        call.recorded = True
         observer = call.observer
         usage = observer.usage if observer else None
         tokens_in, tokens_out = (usage.tokens_in, usage.tokens_out) if usage else (None, None)
