@@ -28,7 +28,7 @@ class ScriptedUpstream:
         self.requests: list[dict] = []
         self.chunk_sent_at: list[float] = []
         self.received = threading.Event()
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.server = _Server(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
 
@@ -48,6 +48,10 @@ class ScriptedUpstream:
         self.requests.clear()
         self.chunk_sent_at.clear()
         self.received.clear()
+
+
+class _Server(ThreadingHTTPServer):
+    request_queue_size = 1024  # the default 5 would refuse a burst of concurrent calls
 
 
 def _handler(upstream: ScriptedUpstream):

@@ -64,7 +64,7 @@ def test_the_sandbox_gets_the_runs_token_in_place_of_each_provider_key(gw):
 def test_the_real_keys_reach_only_the_upstream(gw, upstream):
     leaky = {"model": "leaky", "messages": MESSAGES, "max_tokens": 10}
     responses = [gw.openai({"model": "gpt-4o", "messages": MESSAGES}), gw.openai(leaky),
-                 gw.openai({**leaky, "stream": True}), gw.anthropic({**leaky, "model": "claude-sonnet-4-5"}),
+                 gw.openai({**leaky, "stream": True}), gw.anthropic({**leaky, "model": "claude-sonnet-4-test"}),
                  gw.anthropic(leaky), gw.anthropic({**leaky, "stream": True})]
     assert [r.status_code for r in responses] == [200] * 6
     sent = {r["path"]: r["headers"] for r in upstream.requests}
@@ -100,8 +100,8 @@ ANTHROPIC_IN = ANTHROPIC_USAGE[0] + ANTHROPIC_CACHED
 @pytest.mark.parametrize("provider, stream, model, tokens, price", [
     ("openai", False, "gpt-4o-mini", OPENAI_USAGE, (2.5, 10.0)),
     ("openai", True, "gpt-4o-mini", OPENAI_USAGE, (2.5, 10.0)),
-    ("anthropic", False, "claude-sonnet-4-5", (ANTHROPIC_IN, ANTHROPIC_USAGE[1]), (3.0, 15.0)),
-    ("anthropic", True, "claude-sonnet-4-5", (ANTHROPIC_IN, ANTHROPIC_USAGE[1]), (3.0, 15.0)),
+    ("anthropic", False, "claude-sonnet-4-test", (ANTHROPIC_IN, ANTHROPIC_USAGE[1]), (3.0, 15.0)),
+    ("anthropic", True, "claude-sonnet-4-test", (ANTHROPIC_IN, ANTHROPIC_USAGE[1]), (3.0, 15.0)),
 ])
 def test_tokens_and_cost_are_the_upstreams_usage_times_the_price(gw, upstream, provider, stream, model, tokens,
                                                                  price):
@@ -132,7 +132,7 @@ def test_the_steps_file_imports_as_a_trajectory_with_the_same_totals(gw):
     from leaderboard.importers import read_trajectories
 
     gw.openai({"model": "gpt-4o", "messages": MESSAGES})
-    gw.anthropic({"model": "claude-sonnet-4-5", "messages": MESSAGES, "stream": True})
+    gw.anthropic({"model": "claude-sonnet-4-test", "messages": MESSAGES, "stream": True})
     gw.gateway.stop()
     parsed = next(read_trajectories(gw.steps_path))
     steps = list(parsed.steps)
