@@ -10,13 +10,21 @@ from pathlib import Path
 import httpx
 
 from runner.gateway import Gateway, Limits, split_secrets
+from tests.llm_upstream import ScriptedUpstream
 
 REAL_OPENAI_KEY = "sk-proj-REAL-openai-key-0123456789abcdef"
 REAL_ANTHROPIC_KEY = "sk-ant-REAL-anthropic-key-fedcba9876543210"
 REAL_GEMINI_KEY = "AIzaREAL-gemini-key-00112233445566"
 REAL_KEYS = (REAL_OPENAI_KEY, REAL_ANTHROPIC_KEY, REAL_GEMINI_KEY)
 OTHER_SECRET = "hf_passes-through-unchanged"
+MESSAGES = [{"role": "user", "content": "Say hello"}]
 PRICES = {"gpt-4o*": (2.5, 10.0), "claude-sonnet-4*": (3.0, 15.0)}
+
+
+def serve_upstream():
+    """The scripted upstream, as a fixture: `upstream = pytest.fixture(scope="module")(serve_upstream)`."""
+    with ScriptedUpstream() as scripted:
+        yield scripted
 
 
 @dataclass

@@ -16,17 +16,11 @@ import openai
 import pytest
 
 from runner.gateway import environment
-from tests.gateway_support import REAL_KEYS, free_port, start_gateway
-from tests.llm_upstream import ANTHROPIC_CACHED, ANTHROPIC_USAGE, OPENAI_USAGE, ScriptedUpstream
+from tests.gateway_support import MESSAGES, REAL_KEYS, free_port, serve_upstream, start_gateway
+from tests.llm_upstream import ANTHROPIC_CACHED, ANTHROPIC_USAGE, OPENAI_USAGE
 
+upstream = pytest.fixture(scope="module")(serve_upstream)
 FORWARDER = Path(__file__).resolve().parent.parent / "runner" / "agent_tools" / "gateway_forwarder.py"
-MESSAGES = [{"role": "user", "content": "Say hello"}]
-
-
-@pytest.fixture(scope="module")
-def upstream():
-    with ScriptedUpstream() as scripted:
-        yield scripted
 
 
 @pytest.fixture

@@ -16,23 +16,19 @@ import pytest
 from runner.gateway import Gateway, Limits, split_secrets
 from runner.gateway.keys import TOKEN_VARIABLE
 from tests.gateway_support import (
+    MESSAGES,
     OTHER_SECRET,
     REAL_ANTHROPIC_KEY,
     REAL_KEYS,
     REAL_OPENAI_KEY,
     free_port,
     raw_request,
+    serve_upstream,
     start_gateway,
 )
-from tests.llm_upstream import ANTHROPIC_CACHED, ANTHROPIC_USAGE, GEMINI_USAGE, OPENAI_USAGE, ScriptedUpstream
+from tests.llm_upstream import ANTHROPIC_CACHED, ANTHROPIC_USAGE, GEMINI_USAGE, OPENAI_USAGE
 
-MESSAGES = [{"role": "user", "content": "Say hello"}]
-
-
-@pytest.fixture(scope="module")
-def upstream():
-    with ScriptedUpstream() as scripted:
-        yield scripted
+upstream = pytest.fixture(scope="module")(serve_upstream)
 
 
 @pytest.fixture
