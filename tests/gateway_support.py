@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import socket
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -49,8 +50,14 @@ class Harness:
         return httpx.post(f"{self.base}/anthropic/v1/messages", json=body, timeout=30,
                           headers={"x-api-key": self.token, "anthropic-version": "2023-06-01"})
 
-    def file_steps(self) -> list[dict]:
-        return [json.loads(line) for line in self.steps_path.read_text().splitlines()[1:]]
+    def file_steps(self, count: int, within_s: float = 2.0) -> list[dict]:
+        """The steps in the gateway's file once it holds `count` (it is flushed within FLUSH_S of a step)."""
+        deadline = time.monotonic() + within_s
+        while True:
+            steps = [json.loads(line) for line in self.steps_path.read_text().splitlines()[1:]]
+            if len(steps) >= count or time.monotonic() > deadline:
+                return steps
+            time.sleep(0.02)
 
     @property
     def steps_path(self) -> Path:

@@ -57,6 +57,7 @@ class _Server(ThreadingHTTPServer):
 def _handler(upstream: ScriptedUpstream):
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two sends: Nagle would hold the body for an ACK
 
         def log_message(self, *args) -> None:
             pass

@@ -10,9 +10,10 @@ With a cost limit, a model missing from the price table is refused too, since it
 
 from __future__ import annotations
 
+import copy
 import threading
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from runner.gateway.prices import PriceTable
@@ -58,7 +59,7 @@ class Totals:
     unpriced_calls: int = 0  # calls whose model has no price: not in cost_usd
 
     def as_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return dict(vars(self))  # dataclasses.asdict deep-copies: ten times slower, on every call
 
 
 class Meter:
@@ -100,7 +101,7 @@ class Meter:
 
     def totals(self) -> Totals:
         with self._lock:
-            return Totals(**asdict(self._totals))
+            return copy.copy(self._totals)
 
     def _refusal(self, model: str) -> tuple[str, str] | None:
         lim, t = self.limits, self._totals

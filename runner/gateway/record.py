@@ -23,12 +23,16 @@ import orjson
 log = logging.getLogger(__name__)
 PROMPT_BYTES = 64 * 1024  # of the prompt kept in a step (the digest covers all of it)
 REPLY_CHARS = 16 * 1024
+FLUSH_S = 0.2
 MAX_ERROR_STEPS = 200  # refusals recorded as steps; past that only counted (an agent in a retry loop)
 
 Step = dict[str, Any]
 
 
 class Recorder:
+    """Steps go to the callback at once and to the file's buffer; the gateway flushes the file within
+    FLUSH_S of a step (a write per call would cost more than the rest of the gateway's work)."""
+
     def __init__(self, path: Path | None, on_step: Callable[[Step], None] | None = None,
                  started_at: float | None = None) -> None:
         self.path, self.on_step = path, on_step
@@ -40,9 +44,10 @@ class Recorder:
             from leaderboard.importers.jsonl import header_line
 
             path.parent.mkdir(parents=True, exist_ok=True)
-            self._file = open(path, "ab", buffering=0)  # noqa: SIM115 - open for the gateway's life
+            self._file = open(path, "ab")  # noqa: SIM115 - open for the gateway's life; flush() empties its buffer
             if self._file.tell() == 0:
                 self._file.write(header_line({"agent": "medalboard-llm-gateway"}))
+                self._file.flush()
 
     def llm(self, data: dict[str, Any]) -> Step:
         tokens = f"{data.get('tokens_in') or 0:,} + {data.get('tokens_out') or 0:,} tokens"
@@ -55,6 +60,11 @@ class Recorder:
         self.error_steps += 1
         return self._write({"kind": "error", "t": self._t(), "title": f"LLM call refused: {message}"[:200],
                             "text": message, "data": {"message": message, **data}})
+
+    def flush(self) -> None:
+        with self._lock:
+            if self._file is not None:
+                self._file.flush()
 
     def close(self) -> None:
         with self._lock:

@@ -32,7 +32,7 @@ from runner.gateway.keys import RunKeys, Scrubber
 from runner.gateway.limits import Limits, Meter, Totals
 from runner.gateway.observe import Observer
 from runner.gateway.prices import Price, PriceTable
-from runner.gateway.record import Recorder, Step, bounded_prompt, bounded_text, digest
+from runner.gateway.record import FLUSH_S, Recorder, Step, bounded_prompt, bounded_text, digest
 from runner.gateway.routing import Refused, Route, downstream_headers, route, upstream_headers
 
 log = logging.getLogger(__name__)
@@ -81,6 +81,7 @@ class Gateway:
         self._servers: list[asyncio.AbstractServer] = []
         self._connections: set[asyncio.Task] = set()
         self._client: httpx.AsyncClient | None = None
+        self._flush_due: asyncio.TimerHandle | None = None
 
     # --- the runner's side ----------------------------------------------------------------------
 
@@ -266,6 +267,7 @@ class Gateway:
                 "type": refusal.kind, "status": refusal.status, "limit": refusal.limit or None,
                 "provider": call.route.provider.name if call else None, "model": call.model if call else None,
                 "totals": self.meter.totals().as_dict()})
+            self._flush_soon()
         await _send_json(conn, writer, refusal.status, refusal.message, refusal.kind)
 
     def _record(self, call: Call) -> None:
@@ -293,6 +295,15 @@ class Gateway:
         if usage is not None and not usage.known:
             data["usage_missing"] = True
         self.recorder.llm(data)
+        self._flush_soon()
+
+    def _flush_soon(self) -> None:
+        if self._flush_due is None:
+            self._flush_due = self._loop.call_later(FLUSH_S, self._flush)
+
+    def _flush(self) -> None:
+        self._flush_due = None
+        self.recorder.flush()
 
 
 # --- HTTP/1.1 plumbing ----------------------------------------------------------------------------
