@@ -109,10 +109,13 @@ def serve_gateway(upstream_url: str, folder: Path, token_file: Path) -> None:
     gateway = Gateway(keys=keys, upstreams={"openai": f"{upstream_url}/v1"}, prices={"gpt-4o-mini*": (0.15, 0.6)},
                       steps_path=folder / "llm.jsonl")
     gateway.start(tcp_port=0, unix_path=folder / "gateway.sock")
+    started = os.times()
     print(gateway.port, flush=True)
     sys.stdin.read()
     gateway.stop()
-    print(json.dumps(gateway.totals().as_dict()), flush=True)
+    ended = os.times()
+    cpu_s = ended.user + ended.system - started.user - started.system
+    print(json.dumps({**gateway.totals().as_dict(), "cpu_s": cpu_s}), flush=True)
 
 
 def main() -> None:
@@ -165,6 +168,8 @@ def report_streams(args, direct_s: float, direct: list[str], gateway_s: float, t
     whole = sum(map(complete, through))
     streamed = [json.loads(line)["data"] for line in steps[-count:]]
     counted = sum(d["tokens_out"] == OPENAI_USAGE[1] and d["stream"] for d in streamed)
+    print(f"\nthe gateway's process used {totals['cpu_s'] * 1000 / totals['calls']:.3f} ms of CPU per call "
+          "(its start excluded)")
     print(f"\n{count} concurrent streamed calls ({len(REPLY) + 3} events each, 20 ms apart), through the forwarder:")
     print(f"  direct {direct_s:.3f} s ({sum(map(complete, direct))} whole); through the gateway {gateway_s:.3f} s "
           f"({gateway_s / direct_s:.2f}x): {whole} of {count} whole, {counted} usages counted; "
