@@ -2,9 +2,9 @@
 Anthropic-style messages and Gemini-style generateContent on 127.0.0.1, with fixed replies and fixed
 usage numbers, streamed or not. It records what it received and when it sent each stream chunk.
 
-Model names script it: "slow" answers after SLOW_S; "leaky" echoes the credential it got in a header
-and in the reply, as a careless upstream might (streamed: in one event whose bytes come in two
-chunks, split in the middle of the key).
+Model names script it: "slow" answers after SLOW_S; "huge" replies with HUGE_CHARS of text; "leaky"
+echoes the credential it got in a header and in the reply, as a careless upstream might (streamed:
+in one event whose bytes come in two chunks, split in the middle of the key).
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ ANTHROPIC_CACHED = 4  # cache_read_input_tokens, counted as input too
 GEMINI_USAGE = (17, 3)
 REPLY = ["Hel", "lo ", "there"]
 SLOW_S = 0.5
+HUGE_CHARS = 9 << 20  # past what the gateway keeps of a reply whole
 
 
 class ScriptedUpstream:
@@ -84,7 +85,8 @@ def _handler(upstream: ScriptedUpstream):
         def _openai(self, body: dict, leak: str) -> None:
             model = body.get("model", "")
             if not body.get("stream"):
-                message = {"role": "assistant", "content": "".join(REPLY) + leak}
+                text = "x" * HUGE_CHARS if model == "huge" else "".join(REPLY) + leak
+                message = {"role": "assistant", "content": text}
                 self._json(200, {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": model,
                                  "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],
                                  "usage": _openai_usage()}, leak)

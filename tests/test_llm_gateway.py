@@ -310,3 +310,41 @@ def test_one_connection_serves_many_calls(gw, upstream):
 def test_a_gateway_needs_somewhere_to_listen():
     with pytest.raises(ValueError, match="Unix socket path or a TCP port"):
         Gateway(keys=split_secrets({})[1], upstreams={}).start()
+
+
+def test_the_usage_of_a_reply_too_long_to_keep_is_read_from_its_end(gw):
+    reply = gw.openai({"model": "huge", "messages": MESSAGES})
+    assert reply.status_code == 200 and len(reply.content) > 9 << 20  # passed on whole
+    data = gw.steps[-1]["data"]
+    assert (data["tokens_in"], data["tokens_out"]) == OPENAI_USAGE
+
+
+def test_connections_past_the_cap_are_closed(gw, monkeypatch):
+    import socket
+
+    from runner.gateway import server
+
+    monkeypatch.setattr(server, "MAX_CONNECTIONS", 2)
+    held = [socket.create_connection(("127.0.0.1", gw.gateway.port)) for _ in range(2)]
+    time.sleep(0.2)
+    try:
+        with socket.create_connection(("127.0.0.1", gw.gateway.port), timeout=5) as third:
+            try:
+                assert third.recv(1) == b""  # closed at once, before any request
+            except ConnectionResetError:
+                pass
+    finally:
+        for sock in held:
+            sock.close()
+    time.sleep(0.2)
+    assert gw.openai({"model": "gpt-4o", "messages": MESSAGES}).status_code == 200  # room again
+
+
+def test_request_bodies_past_the_gateways_budget_are_refused(gw, upstream, monkeypatch):
+    from runner.gateway import server
+
+    monkeypatch.setattr(server, "BODY_BUDGET_BYTES", 1000)
+    reply = gw.openai({"model": "gpt-4o", "messages": [{"role": "user", "content": "x" * 2000}]})
+    assert reply.status_code == 503 and reply.json()["error"]["type"] == "medalboard_busy"
+    assert upstream.requests == []
+    assert gw.openai({"model": "gpt-4o", "messages": MESSAGES}).status_code == 200  # the budget was given back

@@ -7,13 +7,17 @@ parsed when it ends. What cannot be parsed simply yields no usage: the call is r
 
 from __future__ import annotations
 
+import re
+
 import orjson
 
 from runner.gateway.providers import Provider, Usage
 from runner.gateway.record import REPLY_CHARS
 
-BODY_BYTES = 16 << 20  # of a non-streamed reply kept for reading its usage
+BODY_BYTES = 8 << 20  # of a non-streamed reply kept whole for reading; past it, only its tail
+TAIL_BYTES = 64 << 10  # where a long reply's usage is looked for (OpenAI's and Anthropic's come last)
 LINE_BYTES = 4 << 20  # of one SSE line; a longer one is skipped
+USAGE_IN_TAIL = re.compile(rb'"(usage|usageMetadata)"\s*:\s*(\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})')
 
 
 class Observer:
@@ -30,10 +34,11 @@ class Observer:
 
     def feed(self, chunk: bytes) -> None:
         if not self.event_stream:
-            if len(self._body) + len(chunk) <= BODY_BYTES:
+            if not self._overflow and len(self._body) + len(chunk) <= BODY_BYTES:
                 self._body += chunk
-            else:
-                self._overflow = True
+                return
+            self._overflow = True
+            self._body = (self._body + chunk)[-TAIL_BYTES:]
             return
         self._line += chunk
         if b"\n" not in chunk:
@@ -51,6 +56,10 @@ class Observer:
             self._sse_line(b"")
         elif self._body and not self._overflow:
             self._take(self._body)
+        elif self._overflow:  # a reply too long to keep (a large batch of embeddings): its usage from the tail
+            found = list(USAGE_IN_TAIL.finditer(self._body))
+            if found:
+                self._take(b'{"%s": %s}' % (found[-1].group(1), found[-1].group(2)))
 
     @property
     def reply_text(self) -> str:

@@ -61,7 +61,18 @@ def route(request: h11.Request, keys: RunKeys, upstreams: dict[str, str]) -> Rou
         raise Refused(503, f"no LLM is reachable from this runner: it has no upstream for {provider.name} "
                       "(MEDALBOARD_LLM_UPSTREAMS)", kind="medalboard_no_upstream")
     query = without_credentials(query)
-    return Route(provider, path, upstreams[provider.name].rstrip("/") + path + (f"?{query}" if query else ""))
+    base = upstreams[provider.name].rstrip("/")
+    url = base + path + (f"?{query}" if query else "")
+    if not _beneath(url, base):
+        raise Refused(400, "this path would leave the provider's upstream")
+    return Route(provider, path, url)
+
+
+def _beneath(url: str, base: str) -> bool:
+    """Whether `url` has `base`'s scheme and host and lies under its path (however the path was spelled)."""
+    target, root = urlsplit(url), urlsplit(base)
+    return (target.scheme, target.netloc) == (root.scheme, root.netloc) and (
+        target.path == root.path or target.path.startswith(root.path.rstrip("/") + "/"))
 
 
 def _headers(request: h11.Request) -> list[tuple[str, str]]:

@@ -37,6 +37,10 @@ from runner.gateway.routing import Refused, Route, downstream_headers, route, up
 
 log = logging.getLogger(__name__)
 MAX_REQUEST_BYTES = 32 << 20  # a prompt with images fits; a flood does not
+# What the sandbox can make the runner hold at once: connections (each with its upstream one) and
+# request bodies being read or sent. Past either, new work is refused rather than the runner starved.
+MAX_CONNECTIONS = 256
+BODY_BUDGET_BYTES = 256 << 20
 MAX_HEADER_BYTES = 64 << 10
 IDLE_S = 300.0  # a kept-alive connection with no new request is closed after this
 READ_S = 120.0  # the longest pause while a request is being sent
@@ -80,6 +84,7 @@ class Gateway:
         self._thread: threading.Thread | None = None
         self._servers: list[asyncio.AbstractServer] = []
         self._connections: set[asyncio.Task] = set()
+        self._body_bytes = 0  # request bytes held by all connections now
         self._client: httpx.AsyncClient | None = None
         self._flush_due: asyncio.TimerHandle | None = None
 
@@ -175,6 +180,10 @@ class Gateway:
     # --- one connection ---------------------------------------------------------------------------
 
     async def _connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if len(self._connections) >= MAX_CONNECTIONS:
+            self.meter.refused()
+            writer.close()
+            return
         self._connections.add(asyncio.current_task())
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
         try:
@@ -195,12 +204,37 @@ class Gateway:
             writer.close()
 
     async def _exchange(self, conn: h11.Connection, reader, writer, request: h11.Request) -> None:
+        held = [0]
         try:
-            body = await _body(conn, reader, writer)
+            body = await self._body(conn, reader, writer, held)
             target = route(request, self.keys, self.upstreams)
+            await self._call(conn, writer, request, target, body)
         except Refused as refusal:
             await self._refuse(conn, writer, refusal)
-            return
+        finally:
+            self._body_bytes -= held[0]
+
+    async def _body(self, conn: h11.Connection, reader, writer, held: list[int]) -> bytes:
+        """The request body, counted against the gateway's budget while it is held (`held[0]` bytes)."""
+        if conn.they_are_waiting_for_100_continue:
+            await _send(conn, writer, h11.InformationalResponse(status_code=100, headers=[]))
+        parts = []
+        while True:
+            event = await _next_event(conn, reader, READ_S)
+            if isinstance(event, h11.EndOfMessage):
+                return b"".join(parts)
+            if not isinstance(event, h11.Data):
+                raise ConnectionError("the client closed the connection mid-request")
+            held[0] += len(event.data)
+            self._body_bytes += len(event.data)
+            if held[0] > MAX_REQUEST_BYTES:
+                raise Refused(413, f"the request body passes the gateway's {MAX_REQUEST_BYTES >> 20} MiB limit")
+            if self._body_bytes > BODY_BUDGET_BYTES:
+                raise Refused(503, "the gateway holds too many large requests at once; retry shortly",
+                              kind="medalboard_busy")
+            parts.append(event.data)
+
+    async def _call(self, conn: h11.Connection, writer, request: h11.Request, target: Route, body: bytes) -> None:
         obj = _json(body)
         if obj is not None and target.provider.prepare(target.path, obj):
             body = orjson.dumps(obj)
@@ -316,22 +350,6 @@ async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader, timeou
             return event
         data = await asyncio.wait_for(reader.read(65536), timeout)
         conn.receive_data(data)
-
-
-async def _body(conn: h11.Connection, reader, writer) -> bytes:
-    if conn.they_are_waiting_for_100_continue:
-        await _send(conn, writer, h11.InformationalResponse(status_code=100, headers=[]))
-    parts, size = [], 0
-    while True:
-        event = await _next_event(conn, reader, READ_S)
-        if isinstance(event, h11.EndOfMessage):
-            return b"".join(parts)
-        if not isinstance(event, h11.Data):
-            raise ConnectionError("the client closed the connection mid-request")
-        size += len(event.data)
-        if size > MAX_REQUEST_BYTES:
-            raise Refused(413, f"the request body passes the gateway's {MAX_REQUEST_BYTES >> 20} MiB limit")
-        parts.append(event.data)
 
 
 def _json(body: bytes) -> dict | None:
