@@ -116,11 +116,16 @@ def test_tokens_and_cost_are_the_upstreams_usage_times_the_price(gw, upstream, p
     assert gw.file_steps(2) == gw.steps  # the callback and the file (while the gateway runs) hold the same steps
 
 
-def test_a_streamed_openai_call_is_asked_for_its_usage(gw, upstream):
-    gw.openai({"model": "gpt-4o", "messages": MESSAGES, "stream": True})
-    gw.openai({"model": "gpt-4o", "messages": MESSAGES, "stream": True, "stream_options": {"include_usage": False}})
-    assert [r["body"]["stream_options"] for r in upstream.requests] == [{"include_usage": True}] * 2
-    assert [s["data"]["tokens_out"] for s in gw.steps] == [OPENAI_USAGE[1]] * 2
+def test_a_streamed_openai_call_is_asked_for_its_usage_which_reaches_only_a_client_that_asked(gw, upstream):
+    body = {"model": "gpt-4o", "messages": MESSAGES, "stream": True}
+    replies = [gw.openai(body), gw.openai({**body, "stream_options": {"include_usage": False}}),
+               gw.openai({**body, "stream_options": {"include_usage": True}})]
+    assert [r["body"]["stream_options"] for r in upstream.requests] == [{"include_usage": True}] * 3
+    assert [s["data"]["tokens_out"] for s in gw.steps] == [OPENAI_USAGE[1]] * 3
+    events = [[json.loads(e[6:]) for e in r.text.split("\n\n") if e.startswith("data: {")] for r in replies]
+    assert [[bool(e["choices"]) for e in got] for got in events] == [[True] * 4, [True] * 4, [True] * 4 + [False]]
+    assert events[2][-1]["usage"]["completion_tokens"] == OPENAI_USAGE[1]
+    assert all(r.text.endswith("data: [DONE]\n\n") for r in replies)
 
 
 @pytest.mark.django_db

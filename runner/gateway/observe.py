@@ -95,3 +95,39 @@ class Observer:
             text, self.reply_cut = text[:room], True
         self.reply.append(text)
         self.reply_chars += len(text)
+
+
+EVENT_END = re.compile(rb"\r?\n\r?\n")
+
+
+class EventFilter:
+    """A stream held back to whole events (they arrive whole: nothing waits in practice), less the
+    events the provider says the gateway added itself: OpenAI's usage chunk, when the gateway asked
+    for it and the client did not, so a client reading `choices[0]` of every chunk never meets it."""
+
+    def __init__(self, provider: Provider) -> None:
+        self.provider = provider
+        self._pending = b""
+
+    def feed(self, data: bytes) -> bytes:
+        self._pending += data
+        start, kept = 0, []
+        for end in EVENT_END.finditer(self._pending):
+            event, start = self._pending[start:end.end()], end.end()
+            if not self._added(event):
+                kept.append(event)
+        self._pending = self._pending[start:]
+        if len(self._pending) > LINE_BYTES:  # not events after all: pass the bytes on as they are
+            kept.append(self.flush())
+        return b"".join(kept)
+
+    def flush(self) -> bytes:
+        pending, self._pending = self._pending, b""
+        return pending
+
+    def _added(self, event: bytes) -> bool:
+        data = b"\n".join(line[5:].lstrip(b" ") for line in event.splitlines() if line.startswith(b"data:"))
+        try:
+            return self.provider.added_by_gateway(orjson.loads(data)) if data else False
+        except orjson.JSONDecodeError:
+            return False

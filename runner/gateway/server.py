@@ -30,7 +30,7 @@ from django.conf import settings
 from runner.gateway.config import configured_upstreams
 from runner.gateway.keys import RunKeys, Scrubber
 from runner.gateway.limits import Limits, Meter, Totals
-from runner.gateway.observe import Observer
+from runner.gateway.observe import EventFilter, Observer
 from runner.gateway.prices import Price, PriceTable
 from runner.gateway.record import FLUSH_S, Recorder, Step, bounded_prompt, bounded_text, digest
 from runner.gateway.routing import Refused, Route, downstream_headers, route, upstream_headers
@@ -55,6 +55,7 @@ class Call:
     began: float = field(default_factory=time.perf_counter)
     status: int = 0
     observer: Observer | None = None
+    prepared: bool = False  # the gateway changed the request (e.g. asked for a stream's usage)
     error: str = ""
     disconnected: bool = False
     recorded: bool = False
@@ -236,9 +237,10 @@ class Gateway:
 
     async def _call(self, conn: h11.Connection, writer, request: h11.Request, target: Route, body: bytes) -> None:
         obj = _json(body)
-        if obj is not None and target.provider.prepare(target.path, obj):
+        prepared = obj is not None and target.provider.prepare(target.path, obj)
+        if prepared:
             body = orjson.dumps(obj)
-        call = Call(target, target.provider.model(target.path, obj), obj)
+        call = Call(target, target.provider.model(target.path, obj), obj, prepared=prepared)
         limit = self.meter.admit(call.model)
         if limit is not None:
             await self._refuse(conn, writer, Refused(429, limit[1], "medalboard_limit", limit=limit[0]), call)
@@ -278,19 +280,27 @@ class Gateway:
         call.observer = Observer(call.route.provider, response.headers.get("content-type", "").startswith(
             "text/event-stream"))
         scrubber = Scrubber(self.real_keys)
+        hide = EventFilter(call.route.provider) if call.prepared and call.observer.event_stream else None
         await _send(conn, writer, h11.Response(status_code=response.status_code, reason=response.reason_phrase,
                                                headers=downstream_headers(headers, self.real_keys)))
         async for chunk in response.aiter_bytes():
-            await self._pass(conn, writer, scrubber.feed(chunk), call.observer)
-        await self._pass(conn, writer, scrubber.flush(), call.observer)
+            await self._pass(conn, writer, scrubber.feed(chunk), call.observer, hide)
+        await self._pass(conn, writer, scrubber.flush(), call.observer, hide)
+        if hide is not None:
+            await self._pass(conn, writer, hide.flush(), None, None)
         call.observer.finish()
         self._record(call)  # before the reply ends: a client that has it finds its tokens counted
         await _send(conn, writer, h11.EndOfMessage())
 
     @staticmethod
-    async def _pass(conn: h11.Connection, writer, data: bytes, observer: Observer) -> None:
-        if data:
+    async def _pass(conn: h11.Connection, writer, data: bytes, observer: Observer | None,
+                    hide: EventFilter | None) -> None:
+        """Bytes on to the client: the observer reads them all, the client gets them less what `hide` drops."""
+        if observer is not None and data:
             observer.feed(data)
+        if hide is not None:
+            data = hide.feed(data)
+        if data:
             await _send(conn, writer, h11.Data(data=data))
 
     async def _refuse(self, conn: h11.Connection, writer, refusal: Refused, call: Call | None = None) -> None:

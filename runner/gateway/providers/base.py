@@ -48,6 +48,10 @@ class Provider:
         """Adjust a JSON request body in place before it goes upstream; True if it changed."""
         return False
 
+    def added_by_gateway(self, event: Any) -> bool:
+        """Whether a stream event exists only because prepare() asked for it (then the client does not get it)."""
+        return False
+
     def model(self, path: str, body: dict | None) -> str:
         return str(body.get("model") or "") if isinstance(body, dict) else ""
 

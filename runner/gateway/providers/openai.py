@@ -2,8 +2,8 @@
 
 Chat Completions report `usage.prompt_tokens` / `completion_tokens`; the Responses API
 `usage.input_tokens` / `output_tokens` (in a stream, on the `response.completed` event). A streamed
-chat completion only reports usage when asked (`stream_options.include_usage`), so the gateway asks:
-the client then gets one more chunk, with an empty `choices` and the usage, as OpenAI documents.
+chat completion only reports usage when asked (`stream_options.include_usage`), so the gateway asks;
+the extra chunk that brings it (empty `choices`, the usage) reaches only a client that asked too.
 """
 
 from __future__ import annotations
@@ -31,6 +31,9 @@ class OpenAI(Provider):
             return False
         body["stream_options"] = {**(options if isinstance(options, dict) else {}), "include_usage": True}
         return True
+
+    def added_by_gateway(self, event: Any) -> bool:
+        return isinstance(event, dict) and event.get("choices") == [] and event.get("usage") is not None
 
     def usage(self, obj: Any) -> Usage | None:
         usage = dig(obj, "usage") or dig(obj, "response", "usage")
