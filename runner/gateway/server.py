@@ -5,7 +5,8 @@ the sandbox, where runner/agent_tools/gateway_forwarder.py offers it on 127.0.0.
 127.0.0.1 (the local backend, tests). Each request is routed (runner.gateway.routing), admitted
 against the job's limits (runner.gateway.limits), sent upstream with the real key (httpx, one pool
 per gateway), and its reply passed back as it arrives, chunk by chunk, while runner.gateway.observe
-reads the usage from it. Then the call is recorded (runner.gateway.record).
+reads the usage from it. Then the call is recorded (runner.gateway.record). The HTTP/1.1 plumbing
+and the socket are runner.gateway.wire.
 """
 
 from __future__ import annotations
@@ -14,8 +15,6 @@ import asyncio
 import contextlib
 import logging
 import os
-import socket
-import stat
 import threading
 import time
 from collections.abc import Callable
@@ -34,6 +33,7 @@ from runner.gateway.observe import EventFilter, Observer
 from runner.gateway.prices import Price, PriceTable
 from runner.gateway.record import FLUSH_S, Recorder, Step, bounded_prompt, bounded_text, digest
 from runner.gateway.routing import Refused, Route, downstream_headers, route, upstream_headers
+from runner.gateway.wire import bad_request, json_body, listen_unix, next_event, send, send_json
 
 log = logging.getLogger(__name__)
 MAX_REQUEST_BYTES = 32 << 20  # a prompt with images fits; a flood does not
@@ -191,7 +191,7 @@ class Gateway:
         conn = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEADER_BYTES)
         try:
             while True:
-                event = await _next_event(conn, reader, IDLE_S)
+                event = await next_event(conn, reader, IDLE_S)
                 if not isinstance(event, h11.Request):
                     break
                 await self._exchange(conn, reader, writer, event)
@@ -199,7 +199,7 @@ class Gateway:
                     break
                 conn.start_next_cycle()
         except h11.RemoteProtocolError as exc:
-            await _bad_request(conn, writer, exc)
+            await bad_request(conn, writer, exc)
         except (ConnectionError, TimeoutError, asyncio.IncompleteReadError, h11.LocalProtocolError):
             pass
         finally:
@@ -220,10 +220,10 @@ class Gateway:
     async def _body(self, conn: h11.Connection, reader, writer, held: list[int]) -> bytes:
         """The request body, counted against the gateway's budget while it is held (`held[0]` bytes)."""
         if conn.they_are_waiting_for_100_continue:
-            await _send(conn, writer, h11.InformationalResponse(status_code=100, headers=[]))
+            await send(conn, writer, h11.InformationalResponse(status_code=100, headers=[]))
         parts = []
         while True:
-            event = await _next_event(conn, reader, READ_S)
+            event = await next_event(conn, reader, READ_S)
             if isinstance(event, h11.EndOfMessage):
                 return b"".join(parts)
             if not isinstance(event, h11.Data):
@@ -238,7 +238,7 @@ class Gateway:
             parts.append(event.data)
 
     async def _call(self, conn: h11.Connection, writer, request: h11.Request, target: Route, body: bytes) -> None:
-        obj = _json(body)
+        obj = json_body(body)
         prepared = obj is not None and target.provider.prepare(target.path, obj)
         if prepared:
             body = orjson.dumps(obj)
@@ -264,7 +264,7 @@ class Gateway:
         except httpx.HTTPError as exc:
             call.status = 504 if isinstance(exc, httpx.TimeoutException) else 502
             call.error = f"the {provider.name} upstream could not be reached: {exc.__class__.__name__}"
-            await _send_json(conn, writer, call.status, call.error, "medalboard_upstream")
+            await send_json(conn, writer, call.status, call.error, "medalboard_upstream")
             return
         try:
             await self._relay(conn, writer, response, call)
@@ -284,7 +284,7 @@ class Gateway:
             "text/event-stream"))
         scrubber = Scrubber(self.real_keys)
         hide = EventFilter(call.route.provider) if call.prepared and call.observer.event_stream else None
-        await _send(conn, writer, h11.Response(status_code=response.status_code, reason=response.reason_phrase,
+        await send(conn, writer, h11.Response(status_code=response.status_code, reason=response.reason_phrase,
                                                headers=downstream_headers(headers, self.real_keys)))
         async for chunk in response.aiter_bytes():
             await self._pass(conn, writer, scrubber.feed(chunk), call.observer, hide)
@@ -293,7 +293,7 @@ class Gateway:
             await self._pass(conn, writer, hide.flush(), None, None)
         call.observer.finish()
         self._record(call)  # before the reply ends: a client that has it finds its tokens counted
-        await _send(conn, writer, h11.EndOfMessage())
+        await send(conn, writer, h11.EndOfMessage())
 
     @staticmethod
     async def _pass(conn: h11.Connection, writer, data: bytes, observer: Observer | None,
@@ -304,7 +304,7 @@ class Gateway:
         if hide is not None:
             data = hide.feed(data)
         if data:
-            await _send(conn, writer, h11.Data(data=data))
+            await send(conn, writer, h11.Data(data=data))
 
     async def _refuse(self, conn: h11.Connection, writer, refusal: Refused, call: Call | None = None) -> None:
         if refusal.kind != "medalboard_limit":  # the meter counted its own refusal
@@ -315,7 +315,7 @@ class Gateway:
                 "provider": call.route.provider.name if call else None, "model": call.model if call else None,
                 "totals": self.meter.totals().as_dict()})
             self._flush_soon()
-        await _send_json(conn, writer, refusal.status, refusal.message, refusal.kind)
+        await send_json(conn, writer, refusal.status, refusal.message, refusal.kind)
 
     def _record(self, call: Call) -> None:
         call.recorded = True
@@ -351,70 +351,3 @@ class Gateway:
     def _flush(self) -> None:
         self._flush_due = None
         self.recorder.flush()
-
-
-# --- HTTP/1.1 plumbing ----------------------------------------------------------------------------
-
-
-async def _next_event(conn: h11.Connection, reader: asyncio.StreamReader, timeout: float):
-    while True:
-        event = conn.next_event()
-        if event is not h11.NEED_DATA:
-            return event
-        data = await asyncio.wait_for(reader.read(65536), timeout)
-        conn.receive_data(data)
-
-
-def _json(body: bytes) -> dict | None:
-    if not body or body[:1] not in (b"{", b" ", b"\n", b"\t", b"\r"):
-        return None
-    try:
-        obj = orjson.loads(body)
-    except orjson.JSONDecodeError:
-        return None
-    return obj if isinstance(obj, dict) else None
-
-
-async def _send(conn: h11.Connection, writer: asyncio.StreamWriter, event) -> None:
-    writer.write(conn.send(event))
-    await writer.drain()
-
-
-async def _send_json(conn: h11.Connection, writer, status: int, message: str, kind: str) -> None:
-    body = orjson.dumps({"error": {"message": message, "type": kind}})
-    headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
-    if conn.their_state is not h11.DONE:  # the request was not read to its end: answer, then close
-        headers.append(("connection", "close"))
-    await _send(conn, writer, h11.Response(status_code=status, headers=headers))
-    await _send(conn, writer, h11.Data(data=body))
-    await _send(conn, writer, h11.EndOfMessage())
-
-
-async def _bad_request(conn: h11.Connection, writer, exc: h11.RemoteProtocolError) -> None:
-    if conn.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
-        return
-    with contextlib.suppress(Exception):
-        await _send_json(conn, writer, exc.error_status_hint, f"bad HTTP request: {exc}", "medalboard_gateway")
-
-
-def listen_unix(path: Path) -> socket.socket:
-    """A listening Unix socket at `path`, connectable by the sandbox's user (the run's token is what
-    authenticates). A long path is bound through /proc/self/fd, past the 107-byte limit of sun_path."""
-    with contextlib.suppress(FileNotFoundError):
-        if not stat.S_ISSOCK(os.lstat(path).st_mode):
-            raise FileExistsError(f"{path} exists and is not a socket")
-        os.unlink(path)  # a socket left by an earlier attempt of this task
-    path.parent.mkdir(parents=True, exist_ok=True)
-    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    if len(os.fsencode(path)) < 100:
-        sock.bind(os.fspath(path))
-    else:
-        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY)
-        try:
-            sock.bind(f"/proc/self/fd/{folder}/{path.name}")
-        finally:
-            os.close(folder)
-    os.chmod(path, 0o666)
-    sock.listen(1024)
-    sock.setblocking(False)
-    return sock
