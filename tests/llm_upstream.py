@@ -139,6 +139,12 @@ def _handler(upstream: ScriptedUpstream):
             self.wfile.write(data)
 
         def _stream(self, events: list[str], leak: str) -> None:
+            try:
+                self._send_events(events, leak)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the gateway hung up, as it does when its client left
+
+        def _send_events(self, events: list[str], leak: str) -> None:
             self.send_response(200)
             self.send_header("content-type", "text/event-stream")
             self.send_header("transfer-encoding", "chunked")

@@ -353,3 +353,59 @@ def test_request_bodies_past_the_gateways_budget_are_refused(gw, upstream, monke
     assert reply.status_code == 503 and reply.json()["error"]["type"] == "medalboard_busy"
     assert upstream.requests == []
     assert gw.openai({"model": "gpt-4o", "messages": MESSAGES}).status_code == 200  # the budget was given back
+
+
+def test_a_client_that_leaves_mid_stream_frees_its_slot_and_is_recorded(upstream, tmp_path):
+    upstream.chunk_pause_s = 0.2
+    gw = limited(upstream, tmp_path, max_concurrent=1)
+    try:
+        with httpx.stream("POST", f"{gw.base}/openai/v1/chat/completions", timeout=30,
+                          headers={"authorization": f"Bearer {gw.token}"},
+                          json={"model": "gpt-4o", "messages": MESSAGES, "stream": True}) as reply:
+            next(reply.iter_raw())  # the first piece, then hang up
+        deadline = time.monotonic() + 5
+        while gw.gateway.totals().in_flight and time.monotonic() < deadline:
+            time.sleep(0.05)
+        upstream.chunk_pause_s = 0.0
+        after = gw.openai({"model": "gpt-4o", "messages": MESSAGES})
+    finally:
+        gw.gateway.stop()
+    assert after.status_code == 200  # the slot came back
+    left = gw.steps[0]["data"]
+    assert left["client_disconnected"] is True and left["status"] == 200 and left["reply"].startswith("Hel")
+
+
+def test_an_upstream_error_passes_through_and_is_recorded(gw, upstream):
+    reply = httpx.post(f"{gw.base}/openai/v1/embeddings", json={"model": "text-embedding-3-small", "input": "x"},
+                       headers={"authorization": f"Bearer {gw.token}"})
+    assert reply.status_code == 404 and "no route" in reply.json()["error"]["message"]  # the upstream's own answer
+    assert upstream.requests[0]["path"] == "/v1/embeddings"
+    assert gw.steps[-1]["kind"] == "llm" and gw.steps[-1]["data"]["status"] == 404
+
+
+def test_stopping_the_gateway_mid_stream_ends_the_call_and_removes_the_socket(upstream, tmp_path):
+    upstream.reset()
+    upstream.chunk_pause_s = 0.3
+    gw = start_gateway(upstream.url, tmp_path, unix_path=tmp_path / "gateway.sock", tcp_port=0)
+    got = []
+
+    def stream():
+        try:
+            with httpx.stream("POST", f"{gw.base}/openai/v1/chat/completions", timeout=30,
+                              headers={"authorization": f"Bearer {gw.token}"},
+                              json={"model": "gpt-4o", "messages": MESSAGES, "stream": True}) as reply:
+                got.extend(reply.iter_raw())
+        except httpx.HTTPError as exc:
+            got.append(exc)
+
+    client = threading.Thread(target=stream)
+    client.start()
+    assert upstream.received.wait(10)
+    time.sleep(0.4)
+    began = time.monotonic()
+    gw.gateway.stop()
+    client.join(10)
+    upstream.chunk_pause_s = 0.0
+    assert time.monotonic() - began < 5 and not client.is_alive()
+    assert not (tmp_path / "gateway.sock").exists()
+    assert gw.steps and gw.steps[-1]["kind"] == "llm"  # the cut call is recorded all the same
