@@ -33,3 +33,9 @@ class JobTaskAdmin(admin.ModelAdmin):
 class GpuSlotAdmin(admin.ModelAdmin):
     list_display = ["runner", "index", "name", "task"]
     raw_id_fields = ["task"]
+
+
+@admin.register(models.LlmPrice)
+class LlmPriceAdmin(admin.ModelAdmin):
+    list_display = ["pattern", "input_usd_per_mtok", "output_usd_per_mtok", "note", "updated_at"]
+    search_fields = ["pattern", "note"]

@@ -37,7 +37,7 @@ class JobInputSerializer(serializers.Serializer):
                                          max_length=MAX_COMPETITIONS)
     split = serializers.CharField(max_length=100, required=False, allow_blank=True, allow_null=True, default=None)
     seeds = serializers.IntegerField(min_value=1, max_value=10_000, default=1)
-    time_limit_minutes = serializers.FloatField(min_value=0, max_value=10**7)
+    time_limit_minutes = serializers.FloatField()  # finite; its range is create_job's (MAX_TIME_LIMIT_MINUTES)
     gpus = serializers.IntegerField(min_value=0, max_value=1024, default=0)
     gpu_type = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
     cpus = serializers.FloatField(default=1, min_value=0, max_value=services.MAX_CPUS)

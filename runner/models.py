@@ -12,6 +12,8 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings as django_settings
+from django.core.exceptions import ValidationError
+from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
@@ -254,3 +256,31 @@ class GpuSlot(models.Model):
 
     def __str__(self) -> str:
         return f"GPU {self.index} of {self.runner_id}"
+
+
+def validate_price_pattern(value: str) -> None:
+    if "*" in value[:-1] or value == "*":
+        raise ValidationError("a model name, or a prefix ending in one `*` (e.g. gpt-4o*): `*` only at the end")
+
+
+class LlmPrice(models.Model):
+    """What a language model's tokens cost, for the LLM gateway's cost totals and job cost limits."""
+
+    pattern = models.CharField(
+        max_length=200, unique=True, validators=[validate_price_pattern],
+        help_text="A model name as the API takes it (gpt-4o-mini), or a prefix ending in * (claude-sonnet-4*); "
+                  "the exact name wins, then the longest prefix",
+    )
+    input_usd_per_mtok = models.DecimalField("input, USD per 1M tokens", max_digits=12, decimal_places=6,
+                                             validators=[MinValueValidator(0)])
+    output_usd_per_mtok = models.DecimalField("output, USD per 1M tokens", max_digits=12, decimal_places=6,
+                                              validators=[MinValueValidator(0)])
+    note = models.CharField(max_length=300, blank=True, help_text="e.g. where the price comes from")
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["pattern"]
+        verbose_name = "LLM price"
+
+    def __str__(self) -> str:
+        return f"{self.pattern}: ${self.input_usd_per_mtok} in, ${self.output_usd_per_mtok} out per 1M tokens"

@@ -15,10 +15,14 @@ JOB = {"agent": "baseline", "competitions": ["spaceship-titanic"], "seeds": 1, "
 
 
 @pytest.fixture
-def submitter(alice):
+def submitter(alice, catalogue, tmp_path):
+    """alice may submit jobs, and the competitions have public data: a request is refused for its numbers."""
     from django.contrib.auth.models import Permission
 
+    from leaderboard.models import Competition
+
     alice.user_permissions.add(Permission.objects.get(codename="submit_job"))
+    Competition.objects.update(public_data_dir=str(tmp_path))
     return token_client(alice)
 
 
@@ -55,13 +59,19 @@ def test_numbers_no_column_holds_are_a_400(submitter, catalogue, number):
 
 
 @pytest.mark.parametrize("field, value", [
-    ("seeds", 2**31), ("gpus", 2**40), ("cpus", 1e300), ("memory_gb", 1e300), ("time_limit_minutes", 1e300),
+    ("seeds", 2**31), ("gpus", 2**40), ("cpus", 1e300), ("memory_gb", 1e300),
     ("model", "m" * 201), ("gpu_type", "g" * 101), ("split", "s" * 101), ("agent", "a" * 101),
     ("competitions", ["c" * 201]), ("network", "n" * 129),
 ])
 def test_job_fields_past_their_columns_are_a_400(submitter, catalogue, field, value):
     response = post_job(submitter, {**JOB, field: value})
     assert response.status_code == 400 and field in response.json(), response.content
+    assert not Job.objects.exists()
+
+
+def test_a_time_limit_past_the_maximum_is_a_400(submitter, catalogue):
+    response = post_job(submitter, {**JOB, "time_limit_minutes": 1e300})
+    assert response.status_code == 400 and "time limit" in response.json()["detail"]
     assert not Job.objects.exists()
 
 
@@ -164,3 +174,9 @@ def test_page_parameters_that_are_no_ids_are_not_a_server_error(client, catalogu
 def test_a_content_length_of_unicode_digits_is_a_400(client):
     response = client.generic("POST", "/api/runs/", b"", CONTENT_LENGTH="\xb2")
     assert response.status_code == 400
+
+
+@pytest.mark.parametrize("query", ["q=" + "x" * 201, "split=" + "s" * 101])
+def test_competition_filters_longer_than_a_column_are_a_400(client, catalogue, query):
+    response = client.get(f"/api/competitions/?{query}")
+    assert response.status_code == 400 and query.split("=")[0] in response.json()

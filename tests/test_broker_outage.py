@@ -95,9 +95,14 @@ def test_everything_made_before_and_during_an_outage_finishes(transactional_db, 
         "CELERY_BROKER_URL": broker.url, **OUTAGE_ENV})
     runner = RunnerProcess(tmp_path / "runner.log", broker.url)
     try:
-        # Distinct uploads (seeds): identical ones would be one run.
-        intakes, runs, jobs = [_upload(alice, 1)], [submit(alice, seed=2).pk], [scripted_job(alice, steps=3, sleep=0.5)]
-        time.sleep(2)
+        for process in (worker, runner):
+            wait_until(lambda p=process: " ready." in p.output(), 60, "the worker ready", process)
+        # Distinct uploads (seeds): identical ones would be one run. The first job's agent runs through
+        # the outage (a task delivered and not yet acknowledged when the broker goes).
+        intakes, runs = [_upload(alice, 1)], [submit(alice, seed=2).pk]
+        jobs = [scripted_job(alice, steps=12, sleep=0.5)]
+        wait_until(lambda: JobTask.objects.filter(job=jobs[0], status=JobTask.Status.RUNNING).exists(), 30,
+                   "the first job running", runner)
         broker.stop()
         intakes.append(_upload(alice, 3))
         runs.append(submit(alice, seed=4).pk)
@@ -115,6 +120,7 @@ def test_everything_made_before_and_during_an_outage_finishes(transactional_db, 
     for process in (worker, runner):
         log = process.log_path.read_text(errors="replace")
         assert "Traceback" not in log and "AttributeError" not in log, log[-5000:]
+        assert "CPendingDeprecationWarning" not in log  # Celery's multi-line notice on each connection loss
     assert "broker unavailable: could not enqueue" in runner.output() + worker.output()
 
 

@@ -4,6 +4,7 @@ import warnings
 
 from celery import Celery
 from celery.exceptions import CPendingDeprecationWarning
+from celery.signals import celeryd_after_setup
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
@@ -19,7 +20,13 @@ app.conf.broker_connection_max_retries = None
 # blip; its lease and late ack make a redelivery harmless). Celery warns about that choice in a
 # multi-line deprecation notice on every connection loss; the log line before it says what happened.
 app.conf.worker_cancel_long_running_tasks_on_connection_loss = False
-warnings.filterwarnings("ignore", category=CPendingDeprecationWarning, module="celery.worker.consumer.consumer")
+
+
+@celeryd_after_setup.connect
+def _quiet_connection_loss_notice(**kwargs) -> None:
+    # After the worker's logging set-up, which turns every Celery deprecation warning back on.
+    warnings.filterwarnings("ignore", category=CPendingDeprecationWarning, module="celery.worker.consumer.consumer")
+
 app.autodiscover_tasks()
 
 from runner.worker import RecoveryStep  # noqa: E402  (a bootstep: imports no models until the worker starts)

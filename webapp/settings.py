@@ -7,6 +7,7 @@ Celery broker (kombu's filesystem transport) and a local artifact folder.
 
 import os
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -54,6 +55,22 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None or value == "":
         return default
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_upstreams(name: str) -> dict[str, str]:
+    """`provider=URL,provider=URL` as {provider: URL}; each URL an http(s) base URL without query or credentials."""
+    upstreams: dict[str, str] = {}
+    for item in env_list(name, []):
+        provider, _, url = (part.strip() for part in item.partition("="))
+        parts = urlsplit(url)
+        if not provider or parts.scheme not in ("http", "https") or not parts.hostname or parts.query \
+                or parts.fragment or parts.username or parts.password:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not provider=http(s)://host/base-path "
+                                       "(no query, fragment or credentials)")
+        if provider.lower() in upstreams:
+            raise ImproperlyConfigured(f"{name} names {provider!r} twice")
+        upstreams[provider.lower()] = url.rstrip("/")
+    return upstreams
 
 
 DEBUG = env_bool("DEBUG", False)
@@ -288,6 +305,11 @@ SANDBOX_NETWORKS = env_list("MEDALBOARD_SANDBOX_NETWORKS", [])
 # Whether a job's runs are private (owner and staff only) when the job does not say; public like an
 # upload by default, so a site that publishes its benchmark runs needs no extra step.
 JOB_RUNS_PRIVATE_DEFAULT = env_bool("MEDALBOARD_JOB_RUNS_PRIVATE_DEFAULT", False)
+# The LLM gateway (runner.gateway): per provider, the base URL its SDK would use, e.g.
+# "openai=https://api.openai.com/v1,anthropic=https://api.anthropic.com". A provider not named here
+# is not reachable from this runner's sandboxes. LLM_TIMEOUT_S: the longest wait for an upstream's bytes.
+LLM_UPSTREAMS = env_upstreams("MEDALBOARD_LLM_UPSTREAMS")
+LLM_TIMEOUT_S = env_float("MEDALBOARD_LLM_TIMEOUT_S", 600.0)
 GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", 2100.0)  # above grade_run's hard time limit
 GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
 STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued

@@ -35,9 +35,9 @@ class Command(BaseCommand):
         privacy.add_argument("--public", dest="private", action="store_const", const=False,
                              help="Everyone sees the runs, their logs and code")
         parser.add_argument("--agent-settings", default="{}", help="Agent settings as a JSON object")
-        parser.add_argument("--secret", action="append", default=[], metavar="NAME",
-                            help="Give the job the secret NAME, its value read from this command's own "
-                                 "environment (never from the command line); repeat for several")
+        parser.add_argument("--secret", action="append", default=[], metavar="NAME[=VALUE]",
+                            help="Give the job the secret NAME=VALUE, or NAME alone to read its value from this "
+                                 "command's own environment (kept off the command line); repeat for several")
         parser.add_argument("--user", default="", help="Submit as this user (default: the first superuser)")
         parser.add_argument("--wait", action="store_true", help="Block until every run ended; print JSON lines")
         parser.add_argument("--poll-seconds", type=float, default=2.0)
@@ -67,11 +67,15 @@ class Command(BaseCommand):
                                "no superuser to submit as: pass --user NAME or run createsuperuser")
         return user
 
-    def _secrets(self, names: list[str]) -> dict[str, str]:
+    def _secrets(self, items: list[str]) -> dict[str, str]:
+        """`NAME=VALUE` as given, or `NAME` alone: the value of this command's own variable NAME (which
+        keeps the value out of the shell's history and the process list)."""
+        given = dict(item.split("=", 1) for item in items if "=" in item)
+        names = [item for item in items if "=" not in item]
         missing = [name for name in names if name not in os.environ]
         if missing:
             raise CommandError(f"--secret names variables this command's environment lacks: {', '.join(missing)}")
-        return {name: os.environ[name] for name in names}
+        return {**given, **{name: os.environ[name] for name in names}}
 
     def _settings(self, text: str) -> dict:
         try:
