@@ -26,7 +26,6 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 import shutil
 import time
 from dataclasses import dataclass
@@ -297,7 +296,7 @@ class Supervisor:
     def _snapshot(self) -> None:
         from django.core.files.base import ContentFile
 
-        from leaderboard.runs.snapshots import SnapshotError, add_snapshot
+        from leaderboard.runs.job_runs import SnapshotError, add_snapshot
 
         content = self.snapshots.changed()
         if content is None:
@@ -306,7 +305,7 @@ class Supervisor:
         try:
             with transaction.atomic():
                 self.fence()
-                add_snapshot(run=self.run, elapsed_seconds=seconds, file=ContentFile(content, name=SUBMISSION_FILE))
+                add_snapshot(self.run, seconds, ContentFile(content, name=SUBMISSION_FILE))
         except SnapshotError as exc:
             log.warning("run %s: snapshot at %s s not kept: %s", self.run.pk, seconds, exc)
 
@@ -359,20 +358,9 @@ def _record(run: Run, stored: Stored, notes: list[str]) -> None:
 def _final_trajectory(run: Run, stored: Stored) -> None:
     """The trajectory as the JSONL importer reads the stored (redacted, whole) copy: what an upload of
     it would store. A trajectory that was cut keeps the steps streamed live."""
-    from leaderboard.trajectories.importers import TrajectoryError, detect, read_trajectories, save_steps
+    from leaderboard.runs.job_runs import save_final_trajectory
 
-    path = stored.trajectory
-    if path is None or not os.path.isfile(path) or detect(path) is None:
-        return
-    try:
-        parsed = next(iter(read_trajectories(path)), None)
-    except TrajectoryError as exc:
-        run.refresh_from_db()
-        Run.objects.filter(pk=run.pk).update(import_warnings=[*run.import_warnings, f"{TRAJECTORY_FILE}: {exc}"])
-        return
-    if parsed is not None:
-        run.refresh_from_db()
-        save_steps(run, parsed)
+    save_final_trajectory(run, stored.trajectory, TRAJECTORY_FILE)
 
 
 def _mark_invalid(run: Run, problem: str) -> None:
@@ -385,14 +373,8 @@ def _mark_invalid(run: Run, problem: str) -> None:
 
 def _grade(held: Claim, run: Run) -> None:
     """Grade here, with the claim an upload's grading takes. A transient failure leaves the run
-    pending: the sweep hands it to the grading queue (leaderboard.runs.recovery)."""
-    from leaderboard.tasks import TRANSIENT_ERRORS, claim_grading, grade_claimed
+    pending: the sweep hands it to the grading queue."""
+    from leaderboard.runs.job_runs import grade
 
-    Run.objects.filter(pk=run.pk).update(status=Run.Status.PENDING)
-    owner = f"job-task-{held.task_id}-{held.token[:8]}"
-    try:
-        if claim_grading(run.pk, owner):
-            grade_claimed(run.pk, owner)
-    except TRANSIENT_ERRORS as exc:
-        log.warning("run %s: grading deferred to the sweep: %s", run.pk, exc)
+    grade(run, owner=f"job-task-{held.task_id}-{held.token[:8]}")
 

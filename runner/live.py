@@ -68,35 +68,19 @@ class TrajectoryStream:
     """New lines of the agent's trajectory file -> steps appended to the run's live trajectory."""
 
     def __init__(self, run, root: Path, name: str, redactor: Redactor) -> None:
-        from leaderboard.trajectories.importers.base import ParsedTrajectory, TrajectoryMeta
-        from leaderboard.trajectories.store import LiveTrajectory
+        from leaderboard.runs.job_runs import LiveSteps
 
         self.tail, self.redactor = LineTail(root, name), redactor
-        try:
-            self.live = LiveTrajectory(run)
-        except NotImplementedError:  # storage without local paths (S3): the steps arrive at the end
-            self.live = None
-        self.parsed = ParsedTrajectory(format="jsonl", meta=TrajectoryMeta(), steps=iter(()))
+        self.steps = LiveSteps(run)
 
     def pump(self, fence) -> int:
-        from leaderboard.trajectories.importers.jsonl import is_header_line, parse_step_line
-
-        if self.live is None:
+        if not self.steps.available:
             return 0
-        steps = []
-        for lineno, line in self.tail.new_lines():
-            line = self.redactor.bytes(line)
-            if lineno == 1 and is_header_line(line):
-                continue
-            step = parse_step_line(line, lineno, self.live.count + len(steps), self.parsed)
-            if step is not None:
-                steps.append(step)
-        self.live.append(steps, fence)
-        return len(steps)
+        lines = ((lineno, self.redactor.bytes(line)) for lineno, line in self.tail.new_lines())
+        return self.steps.append(lines, fence)
 
     def close(self) -> None:
-        if self.live is not None:
-            self.live.close()
+        self.steps.close()
 
 
 @dataclass

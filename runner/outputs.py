@@ -115,7 +115,7 @@ def _submission_problem(spec: SandboxSpec, limits: Limits) -> str:
 
 
 def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Limits, stored: Stored) -> None:
-    from leaderboard.runs.artifacts import Upload, store_upload
+    from leaderboard.runs.job_runs import store_file
 
     is_submission = source.name == f"submission/{SUBMISSION_FILE}"
     if is_submission and stored.submission_problem:
@@ -135,7 +135,7 @@ def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Li
         return
     path, size, cut = copy
     with open(path, "rb") as f:
-        store_upload(run, Upload(source.kind, redactor.text(source.name), File(f, name=Path(source.name).name)))
+        store_file(run, source.kind, redactor.text(source.name), File(f, name=Path(source.name).name))
     stored.total += size
     stored.count += 1
     stored.has_submission |= is_submission

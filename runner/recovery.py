@@ -1,4 +1,5 @@
-"""The job half of the periodic sweep, and the sweep itself (`sweep()`), which every worker runs.
+"""The job half of the periodic sweep (webapp.maintenance joins it to the grading's, the uploads' and
+the orphaned files').
 
 - A running task whose lease expired (its runner was killed, hung or lost the database) goes back
   to the queue with its attempt counted, or, after max_attempts, fails with the reason; its run
@@ -9,9 +10,6 @@
   going back to the queue, and queued ones end cancelled (the claim refuses them too).
 - Queued tasks that were never published (the broker was down) are published again.
 - GPUs held by tasks that no longer run are freed.
-The sweep also runs the grading half (leaderboard.runs.recovery: runs and snapshots), the uploads'
-(leaderboard.runs.intake: intakes nobody picked up, expired import claims) and the orphaned files'
-(leaderboard.runs.orphans).
 All changes are conditional UPDATEs on the state read, so concurrent sweepers are safe.
 """
 
@@ -30,19 +28,6 @@ from runner.leases import cancel_queued
 from runner.models import GpuSlot, JobTask
 
 log = logging.getLogger(__name__)
-
-
-def sweep() -> dict[str, int]:
-    """One pass of every recovery; safe to run anywhere, any number of times at once."""
-    from leaderboard.runs.intake import sweep_intakes
-    from leaderboard.runs.orphans import sweep_orphans_when_due
-    from leaderboard.runs.recovery import sweep_grading, sweep_snapshots
-
-    counts = {**sweep_tasks(), **sweep_grading(), **sweep_snapshots(), **sweep_intakes(),
-              **sweep_orphans_when_due()}
-    if any(counts.values()):
-        log.info("sweep: %s", counts)
-    return counts
 
 
 def sweep_tasks() -> dict[str, int]:
@@ -88,14 +73,14 @@ def _recover(task: JobTask, now) -> str:
 
 
 def _fail_run(task: JobTask, why: str) -> None:
-    from leaderboard.runs.artifacts import Upload, store_upload
+    from leaderboard.runs.job_runs import store_file
 
     if task.run_id is None:
         return
     run = Run.objects.get(pk=task.run_id)
     if task.log_tail:
-        store_upload(run, Upload(Artifact.Kind.LOG, "logs/agent-output-tail.log",
-                                 ContentFile(task.log_tail.encode(), name="agent-output-tail.log")))
+        store_file(run, Artifact.Kind.LOG, "logs/agent-output-tail.log",
+                   ContentFile(task.log_tail.encode(), name="agent-output-tail.log"))
     Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
         status=Run.Status.FAILED, grading_error=why, finished_at=timezone.now()
     )

@@ -247,12 +247,12 @@ def _seal(definition: AgentDefinition, env: dict[str, str]) -> str:
 
 
 def _experiment(user, definition, model, experiment_settings, gpus, gpu_type, cpus, memory_gb, minutes):
-    from leaderboard.runs.experiments import get_or_create_experiment
+    from leaderboard.runs.job_runs import experiment_for
 
-    return get_or_create_experiment(
-        agent_name=definition.name, agent_version="", model_name=model.strip() or NO_MODEL, hardware="",
-        gpu_type=gpu_type.strip(), gpu_count=gpus, cpu_count=math.ceil(cpus), memory_gb=memory_gb,
-        time_limit_hours=minutes / 60, experiment_settings=experiment_settings, owner=user,
+    return experiment_for(
+        owner=user, agent_name=definition.name, model_name=model.strip() or NO_MODEL, gpu_type=gpu_type.strip(),
+        gpu_count=gpus, cpu_count=math.ceil(cpus), memory_gb=memory_gb, time_limit_hours=minutes / 60,
+        experiment_settings=experiment_settings,
     )
 
 

@@ -102,6 +102,6 @@ def _fail_run(task_id: int, why: str) -> None:
 @shared_task(name="runner.tasks.sweep")
 def sweep() -> dict:
     """The recovery sweep as a task, for deployments that also schedule it with celery beat."""
-    from runner.recovery import sweep as run_sweep
+    from webapp.maintenance import sweep as run_sweep
 
     return run_sweep()

@@ -1,7 +1,7 @@
 """What every Celery worker of the site runs beside its tasks, as a worker bootstep (so the embedded
 default, a bare `celery -A webapp worker`, has it too, with no separate beat process):
 
-- the recovery sweep (runner.recovery.sweep) every SWEEP_INTERVAL_S;
+- the site-wide recovery sweep (webapp.maintenance.sweep) every SWEEP_INTERVAL_S;
 - on a runner (MEDALBOARD_RUNNER_NAME set by `manage.py runner`), a heartbeat every
   RUNNER_HEARTBEAT_S, which also reports the images the runner has.
 Several workers sweeping at once is safe: the sweep only makes conditional updates.
@@ -64,7 +64,7 @@ class RecoveryStep(bootsteps.StartStopStep):
     def start(self, worker) -> None:
         from django.conf import settings
 
-        from runner.recovery import sweep
+        from webapp.maintenance import sweep
 
         _every(settings.SWEEP_INTERVAL_S, self.stop_event, sweep, "medalboard-sweep")
         if os.environ.get("MEDALBOARD_RUNNER_NAME"):

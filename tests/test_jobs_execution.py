@@ -113,12 +113,12 @@ def test_a_stale_attempt_that_lost_its_lease_writes_nothing(alice, job_world, mo
 def test_a_transient_grading_error_leaves_the_run_pending_for_the_sweep(
     alice, job_world, monkeypatch, django_capture_on_commit_callbacks
 ):
-    from leaderboard.runs import submission as services
+    from leaderboard.runs import outcome
 
     def storage_hiccup(run, **kwargs):
         raise OSError("storage briefly unavailable")
 
-    monkeypatch.setattr(services, "grade_stored_run", storage_hiccup)
+    monkeypatch.setattr(outcome, "grade_stored_run", storage_hiccup)
     with django_capture_on_commit_callbacks(execute=False):
         job = scripted_job(alice, steps=1, sleep=0)
     outcome = run_task(job.tasks.get(), job_world)

@@ -11,8 +11,8 @@ from runner import tasks
 from runner.backends import BackendUnavailable
 from runner.backends.local import LocalBackend
 from runner.models import JobTask, Runner
-from runner.recovery import sweep
 from tests.job_support import WorkerProcess, needs_agent_tools, scripted_job, wait_until
+from webapp.maintenance import sweep
 
 
 class DaemonDown(LocalBackend):

@@ -78,7 +78,7 @@ def test_the_worker_sweep_runs_it_at_most_once_an_interval(db, settings, tmp_pat
     calls = []
     monkeypatch.setattr("leaderboard.runs.orphans.sweep_orphans",
                         lambda: calls.append(1) or {"orphan_files_deleted": 9})
-    from runner.recovery import sweep
+    from webapp.maintenance import sweep
 
     assert sweep()["orphan_files_deleted"] == 9
     assert sweep()["orphan_files_deleted"] == 0  # not due: zero, the same keys

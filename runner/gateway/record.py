@@ -41,7 +41,7 @@ class Recorder:
         self._lock = threading.Lock()
         self._file = None
         if path is not None:
-            from leaderboard.trajectories.importers.jsonl import header_line
+            from leaderboard.runs.job_runs import header_line
 
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(path, "ab")  # noqa: SIM115 - open for the gateway's life; flush() empties its buffer
@@ -76,7 +76,7 @@ class Recorder:
         return round(time.time() - self.started_at, 3)
 
     def _write(self, step: Step) -> Step:
-        from leaderboard.trajectories.importers.jsonl import step_line
+        from leaderboard.runs.job_runs import step_line
 
         with self._lock:
             if self._file is not None:

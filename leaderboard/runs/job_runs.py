@@ -1,0 +1,124 @@
+"""The one door through which a runner (runner/) creates, streams into, stores, grades and fails the
+run of a job task.
+
+runner/ imports nothing else of leaderboard but its models, so what a job does to its run is the
+list of functions here, and the runs write side behind them can change without a runner noticing.
+The steps' JSONL lines (`header_line`, `step_line`) are named here too: agents and the LLM gateway
+write their trajectories in the format the site reads (docs/trajectory-format.md).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from django.core.files import File
+
+from leaderboard.models import Artifact, Experiment, Run
+from leaderboard.runs import snapshots
+from leaderboard.runs.artifacts import Upload, store_upload
+from leaderboard.runs.experiments import get_or_create_experiment
+from leaderboard.runs.snapshots import SnapshotError
+from leaderboard.trajectories.importers.jsonl import header_line, step_line
+
+__all__ = [
+    "LiveSteps", "SnapshotError", "add_snapshot", "experiment_for", "grade", "header_line", "save_final_trajectory",
+    "step_line", "store_file",
+]
+
+log = logging.getLogger(__name__)
+
+
+def experiment_for(*, owner, agent_name: str, model_name: str, gpu_type: str, gpu_count: int, cpu_count: int,
+                   memory_gb: float | None, time_limit_hours: float,
+                   experiment_settings: dict[str, Any] | None) -> Experiment:
+    """The owner's experiment a job's runs join (its hardware described from the GPUs, CPUs and memory)."""
+    return get_or_create_experiment(
+        agent_name=agent_name, agent_version="", model_name=model_name, hardware="", gpu_type=gpu_type,
+        gpu_count=gpu_count, cpu_count=cpu_count, memory_gb=memory_gb, time_limit_hours=time_limit_hours,
+        experiment_settings=experiment_settings, owner=owner,
+    )
+
+
+def store_file(run: Run, kind: str, name: str, file: File) -> Artifact:
+    """One of the run's output files, measured and stored as an artifact (a snapshot is registered too)."""
+    return store_upload(run, Upload(kind, name, file))
+
+
+def add_snapshot(run: Run, elapsed_seconds: float, file: File):
+    """A submission the agent wrote while running, graded later; SnapshotError if it cannot be kept."""
+    return snapshots.add_snapshot(run=run, elapsed_seconds=elapsed_seconds, file=file)
+
+
+class LiveSteps:
+    """Steps appended to the run's trajectory while the agent writes its JSONL file, so the run page
+    shows them during the run. Storage without local paths (S3) takes none: the steps arrive at the end."""
+
+    def __init__(self, run: Run) -> None:
+        from leaderboard.trajectories.importers.base import ParsedTrajectory, TrajectoryMeta
+        from leaderboard.trajectories.store import LiveTrajectory
+
+        try:
+            self.live = LiveTrajectory(run)
+        except NotImplementedError:
+            self.live = None
+        self.parsed = ParsedTrajectory(format="jsonl", meta=TrajectoryMeta(), steps=iter(()))
+
+    @property
+    def available(self) -> bool:
+        return self.live is not None
+
+    def append(self, numbered_lines: Iterable[tuple[int, bytes]], fence) -> int:
+        """Parse (line number, line) pairs of the file and append their steps; `fence` runs in the
+        transaction that stores them. Returns how many steps were added."""
+        from leaderboard.trajectories.importers.jsonl import is_header_line, parse_step_line
+
+        if self.live is None:
+            return 0
+        steps = []
+        for lineno, line in numbered_lines:
+            if lineno == 1 and is_header_line(line):
+                continue
+            step = parse_step_line(line, lineno, self.live.count + len(steps), self.parsed)
+            if step is not None:
+                steps.append(step)
+        self.live.append(steps, fence)
+        return len(steps)
+
+    def close(self) -> None:
+        if self.live is not None:
+            self.live.close()
+
+
+def save_final_trajectory(run: Run, path: Path | str | None, name: str) -> None:
+    """The trajectory as the JSONL importer reads the stored (redacted, whole) copy at `path`: what an
+    upload of it would store. An unreadable one leaves the steps streamed live, with a warning."""
+    from leaderboard.trajectories.importers import TrajectoryError, detect, read_trajectories, save_steps
+
+    if path is None or not os.path.isfile(path) or detect(path) is None:
+        return
+    try:
+        parsed = next(iter(read_trajectories(path)), None)
+    except TrajectoryError as exc:
+        run.refresh_from_db()
+        Run.objects.filter(pk=run.pk).update(import_warnings=[*run.import_warnings, f"{name}: {exc}"])
+        return
+    if parsed is not None:
+        run.refresh_from_db()
+        save_steps(run, parsed)
+
+
+def grade(run: Run, owner: str) -> None:
+    """Grade the finished job's run here, with the claim an upload's grading takes (`owner` names the
+    claimant). A transient failure leaves the run pending: the sweep hands it to the grading queue."""
+    from leaderboard.tasks import TRANSIENT_ERRORS, claim_grading, grade_claimed
+
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.PENDING)
+    try:
+        if claim_grading(run.pk, owner):
+            grade_claimed(run.pk, owner)
+    except TRANSIENT_ERRORS as exc:
+        log.warning("run %s: grading deferred to the sweep: %s", run.pk, exc)

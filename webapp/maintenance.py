@@ -1,0 +1,29 @@
+"""The site-wide sweep, which every worker runs (runner.worker.RecoveryStep) and the `runner.tasks.sweep`
+task runs for deployments that schedule it with celery beat.
+
+It joins the two apps' recoveries, so it lives above both: the job tasks' (runner.recovery: expired
+job leases, tasks never published, GPUs held by tasks that no longer run), the grading's
+(leaderboard.runs.recovery: runs and snapshots), the uploads' (leaderboard.runs.intake: intakes
+nobody picked up, expired import claims) and the orphaned files' (leaderboard.runs.orphans).
+Every step makes conditional UPDATEs on the state it read, so concurrent sweepers are safe.
+"""
+
+from __future__ import annotations
+
+import logging
+
+log = logging.getLogger(__name__)
+
+
+def sweep() -> dict[str, int]:
+    """One pass of every recovery; safe to run anywhere, any number of times at once."""
+    from leaderboard.runs.intake import sweep_intakes
+    from leaderboard.runs.orphans import sweep_orphans_when_due
+    from leaderboard.runs.recovery import sweep_grading, sweep_snapshots
+    from runner.recovery import sweep_tasks
+
+    counts = {**sweep_tasks(), **sweep_grading(), **sweep_snapshots(), **sweep_intakes(),
+              **sweep_orphans_when_due()}
+    if any(counts.values()):
+        log.info("sweep: %s", counts)
+    return counts
