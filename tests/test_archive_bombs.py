@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from leaderboard.lib.archives import ArchiveError, Limits, ZipArchive, open_archive
 from leaderboard.models import Run
-from leaderboard.runs.archives import ArchiveError, Limits, ZipArchive, open_archive
 from leaderboard.trajectories.importers import TrajectoryError, detect, read_trajectories
 from tests.test_runs_api import payload, token_client
 

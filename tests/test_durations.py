@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from leaderboard.lib.durations import axis_unit, format_hours, format_seconds
 from leaderboard.models import Agent, Experiment, LanguageModel, Run
-from leaderboard.web.durations import axis_unit, format_hours, format_seconds
 
 
 @pytest.mark.parametrize("seconds, text", [

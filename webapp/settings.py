@@ -219,7 +219,7 @@ NEW_USERS_CAN_SUBMIT_JOBS = env_bool("MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS", Fal
 MAX_ACTIVE_JOBS_PER_USER = env_int("MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER", 3)  # runner.access
 SECRETS_KEY = os.environ.get("MEDALBOARD_SECRETS_KEY", "")  # runner.secrets: Fernet key for stored secrets
 MAX_UPLOAD_BYTES = env_int("MEDALBOARD_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
-# Every archive read (uploaded .zip/.tar, Inspect .eval) streams under these caps (leaderboard.runs.archives):
+# Every archive read (uploaded .zip/.tar, Inspect .eval) streams under these caps (leaderboard.lib.archives):
 # bytes unpacked in all, per member, the unpacked/packed ratio, and the member count.
 ARCHIVE_MAX_BYTES = env_int("MEDALBOARD_ARCHIVE_MAX_BYTES", MAX_UPLOAD_BYTES)
 ARCHIVE_MEMBER_MAX_BYTES = env_int("MEDALBOARD_ARCHIVE_MEMBER_MAX_BYTES", 256 * 1024 * 1024)

@@ -23,6 +23,7 @@ Runs are read as plain tuples (`RunPoint`), a few queries per curve whatever the
 from __future__ import annotations
 
 import functools
+import json
 import math
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -34,8 +35,8 @@ import orjson
 from django.db import connection
 
 from leaderboard.analysis import stats
+from leaderboard.lib import durations
 from leaderboard.models import Experiment, Run, Snapshot, Split
-from leaderboard.web import durations
 
 BOOTSTRAP_SEED = 20240501
 BOOTSTRAP_SAMPLES = 1000
@@ -334,3 +335,8 @@ def csv_rows(payload: dict) -> list[dict]:
         header = {k: v for k, v in group.items() if k != "experiments"}
         rows += [{**header, **row} for row in group["experiments"]]
     return rows
+
+
+def timeline_text(rows: Iterable[tuple[float, bool]]) -> str:
+    """Run.snapshot_timeline: the graded snapshots as compact JSON [[seconds, 0/1 any medal], ...]."""
+    return json.dumps([[float(t), int(bool(m))] for t, m in rows], separators=(",", ":"))

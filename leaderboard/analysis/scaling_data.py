@@ -14,8 +14,8 @@ import numpy as np
 from django.db import transaction
 
 from leaderboard.analysis import stats
+from leaderboard.analysis.scaling import timeline_text
 from leaderboard.models import Agent, Experiment, LanguageModel, Run, Snapshot
-from leaderboard.runs.snapshots import timeline_text
 
 PREFIX = "synthetic-"
 NOTE = "synthetic: made by manage.py make_scaling_data for speed measurements; not a real result"

@@ -16,8 +16,9 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 
+from leaderboard.lib import archives
 from leaderboard.models import Artifact, Run
-from leaderboard.runs import archives, snapshots
+from leaderboard.runs import snapshots
 
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
 CODE_SUFFIXES = {".py", ".ipynb", ".r", ".sh", ".jl", ".cpp", ".c"}
@@ -160,7 +161,7 @@ def artifact_path(artifact: Artifact, scratch: Path) -> Path:
 
 
 def expand_archive(archive: File, target: Path) -> Path:
-    """Unpack a run folder under the archive limits (leaderboard.runs.archives): member paths stay inside,
+    """Unpack a run folder under the archive limits (leaderboard.lib.archives): member paths stay inside,
     names fit storage, no member is both a file and a folder."""
     target.mkdir(parents=True)
     archive_path = target.parent / "upload-archive"

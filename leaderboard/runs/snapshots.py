@@ -10,17 +10,16 @@ invalid and earns no medal.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 import re
 import tempfile
-from collections.abc import Iterable
 from pathlib import Path
 
 from django.core.files import File
 from django.db import transaction
 
+from leaderboard.analysis import scaling
 from leaderboard.models import Artifact, Run, Snapshot
 
 log = logging.getLogger(__name__)
@@ -127,26 +126,10 @@ def grade_stored_snapshot(snapshot: Snapshot) -> Snapshot:
     return snapshot
 
 
-def timeline_text(rows: Iterable[tuple[float, bool]]) -> str:
-    """Run.snapshot_timeline: the graded snapshots as compact JSON [[seconds, 0/1 any medal], ...]."""
-    return json.dumps([[float(t), int(bool(m))] for t, m in rows], separators=(",", ":"))
-
-
 def refresh_timeline(run_id: int) -> None:
     """Rewrite a run's snapshot_timeline from its graded snapshots; call after any snapshot changes."""
     with transaction.atomic():
         list(Run.objects.select_for_update().filter(pk=run_id).values_list("pk"))  # one writer per run
         rows = (Snapshot.objects.filter(run_id=run_id, status=Snapshot.Status.GRADED)
                 .order_by("elapsed_seconds").values_list("elapsed_seconds", "any_medal"))
-        Run.objects.filter(pk=run_id).update(snapshot_timeline=timeline_text(rows))
-
-
-def run_figure(run: Run) -> dict | None:
-    """The run page's score-over-time chart from its graded snapshots (None without any)."""
-    from leaderboard.web.charts import snapshots_figure
-
-    rows = list(run.snapshots.filter(status=Snapshot.Status.GRADED).order_by("elapsed_seconds"))
-    if not rows:
-        return None
-    points = [(s.elapsed_seconds, s.score if s.valid_submission else None, s.medals().label) for s in rows]
-    return snapshots_figure(points, run.competition.thresholds() if run.competition_id else None)
+        Run.objects.filter(pk=run_id).update(snapshot_timeline=scaling.timeline_text(rows))

@@ -56,8 +56,8 @@ def plotly_script() -> str:
 
 @register.filter
 def duration_hours(value) -> str:
-    """A time in hours for people: `2 min`, `1 h 30 min` (leaderboard.web.durations)."""
-    from leaderboard.web.durations import format_hours
+    """A time in hours for people: `2 min`, `1 h 30 min` (leaderboard.lib.durations)."""
+    from leaderboard.lib.durations import format_hours
 
     return format_hours(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
 

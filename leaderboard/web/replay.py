@@ -15,8 +15,7 @@ from itertools import islice
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
-from leaderboard.models import INT32_MAX, INT64_MAX, Run, StepKind
-from leaderboard.runs import snapshots
+from leaderboard.models import INT32_MAX, INT64_MAX, Run, Snapshot, StepKind
 from leaderboard.trajectories.exports import trajectory_lines
 from leaderboard.trajectories.store import StoredStep, StoredTrajectory
 from leaderboard.web import charts, static_export
@@ -189,7 +188,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         run, lambda stored: (stored, window(stored, size=EXPORT_STEPS if exported else PAGE_SIZE)))
     context = {
         "run": run,
-        "snapshots_figure": snapshots.run_figure(run),
+        "snapshots_figure": snapshot_figure(run),
         "score_axis": charts.score_axis(run.competition),
         "has_scores": bool(stored.kind_counts.get(StepKind.SCORE)),
         "can_edit": run.can_edit(request.user),
@@ -330,3 +329,12 @@ def compare(request: HttpRequest) -> HttpResponse:
         "best_a": best_a, "best_b": best_b, "solution_diff": solution_diff(best_a, best_b),
         "scores": scores,
     })
+
+
+def snapshot_figure(run: Run) -> dict | None:
+    """The run page's score-over-time chart from its graded snapshots (None without any)."""
+    rows = list(run.snapshots.filter(status=Snapshot.Status.GRADED).order_by("elapsed_seconds"))
+    if not rows:
+        return None
+    points = [(s.elapsed_seconds, s.score if s.valid_submission else None, s.medals().label) for s in rows]
+    return charts.snapshots_figure(points, run.competition.thresholds() if run.competition_id else None)

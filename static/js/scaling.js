@@ -8,7 +8,7 @@
     return String(value === null || value === undefined ? "" : value)
       .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
-  // A duration for people, as leaderboard/web/durations.py writes it: "2 min", "1 min 30 s", "1 h 30 min".
+  // A duration for people, as leaderboard/lib/durations.py writes it: "2 min", "1 min 30 s", "1 h 30 min".
   function formatDuration(hours) {
     if (hours === null || hours === undefined || !isFinite(hours) || hours < 0) return "–";
     const seconds = hours * 3600;

@@ -1,6 +1,6 @@
 """Inspect AI logs: a .eval ZIP or a .json EvalLog. Each sample is one trajectory.
 
-A .eval is read through leaderboard.runs.archives, under the archive limits: a member that would unpack
+A .eval is read through leaderboard.lib.archives, under the archive limits: a member that would unpack
 past them (a small .eval holding a huge run of zeros) refuses the log, naming the member."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from leaderboard.runs.archives import ArchiveError, DamagedArchive, ZipArchive
+from leaderboard.lib.archives import ArchiveError, DamagedArchive, ZipArchive
 from leaderboard.trajectories.importers.base import (
     Importer,
     ParsedTrajectory,
