@@ -1,4 +1,4 @@
-"""More competitions graded from MLE-bench's own grade.py (MLE_BENCH_MORE): ranked lists, label sets,
+"""Competitions graded from MLE-bench's own grade.py whose answers are ranked lists, label sets,
 text, sequences, grouped and multi-row answers. End to end on synthetic files in each competition's
 real column format, against an independent computation that follows grade.py step by step (pandas
 sort by id, then numpy / scikit-learn), plus the quirks each spec's notes describe."""
@@ -13,7 +13,7 @@ from sklearn.preprocessing import MultiLabelBinarizer
 
 from leaderboard.competitions import medals
 from leaderboard.grading import grader_for
-from leaderboard.grading.specs import FREESOUND_CLASSES, HMS_VOTES, JIGSAW_IDENTITIES, MLE_BENCH_MORE
+from leaderboard.grading.specs import FREESOUND_CLASSES, HMS_VOTES, JIGSAW_IDENTITIES, LISTS_SETS_AND_GROUPS
 from tests.grading_support import assert_direction_matches_humans, build_case, edit_distance, grade, write_files
 
 N = 300
@@ -313,7 +313,7 @@ SLUGS = sorted(CASES)
 
 
 def test_every_spec_here_has_a_case():
-    assert sorted(spec.competition_id for spec in MLE_BENCH_MORE) == SLUGS
+    assert sorted(spec.competition_id for spec in LISTS_SETS_AND_GROUPS) == SLUGS
 
 
 

@@ -14,7 +14,7 @@ from sklearn import metrics as sk
 
 from leaderboard.competitions import medals
 from leaderboard.grading import grader_for
-from leaderboard.grading.specs import GOOGLE_QUEST_CLASSES, MLE_BENCH
+from leaderboard.grading.specs import GOOGLE_QUEST_CLASSES, LABELS_AND_COLUMNS
 from tests.grading_support import (
     assert_direction_matches_humans,
     build_case,
@@ -233,7 +233,7 @@ SLUGS = sorted(CASES)
 
 
 def test_every_mle_bench_spec_has_a_case():
-    assert sorted(spec.competition_id for spec in MLE_BENCH) == SLUGS
+    assert sorted(spec.competition_id for spec in LABELS_AND_COLUMNS) == SLUGS
 
 
 

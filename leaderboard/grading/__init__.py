@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from .engine import grade_submission
 from .report import GradingReport
-from .specs import GraderSpec, grader_for, grading_available
+from .spec_types import GraderSpec
+from .specs import grader_for, grading_available
 
 __all__ = ["GraderSpec", "GradingReport", "grade_submission", "grader_for", "grading_available"]

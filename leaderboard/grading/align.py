@@ -15,7 +15,7 @@ import numpy as np
 import pandas as pd
 
 from . import pandas_values, validation
-from .specs import Align, GraderSpec
+from .spec_types import Align, GraderSpec
 
 
 @dataclass

@@ -15,7 +15,7 @@ import pandas as pd
 
 from . import pandas_values
 from .metrics import detection, regression
-from .specs import SCORED, GraderSpec
+from .spec_types import SCORED, GraderSpec
 
 
 @dataclass(frozen=True)

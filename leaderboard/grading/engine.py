@@ -15,7 +15,8 @@ import pandas as pd
 from . import answers_cache, answers_layouts, divergences, format_check, pandas_values, reading, validation
 from .align import align
 from .report import GradingReport
-from .specs import SCORED, GraderSpec, Values, grader_for, grader_name
+from .spec_types import SCORED, GraderSpec, Values
+from .specs import grader_for, grader_name
 from .validation import SubmissionError
 
 if TYPE_CHECKING:  # runtime import-free, so the engine loads before Django's app registry

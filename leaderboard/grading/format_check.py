@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from django.core.exceptions import ObjectDoesNotExist
 
 from . import reading, validation
-from .specs import GraderSpec
+from .spec_types import GraderSpec
 from .validation import SubmissionError
 
 if TYPE_CHECKING:

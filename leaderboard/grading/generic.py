@@ -28,7 +28,7 @@ from .reading import read_header
 if TYPE_CHECKING:
     from leaderboard.models import Competition
 
-    from .specs import GraderSpec
+    from .spec_types import GraderSpec
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ CONFIG_NAMES = {
     "logloss": "log-loss", "binary-log-loss": "log-loss", "column-wise-spearman": "mean-column-wise-spearman",
     "column-wise ROC AUC": "mean-column-wise-roc-auc",
 }
-# The value type (specs.Values, by value) each metric scores. Labels: "top-1-error" reads the first token as text.
+# The value type (spec_types.Values, by value) each metric scores. Labels: "top-1-error" reads the first token as text.
 VALUE_TYPES = {
     **dict.fromkeys(("accuracy", "f1-micro", "f1-macro", "mcc"), "label"),
     "top-1-error": "text",
@@ -85,7 +85,7 @@ def _notes(competition: Competition) -> tuple[str, ...]:
 
 
 def _spec(slug: str, metric: str, id_column: str, targets: tuple[str, ...], notes: tuple[str, ...]) -> GraderSpec:
-    from .specs import GraderSpec, Values
+    from .spec_types import GraderSpec, Values
 
     return GraderSpec(slug, metric, id_column, targets, Values(VALUE_TYPES[metric]),
                       rows_sum_to_one=metric == "multi-class-log-loss", source="generic", notes=notes)

@@ -10,76 +10,13 @@ a generic spec (generic.py). Any other is not graded here: no number beats a wro
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from enum import StrEnum
 from typing import TYPE_CHECKING
 
 from . import generic
-from .metrics import Metric, get_metric
+from .spec_types import Align, GraderSpec, Values
 
 if TYPE_CHECKING:
     from leaderboard.models import Competition
-
-
-class Align(StrEnum):
-    ID = "id-match"  # ids must match the answers' exactly; MLE-bench sorts both by id
-    POSITIONAL = "positional"  # row i of the submission is scored against row i of the answers
-    SORT_UNCHECKED = "sort-by-id-unchecked"  # both sorted by id, compared by position, ids never checked
-
-
-class Values(StrEnum):
-    PROBABILITY = "probability"  # a finite number in [0, 1]
-    NUMBER = "number"  # any finite number
-    NON_NEGATIVE = "non-negative"  # finite and >= 0 (log-based errors)
-    INTEGER = "integer"  # a whole number (class index, rating)
-    TEXT = "text"  # compared as a string; empty cells are empty strings, never NaN
-    LABEL = "label"  # typed as pandas reads the column (bool, number or text) and compared so (pandas_values)
-
-
-SCORED = "medalboard: scored row"  # answers column the engine adds: scored_rows_column holds scored_rows_value
-
-
-@dataclass(frozen=True)
-class GraderSpec:
-    competition_id: str
-    metric: str
-    id_column: str
-    # None: every answers column except the id (wide one-hot files such as dog-breed's 120 breeds).
-    target_columns: tuple[str, ...] | None
-    values: Values
-    alignment: Align = Align.ID
-    exact_columns: bool = False  # the submission may hold only id + targets
-    ordered_columns: bool = False  # ... and exactly in the order id, *targets (MLE-bench compares the header)
-    rows_sum_to_one: bool = False
-    row_sum_decimals: int | None = None  # MLE-bench's round(sum, d) == 1 instead of an absolute tolerance
-    positional_columns: bool = False  # MLE-bench takes every non-id submission column by position
-    unscored_answer_value: float | None = None  # answers rows holding this value are not scored
-    scored_rows_column: str | None = None  # answers column: only rows holding scored_rows_value are scored (by id)
-    scored_rows_value: object = True  # compared with the column as pandas types it (True == 'TRUE', 0 == '0.0')
-    value_range: tuple[float, float] | None = None  # MLE-bench rejects predictions outside [low, high]
-    # Answers columns the metric also needs (coupling type, identity flags), read as text and passed as a
-    # third array (1-D for one column), row for row with y_true.
-    context_columns: tuple[str, ...] = ()
-    submission_targets: tuple[str, ...] | None = None  # the submission's names for target_columns, when they differ
-    required_columns: tuple[str, ...] = ()  # the submission must have them, but they are not scored
-    unique_ids: bool = True
-    extra_ids_ignored: bool = False  # submission rows whose id is not in the answers are dropped, not rejected
-    na_text_as_nan: bool = False  # MLE-bench reads text with pandas' NA parsing, then compares str()
-    na_text_as_empty: bool = False  # MLE-bench reads text with pandas' NA parsing, then fillna("")
-    na_text_rejected: bool = False  # ... and cannot score a missing cell at all
-    expected_targets: int | None = None  # sanity check on target_columns=None answers files
-    answers_layout: str | None = None  # answers not shaped like the submission: answers_layouts reshapes them
-    rows_in_answers_order: bool = False  # MLE-bench pairs rows by position and asserts equal ids row by row
-    source: str = "lite-grading.md"
-    notes: tuple[str, ...] = ()
-
-    @property
-    def metric_info(self) -> Metric:
-        return get_metric(self.metric)
-
-    @property
-    def lower_is_better(self) -> bool:
-        return self.metric_info.lower_is_better
 
 
 def _auc(cid: str, id_column: str, target: str, **kw) -> GraderSpec:
@@ -265,7 +202,8 @@ def _mle(cid: str, metric: str, id_column: str, targets: tuple[str, ...], values
     return GraderSpec(cid, metric, id_column, targets, values, source="mle-bench grade.py", **kw)
 
 
-MLE_BENCH: tuple[GraderSpec, ...] = (
+# One label, probability or number per id, or one per column: scored by a per-row metric.
+LABELS_AND_COLUMNS: tuple[GraderSpec, ...] = (
     _mle("cassava-leaf-disease-classification", "accuracy", "image_id", ("label",), Values.INTEGER),
     _mle("cdiscount-image-classification-challenge", "accuracy", "_id", ("category_id",), Values.INTEGER),
     _mle("iwildcam-2020-fgvc7", "accuracy", "Id", ("Category",), Values.INTEGER),
@@ -303,7 +241,8 @@ MLE_BENCH: tuple[GraderSpec, ...] = (
                 "2 and 1, with a vertex interpolated at TPR 0.4. Label may be any number (a score).",)),
 )
 
-MLE_BENCH_MORE: tuple[GraderSpec, ...] = (
+# Ranked lists, label sets, text, sequences, grouped and multi-row answers.
+LISTS_SETS_AND_GROUPS: tuple[GraderSpec, ...] = (
     _mle("hotel-id-2021-fgvc8", "mle-bench-map@5", "image", ("hotel_id",), Values.TEXT,
          notes=(MAP_SPLIT_NOTE,)),
     _mle("h-and-m-personalized-fashion-recommendations", "mle-bench-map@12", "customer_id", ("prediction",),
@@ -386,7 +325,8 @@ from .specs_structured import STRUCTURED  # noqa: E402 - builds on the definitio
 from .specs_vision import VISION  # noqa: E402
 
 SPECS: dict[str, GraderSpec] = {spec.competition_id: spec
-                                for spec in (*LITE, *OTHERS, *MLE_BENCH, *MLE_BENCH_MORE, *STRUCTURED, *VISION)}
+                                for spec in (*LITE, *OTHERS, *LABELS_AND_COLUMNS, *LISTS_SETS_AND_GROUPS, *STRUCTURED,
+                                             *VISION)}
 
 
 def grader_for(competition: Competition | str) -> GraderSpec | None:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from .specs import Align, GraderSpec, Values, grader_for
+from .spec_types import Align, GraderSpec, Values
+from .specs import grader_for
 
 HEADER = """# Grading: how each competition is scored
 
