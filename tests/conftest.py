@@ -132,7 +132,7 @@ def page(browser, live_server, catalogue):
     show: a JavaScript error, a console error, a request answered 4xx/5xx (a missing favicon included).
     A test that asks for an error page on purpose names its URL in `tab.expected_problems`."""
     # Playwright's wait_for_function and evaluate run their strings with eval, which the site's
-    # Content-Security-Policy forbids; tests/test_browser_csp.py checks the pages under the policy.
+    # Content-Security-Policy forbids; tests/web/test_browser_csp.py checks the pages under the policy.
     context = browser.new_context(bypass_csp=True)
     tab = context.new_page()
     errors: list[str] = []
@@ -192,7 +192,7 @@ def job_world(catalogue, tmp_path, monkeypatch, fast_jobs):
     from leaderboard.models import Competition
     from runner.models import AgentDefinition, Runner
     from tests.job_support import COMPETITION, SCRIPTED_AGENT, public_data
-    from tests.test_services import answers_for
+    from tests.runs.test_submission import answers_for
 
     answers_for(tmp_path, catalogue)
     data = public_data(tmp_path)

@@ -10,7 +10,7 @@ import pytest
 
 from runner.execution import TOOLS_DIR
 from runner.services import create_job
-from tests.test_services import IDS
+from tests.runs.test_submission import IDS
 
 SCRIPTED_AGENT = Path(__file__).resolve().parent / "job_agents" / "scripted_agent.py"
 COMPETITION = "spaceship-titanic"

@@ -10,9 +10,9 @@ for _name in ("MEDALBOARD_API_RATE_ANON", "MEDALBOARD_API_RATE_USER", "MEDALBOAR
 os.environ.setdefault("MEDALBOARD_DAILY_GRADING_QUOTA", "1000000")
 os.environ.setdefault("MEDALBOARD_LOGIN_FAILURES_ALLOWED", "1000000")
 # Uploads are imported inside the request, so a test sees their outcome at once with no worker;
-# tests/test_upload_intake.py turns this off to test the worker path.
+# tests/runs/test_intake.py turns this off to test the worker path.
 os.environ.setdefault("MEDALBOARD_INTAKE_IN_REQUEST", "true")
-# A task's scratch is measured, not mounted, unless a test asks for the mount (tests/test_hostile_agents.py):
+# A task's scratch is measured, not mounted, unless a test asks for the mount (tests/runner/test_hostile_agents.py):
 # tests that SIGKILL a runner would otherwise leave a loop mount behind in pytest's tmp folders.
 os.environ.setdefault("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", "false")
 

@@ -1,0 +1,100 @@
+"""A cancelled job's tasks are never started again: not by the sweep after a lost runner's lease
+expired, not by a claim of a task that went back to the queue, not by a real second runner."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from leaderboard.models import Run
+from runner import leases, services
+from runner.models import Job, JobTask, Runner
+from runner.recovery import sweep_tasks
+from runner.services import cancel_job
+from tests.job_support import needs_agent_tools, scripted_job, wait_until
+
+
+@pytest.fixture
+def claimed(alice, job_world, django_capture_on_commit_callbacks):
+    """A task claimed by the test runner (status running, attempt 1) of a job not yet cancelled."""
+    with django_capture_on_commit_callbacks(execute=False):
+        task = scripted_job(alice).tasks.get()
+    held = leases.claim(task.pk, job_world)
+    assert held is not None
+    return held
+
+
+def expire(task_id: int) -> None:
+    JobTask.objects.filter(pk=task_id).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
+
+
+def test_a_lost_running_task_of_a_cancelled_job_ends_instead_of_going_back_to_the_queue(
+    alice, claimed, monkeypatch, django_capture_on_commit_callbacks
+):
+    published = []
+    monkeypatch.setattr(services, "enqueue_task", published.append)
+    task = JobTask.objects.get(pk=claimed.task_id)
+    cancel_job(job=task.job, user=alice)  # the runner is gone: nobody stops the sandbox
+    assert JobTask.objects.get(pk=task.pk).status == JobTask.Status.RUNNING
+    expire(task.pk)
+    with django_capture_on_commit_callbacks(execute=True):
+        counts = sweep_tasks()
+    task.refresh_from_db()
+    assert counts["tasks_cancelled"] == 1 and counts["tasks_requeued"] == 0
+    assert task.status == JobTask.Status.CANCELLED and task.attempts == 1 and "cancelled" in task.error
+    assert published == [] and Job.objects.get(pk=task.job_id).status == Job.Status.CANCELLED
+    with pytest.raises(leases.LeaseLost):  # the lost attempt, if it comes back, writes nothing
+        leases.fence(claimed)
+
+
+def test_a_task_back_in_the_queue_after_the_cancel_is_never_claimed(alice, claimed, job_world):
+    task = JobTask.objects.get(pk=claimed.task_id)
+    Job.objects.filter(pk=task.job_id).update(cancel_requested=True)  # cancelled while it was held...
+    assert leases.release(claimed)  # ...then handed back (no free GPU, engine down)
+    assert leases.claim(task.pk, job_world) is None
+    task.refresh_from_db()
+    assert task.status == JobTask.Status.CANCELLED and task.attempts == 0 and task.lease_owner == ""
+
+
+def test_the_sweep_ends_queued_tasks_of_a_cancelled_job_and_publishes_none(
+    alice, job_world, monkeypatch, django_capture_on_commit_callbacks
+):
+    published = []
+    monkeypatch.setattr(services, "enqueue_task", published.append)
+    with django_capture_on_commit_callbacks(execute=False):
+        job = scripted_job(alice, seeds=2)
+    Job.objects.filter(pk=job.pk).update(cancel_requested=True)  # e.g. a re-queue raced the cancel
+    JobTask.objects.filter(job=job).update(created_at=timezone.now() - timedelta(hours=1))  # never published
+    counts = sweep_tasks()
+    assert counts["tasks_cancelled"] == 2 and counts["tasks_published"] == 0 and published == []
+    assert set(job.tasks.values_list("status", flat=True)) == {JobTask.Status.CANCELLED}
+
+
+@needs_agent_tools
+def test_a_runner_killed_after_the_cancel_leaves_a_task_no_other_runner_restarts(
+    transactional_db, alice, job_world, tmp_path
+):
+    from tests.runner.test_jobs_faults import start_runner
+
+    Runner.objects.create(name="second-runner", backend="local", images=["*"])
+    job = scripted_job(alice, steps=30, sleep=0.5)
+    task = job.tasks.get()
+    first = start_runner(tmp_path, "test-runner")
+    try:
+        wait_until(lambda: Run.objects.filter(job_task=task, n_steps__gte=1).exists(), 60, "streaming", first)
+        first.kill9()  # killed before it saw the cancel: its sandbox's lease will expire
+    finally:
+        first.stop()
+    cancel_job(job=job, user=alice)
+    second = start_runner(tmp_path, "second-runner")  # its sweep finds the expired lease
+    try:
+        task = wait_until(lambda: JobTask.objects.filter(pk=task.pk, status__in=JobTask.FINISHED).first(), 60,
+                          "ended", second)
+    finally:
+        second.stop()
+    assert task.status == JobTask.Status.CANCELLED and task.attempts == 1, task.error
+    assert task.runner.name == "test-runner"  # never claimed by the second runner
+    run = Run.objects.get(pk=task.run_id)
+    assert run.status == Run.Status.FAILED and "cancelled" in run.grading_error

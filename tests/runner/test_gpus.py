@@ -1,0 +1,172 @@
+"""GPU runners with a fake NVML: hardware detection -> registration and the queues it consumes,
+routing of a job's tasks to those queues, per-GPU accounting (two tasks never share a GPU, a task
+never gets more than it asked for), and the exact device request the Docker backend receives."""
+
+from __future__ import annotations
+
+import sys
+import threading
+
+import pytest
+from django.conf import settings
+from django.db import connection
+
+from runner import execution, leases, registry
+from runner.backends import SandboxSpec
+from runner.backends.docker import DockerBackend
+from runner.hardware import detect
+from runner.models import GpuSlot, JobTask, Runner
+from runner.services import create_job
+from tests.runner.test_hardware import fake_pynvml
+from tests.runner.test_sandbox_docker import FakeClient
+
+GPUS = ["NVIDIA A10", "NVIDIA A10", "NVIDIA A100 80GB PCIe"]
+
+
+class RecordingDocker(DockerBackend):
+    """The real Docker backend's request, recorded instead of sent; the "agent" exits at once."""
+
+    def __init__(self) -> None:
+        super().__init__(FakeClient(images=(settings.MEDALBOARD_AGENT_IMAGE,)), runner_name="gpu-box")
+        self.requests: list[dict] = []
+
+    def start(self, spec: SandboxSpec):
+        self.requests.append(self.container_kwargs(spec))
+        return Exited(spec)
+
+
+class Exited:
+    def __init__(self, spec):
+        self.spec, self.id = spec, "exited"
+
+    def poll(self):
+        return 0
+
+    def stop(self, grace_s=5.0):
+        return 0
+
+    def remove(self):
+        pass
+
+    def output_tail(self, max_bytes=16_384):
+        return ""
+
+
+@pytest.fixture
+def gpu_runner(monkeypatch, job_world):
+    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(GPUS, 24_000))
+    hardware = detect()
+    runner = registry.register(name="gpu-box", backend=RecordingDocker(), hardware=hardware,
+                               queues=registry.default_queues(hardware), concurrency=3)
+    Runner.objects.filter(name="test-runner").delete()  # the CPU-only runner of job_world
+    return runner
+
+
+def test_detected_gpus_are_registered_with_the_queues_they_can_serve(gpu_runner):
+    assert [g["name"] for g in gpu_runner.gpus] == GPUS and gpu_runner.concurrency == 3
+    assert list(GpuSlot.objects.filter(runner=gpu_runner).values_list("index", "name")) == list(enumerate(GPUS))
+    for queue in ("jobs.cpu", "jobs.gpu.1", "jobs.gpu.3", "jobs.gpu.a10.2", "jobs.gpu.nvidia-a10.1",
+                  "jobs.gpu.a100.1", "jobs.gpu.a100-80gb.1", "celery"):
+        assert queue in gpu_runner.queues
+    assert "jobs.gpu.4" not in gpu_runner.queues and "jobs.gpu.a100.2" not in gpu_runner.queues
+    assert gpu_runner.images == [settings.MEDALBOARD_AGENT_IMAGE]
+
+
+def test_tasks_go_to_queues_a_runner_consumes(alice, gpu_runner, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        jobs = [create_job(user=alice, agent="scripted", competitions=["spaceship-titanic"], time_limit_minutes=1,
+                           gpus=n, gpu_type=kind) for n, kind in ((2, "A10"), (1, "a100"), (3, ""), (0, ""))]
+    queues = [job.tasks.get().queue for job in jobs]
+    assert queues == ["jobs.gpu.a10.2", "jobs.gpu.a100.1", "jobs.gpu.3", "jobs.cpu"]
+    assert set(queues) <= set(gpu_runner.queues)
+
+
+def task_needing(alice, gpus: int, gpu_type: str = "") -> JobTask:
+    job = create_job(user=alice, agent="scripted", competitions=["spaceship-titanic"], time_limit_minutes=1,
+                     gpus=gpus, gpu_type=gpu_type)
+    return job.tasks.get()
+
+
+def test_gpus_are_accounted_per_device(alice, gpu_runner, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        two_a10, one_a10, one_any = task_needing(alice, 2, "A10"), task_needing(alice, 1, "A10"), task_needing(alice, 1)
+    first = leases.claim(two_a10.pk, gpu_runner)
+    assert leases.take_gpus(first, gpu_runner, 2, "A10") == [0, 1]
+    second = leases.claim(one_a10.pk, gpu_runner)
+    with pytest.raises(leases.NoFreeGpus):
+        leases.take_gpus(second, gpu_runner, 1, "A10")  # both A10s are held
+    assert not GpuSlot.objects.filter(task=one_a10).exists()  # a failed take holds nothing
+    third = leases.claim(one_any.pk, gpu_runner)
+    assert leases.take_gpus(third, gpu_runner, 1) == [2]  # exactly one, the free A100
+    leases.finish(first, JobTask.Status.SUCCEEDED)
+    assert leases.take_gpus(second, gpu_runner, 1, "A10") == [0]
+    held = dict(GpuSlot.objects.filter(runner=gpu_runner).values_list("index", "task_id"))
+    assert held == {0: one_a10.pk, 1: None, 2: one_any.pk}
+    assert JobTask.objects.get(pk=one_a10.pk).gpu_indices == [0]
+
+
+def test_concurrent_takes_never_share_a_gpu(transactional_db, alice, gpu_runner):
+    tasks = [task_needing(alice, 1) for _ in range(8)]
+    claims = [leases.claim(t.pk, gpu_runner) for t in tasks]
+    got: dict[int, list[int]] = {}
+    barrier = threading.Barrier(len(claims))
+
+    def take(held):
+        barrier.wait()
+        try:
+            got[held.task_id] = leases.take_gpus(held, gpu_runner, 1)
+        except leases.NoFreeGpus:
+            got[held.task_id] = []
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=take, args=(held,)) for held in claims]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    taken = sorted(i for indices in got.values() for i in indices)
+    assert taken == [0, 1, 2] and sum(1 for v in got.values() if v) == 3
+
+
+def test_docker_gets_a_device_request_for_exactly_the_assigned_gpus(alice, gpu_runner,
+                                                                    django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        blocker, task = task_needing(alice, 1, "A10"), task_needing(alice, 2)
+    leases.take_gpus(leases.claim(blocker.pk, gpu_runner), gpu_runner, 1, "A10")  # GPU 0 is busy
+    backend = RecordingDocker()
+    held = leases.claim(task.pk, gpu_runner)
+    outcome = execution.execute(held, runner=gpu_runner, backend=backend)
+    assert outcome.status == JobTask.Status.SUCCEEDED
+    [request] = backend.requests
+    [device_request] = request["device_requests"]
+    assert device_request["DeviceIDs"] == ["1", "2"] and device_request["Capabilities"] == [["gpu"]]
+    assert request["network_mode"] == "none"
+    assert not GpuSlot.objects.filter(task=task).exists()  # released at the end
+    assert JobTask.objects.get(pk=task.pk).gpu_indices == [1, 2]
+
+
+def test_the_runner_summary_says_which_job_holds_which_gpu(alice, gpu_runner, django_capture_on_commit_callbacks):
+    from runner.services import runner_summary
+
+    with django_capture_on_commit_callbacks(execute=False):
+        task = task_needing(alice, 1, "A100")
+    leases.take_gpus(leases.claim(task.pk, gpu_runner), gpu_runner, 1, "A100")
+    summary = runner_summary(Runner.objects.get(pk=gpu_runner.pk))
+    assert summary["status"] == "online" and summary["running"] == [task.pk]
+    assert [(g["index"], g["name"], g["task"], g["job"]) for g in summary["gpus"]] == [
+        (0, "NVIDIA A10", None, None), (1, "NVIDIA A10", None, None),
+        (2, "NVIDIA A100 80GB PCIe", task.pk, task.job_id),
+    ]
+
+
+def test_a_task_a_runner_can_never_serve_fails_instead_of_waiting(alice, gpu_runner,
+                                                                  django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        task = task_needing(alice, 1, "A100")
+    held = leases.claim(task.pk, gpu_runner)
+    with pytest.raises(RuntimeError, match="2 A100s needed, gpu-box has 1"):
+        leases.take_gpus(held, gpu_runner, 2, "A100")
+    with pytest.raises(RuntimeError, match="not a registered runner"):
+        leases.take_gpus(held, None, 1)
+    assert not GpuSlot.objects.filter(task=task).exists()

@@ -1,0 +1,149 @@
+"""Issue 9, items 1-3: a run is never stuck and never graded twice. Grading claims have an owner and
+a lease; the sweep re-queues expired claims and pending runs nobody picked up, with bounded attempts;
+a grader that lost its claim writes nothing; a real worker killed mid-grading is recovered."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.utils import timezone
+
+from leaderboard import tasks
+from leaderboard.models import Run
+from leaderboard.runs import recovery
+from tests.job_support import WorkerProcess, wait_until
+from tests.runs.test_submission import IDS, answers_for, submit
+
+
+@pytest.fixture
+def published(monkeypatch):
+    sent = []
+    monkeypatch.setattr(tasks.grade_run, "delay", lambda run_id: sent.append(run_id))
+    return sent
+
+
+def expire(run: Run) -> None:
+    Run.objects.filter(pk=run.pk).update(grading_lease_expires_at=timezone.now() - timedelta(seconds=1))
+
+
+def test_an_expired_claim_is_requeued_then_graded_once(alice, catalogue, tmp_path, published):
+    answers_for(tmp_path, catalogue)
+    run = submit(alice)
+    assert tasks.claim_grading(run.pk, "worker-a")  # worker a claims, then dies
+    assert not tasks.claim_grading(run.pk, "worker-b")  # nobody else can while it holds the claim
+    expire(run)
+    assert recovery.sweep_grading() == {"retried": 1, "failed": 0, "requeued_pending": 1}
+    run.refresh_from_db()
+    assert run.status == Run.Status.PENDING and "attempt 1 was interrupted" in run.grading_error
+    assert published == [run.pk]
+    assert tasks.grade_run.apply(args=[run.pk]).get() == Run.Status.GRADED
+    run.refresh_from_db()
+    assert run.grading_attempts == 2 and run.score == pytest.approx(1.0)
+    assert tasks.grade_claimed(run.pk, "worker-a") == "claim lost"  # a's late result is dropped
+    assert recovery.sweep_grading() == {"retried": 0, "failed": 0, "requeued_pending": 0}
+
+
+def test_after_max_attempts_the_run_fails_with_the_reason(alice, catalogue, published, settings):
+    settings.GRADING_MAX_ATTEMPTS = 2
+    run = submit(alice)
+    for attempt in (1, 2):
+        assert tasks.claim_grading(run.pk, f"worker-{attempt}")
+        expire(run)
+        recovery.sweep_grading()
+    run.refresh_from_db()
+    assert run.status == Run.Status.FAILED
+    assert run.grading_error == "grading was interrupted 2 times (the worker grading it was lost); gave up"
+
+
+def test_a_stale_grader_cannot_overwrite_the_new_one(alice, catalogue, tmp_path, published, monkeypatch):
+    answers_for(tmp_path, catalogue)
+    run = submit(alice)
+    assert tasks.claim_grading(run.pk, "slow")
+    expire(run)
+    recovery.sweep_grading()
+    assert tasks.claim_grading(run.pk, "fresh")
+    assert tasks.grade_claimed(run.pk, "slow") == "claim lost"
+    run.refresh_from_db()
+    assert run.status == Run.Status.GRADING and run.grading_owner == "fresh" and run.score is None
+    assert tasks.grade_claimed(run.pk, "fresh") == Run.Status.GRADED
+
+
+def test_a_run_whose_grading_could_not_be_enqueued_is_picked_up_by_the_sweep(
+    alice, catalogue, tmp_path, monkeypatch, settings, django_capture_on_commit_callbacks
+):
+    answers_for(tmp_path, catalogue)
+
+    def broker_down(run_id):
+        raise ConnectionError("Error 111 connecting to the broker")
+
+    monkeypatch.setattr(tasks.grade_run, "delay", broker_down)
+    with django_capture_on_commit_callbacks(execute=True):
+        run = submit(alice)
+    run.refresh_from_db()
+    assert run.status == Run.Status.PENDING and run.grading_enqueued_at is None
+    assert recovery.sweep_grading()["requeued_pending"] == 0  # too fresh: its own enqueue may still come
+    Run.objects.filter(pk=run.pk).update(updated_at=timezone.now() - timedelta(seconds=settings.STALE_PENDING_S + 1))
+    assert recovery.sweep_grading()["requeued_pending"] == 0  # the broker is still down: stays pending
+    sent = []
+    monkeypatch.setattr(tasks.grade_run, "delay", sent.append)  # the broker is back
+    assert recovery.sweep_grading()["requeued_pending"] == 1 and sent == [run.pk]
+    assert recovery.sweep_grading()["requeued_pending"] == 0  # enqueued: not again until it is stale
+    run.refresh_from_db()
+    assert run.grading_enqueued_at is not None
+
+
+def slow_answers(tmp_path, catalogue, rows: int = 1_500_000):
+    """Answers big enough that grading takes seconds: time to kill the worker in the middle."""
+    from leaderboard.models import CompetitionAnswers
+
+    ids = [f"{i:07d}_01" for i in range(rows)]
+    path = tmp_path / "big-answers.csv"
+    path.write_text("PassengerId,Transported\n" + "".join(f"{i},{n % 2 == 0}\n" for n, i in enumerate(ids)))
+    CompetitionAnswers.objects.update_or_create(competition=catalogue.get(slug="spaceship-titanic"),
+                                                defaults={"answers_path": str(path)})
+    from django.core.files.base import ContentFile
+
+    return ContentFile(path.read_bytes(), name="submission.csv")
+
+
+def test_kill_9_of_a_worker_mid_grading_ends_graded_once(transactional_db, catalogue, alice, tmp_path, settings):
+    assert IDS  # the small fixture's ids are not used: the answers are big on purpose
+    big = slow_answers(tmp_path, catalogue)
+    first = WorkerProcess(tmp_path / "worker-1.log", "celery")
+    try:
+        run = submit(alice, submission=big)  # autocommit: enqueued at once
+        wait_until(lambda: Run.objects.filter(pk=run.pk, status=Run.Status.GRADING).exists(), 60,
+                   "grading", first)
+        first.kill9()
+    finally:
+        first.stop()
+    run.refresh_from_db()
+    assert run.status == Run.Status.GRADING and run.grading_attempts == 1
+    # Its own sweep finds the expired claim. Its lease outlasts its grading, as in production (where
+    # GRADING_LEASE_S is above grade_run's hard time limit); the first one's 4 s lease made the test quick.
+    second = WorkerProcess(tmp_path / "worker-2.log", "celery", extra_env={"MEDALBOARD_GRADING_LEASE_S": "120"})
+    try:
+        run = wait_until(lambda: Run.objects.filter(pk=run.pk, status__in=("graded", "failed")).first(), 90,
+                         "graded", second)
+    finally:
+        second.stop()
+    assert run.status == Run.Status.GRADED, run.grading_error
+    assert run.grading_attempts == 2 and run.score == pytest.approx(1.0)
+    assert "attempt 1 was interrupted" in run.grading_error or run.grading_error == ""
+
+
+def test_the_progress_page_says_what_is_happening(client, alice, catalogue, published):
+    run = submit(alice)
+    status = lambda: client.get(f"/runs/{run.pk}/status.json").json()["progress"]  # noqa: E731
+    assert status() == "queued for grading"
+    assert "queued for grading" in client.get(f"/runs/{run.pk}/progress/").content.decode()
+    tasks.claim_grading(run.pk, "w1")
+    assert status() == "grading"
+    expire(run)
+    recovery.sweep_grading()
+    assert status() == "retrying (attempt 2)"
+    tasks.claim_grading(run.pk, "w2")
+    assert status() == "grading (attempt 2)"
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="the grader fell over")
+    assert status() == "failed: the grader fell over"

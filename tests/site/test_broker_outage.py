@@ -1,0 +1,163 @@
+"""A broker outage loses nothing: uploads, gradings and jobs made before and during it all finish
+once it is back, the worker and the runner (`manage.py runner`) survive it, and their logs say what
+happened in one line each, with no tracebacks.
+
+The broker is a redis-server of the test's own on a free port (never the machine's Redis), stopped
+and restarted with its append-only file, as a production broker with persistence comes back."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.conf import settings as django_settings
+
+from leaderboard.models import Run, RunIntake
+from runner.models import JobTask
+from tests.api.test_runs import payload, token_client
+from tests.job_support import FAST_ENV, WorkerProcess, database_url, needs_agent_tools, scripted_job, wait_until
+from tests.redis_support import RedisServer
+from tests.runs.test_submission import submit
+from webapp.celery import app
+
+OUTAGE_ENV = {"CELERY_VISIBILITY_TIMEOUT": "10", "MEDALBOARD_STALE_PENDING_S": "3"}
+
+
+def _use_broker(url: str, options: dict) -> None:
+    """Point this process's Celery app (what the site publishes with) at another broker."""
+    app.conf.broker_url = url
+    app.conf.broker_transport_options = options
+    if app._pool is not None:
+        app._pool.force_close_all()
+    app._pool = None
+    app.__dict__.get("amqp") and setattr(app.amqp, "_producer_pool", None)
+
+
+@pytest.fixture
+def broker(tmp_path, settings):
+    server = RedisServer(data_dir=tmp_path).start()
+    previous = (app.conf.broker_url, app.conf.broker_transport_options)
+    _use_broker(server.url, {"visibility_timeout": 10})
+    app.conf.task_always_eager = False
+    settings.INTAKE_IN_REQUEST = False
+    settings.INTAKE_WAIT_S = 0
+    settings.STALE_PENDING_S = 3
+    yield server
+    server.stop()
+    _use_broker(*previous)
+
+
+class RunnerProcess(WorkerProcess):
+    """`manage.py runner` (the supervised worker a GPU host runs), on the test database and broker."""
+
+    def __init__(self, log_path: Path, broker_url: str) -> None:
+        env = {**os.environ, **FAST_ENV, **OUTAGE_ENV, "DJANGO_SETTINGS_MODULE": "webapp.test_settings",
+               "DATABASE_URL": database_url(), "CELERY_BROKER_URL": broker_url,
+               "MEDALBOARD_RUNNER_WORK_DIR": str(django_settings.RUNNER_WORK_DIR)}
+        self.log_path = log_path
+        self.log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
+        self.process = subprocess.Popen(
+            [sys.executable, "manage.py", "runner", "--backend", "local", "--name", "test-runner",
+             "--queues", "jobs.cpu", "--concurrency", "1", "--loglevel", "INFO"],
+            cwd=django_settings.BASE_DIR, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+            start_new_session=True)
+
+
+def _upload(user, seed: int) -> int:
+    answer = token_client(user).post("/api/runs/", payload(seed=seed), format="multipart")
+    assert answer.status_code == 202, answer.content
+    return answer.json()["id"]
+
+
+def _finished(intakes: list[int], runs: list[int], jobs: list) -> bool:
+    imported = RunIntake.objects.filter(pk__in=intakes, status=RunIntake.Status.IMPORTED)
+    graded_ids = [*runs, *imported.values_list("run_id", flat=True)]
+    graded = Run.objects.filter(pk__in=graded_ids, status=Run.Status.GRADED).count()
+    done = JobTask.objects.filter(job__in=jobs, status=JobTask.Status.SUCCEEDED).count()
+    return imported.count() == len(intakes) and graded == len(runs) + len(intakes) and done == len(jobs)
+
+
+def _state(intakes: list[int], runs: list[int], jobs: list) -> str:
+    return (f"intakes {list(RunIntake.objects.filter(pk__in=intakes).values_list('status', 'run_id'))}, "
+            f"runs {list(Run.objects.filter(pk__in=runs).values_list('status', 'grading_error'))}, "
+            f"intake runs {list(Run.objects.filter(intakes__in=intakes).values_list('status', 'grading_error'))}, "
+            f"tasks {list(JobTask.objects.filter(job__in=jobs).values_list('status', 'error'))}")
+
+
+@needs_agent_tools
+def test_everything_made_before_and_during_an_outage_finishes(transactional_db, alice, job_world, broker,
+                                                               tmp_path):
+    worker = WorkerProcess(tmp_path / "worker.log", "celery", extra_env={
+        "CELERY_BROKER_URL": broker.url, **OUTAGE_ENV})
+    runner = RunnerProcess(tmp_path / "runner.log", broker.url)
+    try:
+        for process in (worker, runner):
+            wait_until(lambda p=process: " ready." in p.output(), 60, "the worker ready", process)
+        # Distinct uploads (seeds): identical ones would be one run. The first job's agent runs through
+        # the outage (a task delivered and not yet acknowledged when the broker goes).
+        intakes, runs = [_upload(alice, 1)], [submit(alice, seed=2).pk]
+        jobs = [scripted_job(alice, steps=12, sleep=0.5)]
+        wait_until(lambda: JobTask.objects.filter(job=jobs[0], status=JobTask.Status.RUNNING).exists(), 30,
+                   "the first job running", runner)
+        broker.stop()
+        intakes.append(_upload(alice, 3))
+        runs.append(submit(alice, seed=4).pk)
+        jobs.append(scripted_job(alice, steps=3, sleep=0.5))
+        time.sleep(8)  # the worker and runner notice, and try to reconnect
+        broker.start()
+        try:
+            wait_until(lambda: _finished(intakes, runs, jobs), 90, "everything finished")
+        except AssertionError as exc:
+            raise AssertionError(f"{exc}: {_state(intakes, runs, jobs)}") from None
+        assert runner.process.poll() is None, runner.output()
+    finally:
+        worker.stop()
+        runner.stop()
+    for process in (worker, runner):
+        log = process.log_path.read_text(errors="replace")
+        assert "Traceback" not in log and "AttributeError" not in log, log[-5000:]
+        assert "CPendingDeprecationWarning" not in log  # Celery's multi-line notice on each connection loss
+    assert "broker unavailable: could not enqueue" in runner.output() + worker.output()
+
+
+def _children(pid: int) -> list[int]:
+    found = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout.split()
+    return [int(child) for child in found]
+
+
+@needs_agent_tools
+def test_the_runner_starts_its_worker_again_when_it_exits(transactional_db, alice, job_world, broker, tmp_path):
+    """Celery exits on some broker outages (kombu's restore_unacked failing); `manage.py runner`
+    starts its worker again, and the runner serves jobs as before."""
+    runner = RunnerProcess(tmp_path / "runner.log", broker.url)
+    try:
+        first = wait_until(lambda: _children(runner.process.pid), 30, "a worker started", runner)
+        os.kill(first[0], 9)
+        wait_until(lambda: "its worker exited" in runner.output(), 30, "the exit noticed", runner)
+        wait_until(lambda: _children(runner.process.pid) not in ([], first), 30, "a new worker", runner)
+        job = scripted_job(alice, steps=2, sleep=0.2)
+        wait_until(lambda: JobTask.objects.filter(job=job, status=JobTask.Status.SUCCEEDED).exists(), 60,
+                   "the job done by the new worker", runner)
+        assert runner.process.poll() is None
+    finally:
+        runner.stop()
+    assert runner.process.returncode is not None  # a SIGTERM still stops it (and its worker)
+
+
+def test_a_send_that_fails_is_one_line_and_the_next_one_uses_new_connections(caplog, monkeypatch):
+    from leaderboard.tasks import grade_run
+    from webapp.celery import publish
+
+    def down(*args, **kwargs):
+        raise AttributeError("'NoneType' object has no attribute 'connection_errors'")
+
+    monkeypatch.setattr(grade_run, "delay", down)
+    app._pool = object()  # a pool a failed send must not reuse
+    assert publish(grade_run, [1], what="grading of run 1") is None
+    [line] = [r.getMessage() for r in caplog.records if "broker unavailable" in r.getMessage()]
+    assert "grading of run 1" in line and "AttributeError" in line and "\n" not in line
+    assert app._pool is None

@@ -1,0 +1,27 @@
+"""The embedded (filesystem) broker polls often: kombu's default of one second also passes after every
+task, which made `make run`'s worker grade about one snapshot a second (benchmarks/snapshot_grading.py
+measures it against Redis)."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from kombu import Connection
+
+from tests.site.test_settings import _manage
+
+
+def test_a_worker_on_the_embedded_broker_polls_every_50_ms():
+    assert settings.CELERY_BROKER_URL.startswith("filesystem")
+    from webapp.celery import app
+
+    with app.connection_for_read() as connection:
+        assert connection.transport.polling_interval == 0.05
+
+
+def test_the_polling_interval_is_configurable_and_checked(tmp_path):
+    options = {**settings.CELERY_BROKER_TRANSPORT_OPTIONS, "polling_interval": 0.2}
+    with Connection("filesystem://", transport_options=options) as connection:
+        assert connection.transport.polling_interval == 0.2
+    refused = _manage("check", env={"DEBUG": "true", "CELERY_BROKER_POLLING_INTERVAL": "0",
+                                    "MEDALBOARD_VAR_DIR": str(tmp_path)})
+    assert refused.returncode != 0 and "CELERY_BROKER_POLLING_INTERVAL" in refused.stderr
