@@ -1,3 +1,5 @@
+from pathlib import Path
+
 from django.apps import AppConfig
 
 
@@ -9,3 +11,17 @@ class LeaderboardConfig(AppConfig):
         from leaderboard.analysis import page_cache
 
         page_cache.connect()
+        _make_folders()
+
+
+def _make_folders() -> None:
+    """The folders the site writes to before anything else would create them: the spool of large
+    uploads, and the embedded broker's (kombu expects its folders to exist)."""
+    from django.conf import settings
+
+    folders = [settings.FILE_UPLOAD_TEMP_DIR]
+    if settings.CELERY_BROKER_URL.startswith("filesystem"):
+        folders += [value for key, value in settings.CELERY_BROKER_TRANSPORT_OPTIONS.items()
+                    if key.endswith("_folder") or key.startswith("data_folder")]
+    for folder in folders:
+        Path(folder).mkdir(parents=True, exist_ok=True)

@@ -26,7 +26,7 @@ class SecretError(Exception):
 
 
 def _fernet() -> Fernet:
-    key = getattr(settings, "SECRETS_KEY", "")
+    key = getattr(settings, "RUNNER_SECRETS_FERNET_KEY", "")
     if not key:
         if not settings.DEBUG:
             raise ImproperlyConfigured("MEDALBOARD_SECRETS_KEY must be set to store or use secrets")

@@ -35,7 +35,7 @@ class JobError(Exception):
 
 
 def default_agent_image() -> str:
-    return getattr(settings, "MEDALBOARD_AGENT_IMAGE", "medalboard-agent:latest")
+    return settings.MEDALBOARD_AGENT_IMAGE  # one default, in settings
 
 
 def ensure_builtin_agents() -> None:

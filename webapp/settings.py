@@ -5,6 +5,7 @@ small helpers below, with a default that works on a bare machine: SQLite under v
 Celery broker (kombu's filesystem transport) and a local artifact folder.
 """
 
+import importlib.util
 import os
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -168,9 +169,10 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = Path(os.environ.get("STATIC_ROOT", VAR_DIR / "staticfiles"))
-import plotly  # noqa: E402  (its bundled plotly.min.js is served locally: no CDN is reachable offline)
-
-STATICFILES_DIRS = [BASE_DIR / "static", ("vendor/plotly", Path(plotly.__file__).parent / "package_data")]
+# Plotly's bundled plotly.min.js is served locally (no CDN is reachable offline); find_spec locates the
+# installed package without importing it: settings import nothing but what they read.
+STATICFILES_DIRS = [BASE_DIR / "static",
+                    ("vendor/plotly", Path(importlib.util.find_spec("plotly").origin).parent / "package_data")]
 # Uploaded submissions, trajectories and logs. Private competition answers are NOT stored here:
 # they stay where the catalogue's data root keeps them and are never served.
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", VAR_DIR / "artifacts"))
@@ -217,7 +219,8 @@ SHARED_DIR = Path(os.environ.get("MEDALBOARD_SHARED_DIR") or _shared_dir())
 CATALOGUE_DIR = Path(os.environ.get("MEDALBOARD_CATALOGUE_DIR", SHARED_DIR / "data" / "mle-bench"))
 NEW_USERS_CAN_SUBMIT_JOBS = env_bool("MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS", False)  # runner.access
 MAX_ACTIVE_JOBS_PER_USER = env_int("MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER", 3)  # runner.access
-SECRETS_KEY = os.environ.get("MEDALBOARD_SECRETS_KEY", "")  # runner.secrets: Fernet key for stored secrets
+# The Fernet key runner.secrets seals job secrets with (MEDALBOARD_SECRETS_KEY); not Django's SECRET_KEY.
+RUNNER_SECRETS_FERNET_KEY = os.environ.get("MEDALBOARD_SECRETS_KEY", "")
 MAX_UPLOAD_BYTES = env_int("MEDALBOARD_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 # Every archive read (uploaded .zip/.tar, Inspect .eval) streams under these caps (leaderboard.lib.archives):
 # bytes unpacked in all, per member, the unpacked/packed ratio, and the member count.
@@ -244,8 +247,7 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # Larger uploads are spooled here while the request reads them (a request killed meanwhile leaves its
 # file, which the orphan sweep deletes after ORPHAN_GRACE_S); beside MEDIA_ROOT, staging them is a rename.
-FILE_UPLOAD_TEMP_DIR = os.environ.get("MEDALBOARD_UPLOAD_TEMP_DIR") or str(VAR_DIR / "upload-tmp")
-Path(FILE_UPLOAD_TEMP_DIR).mkdir(parents=True, exist_ok=True)
+FILE_UPLOAD_TEMP_DIR = os.environ.get("MEDALBOARD_UPLOAD_TEMP_DIR") or str(VAR_DIR / "upload-tmp")  # made at start
 
 # Celery: Redis or RabbitMQ in production; the embedded filesystem broker needs no server.
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or "filesystem://"
@@ -267,10 +269,6 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     # A job task runs longer (its own wall clock) and a redelivery finds it claimed and does nothing.
     else {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", env_int("CELERY_TASK_TIME_LIMIT", 3900) + 300)}
 )
-if CELERY_BROKER_URL.startswith("filesystem"):
-    for _folder in CELERY_BROKER_TRANSPORT_OPTIONS.values():
-        if isinstance(_folder, str):
-            Path(_folder).mkdir(parents=True, exist_ok=True)  # kombu expects its folders to exist
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1

@@ -48,4 +48,4 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     DATABASES["default"]["TEST"] = {"NAME": os.environ.setdefault(  # noqa: F405
         "MEDALBOARD_TEST_DB", str(Path(tempfile.mkdtemp(prefix="medalboard-test-db-")) / "test.sqlite3"))}  # noqa: F405
 
-SECRETS_KEY = "dGVzdC1zdWl0ZS1vbmx5LWZlcm5ldC1rZXktMDEyMzQ="  # a fixed Fernet key for the suite only
+RUNNER_SECRETS_FERNET_KEY = "dGVzdC1zdWl0ZS1vbmx5LWZlcm5ldC1rZXktMDEyMzQ="  # a fixed Fernet key for the suite only

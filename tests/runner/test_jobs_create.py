@@ -159,7 +159,7 @@ def test_secrets_are_sealed_and_required_ones_checked(
 
     from runner.secrets import unseal
 
-    settings.SECRETS_KEY = Fernet.generate_key().decode()
+    settings.RUNNER_SECRETS_FERNET_KEY = Fernet.generate_key().decode()
     runner(images=["aide:1"], networks=["egress"])
     AgentDefinition.objects.create(name="aide", image="aide:1", command=["aide"], env_vars=["OPENAI_API_KEY"])
     with pytest.raises(JobError, match="the agent aide needs OPENAI_API_KEY"):

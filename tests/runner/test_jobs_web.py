@@ -162,7 +162,7 @@ def test_job_form_needs_the_permission(alice, client):
 
 
 def test_secrets_without_a_site_key_are_refused_with_the_reason(staff, competition, settings):
-    settings.SECRETS_KEY, settings.DEBUG = "", False
+    settings.RUNNER_SECRETS_FERNET_KEY, settings.DEBUG = "", False
     response = api_for(staff).post("/api/jobs/", job_body(secrets={"OPENAI_API_KEY": SECRET}), format="json")
     assert response.status_code == 400 and "MEDALBOARD_SECRETS_KEY" in response.json()["detail"]
     assert SECRET not in response.content.decode() and not Job.objects.exists()

@@ -10,7 +10,7 @@ from runner import secrets
 
 
 def test_round_trip_and_ciphertext_hides_value(settings):
-    settings.SECRETS_KEY = Fernet.generate_key().decode()
+    settings.RUNNER_SECRETS_FERNET_KEY = Fernet.generate_key().decode()
     token = secrets.encrypt("sk-live-abc123")
     assert "sk-live-abc123" not in token
     assert secrets.decrypt(token) == "sk-live-abc123"
@@ -18,33 +18,33 @@ def test_round_trip_and_ciphertext_hides_value(settings):
 
 
 def test_other_key_cannot_read(settings):
-    settings.SECRETS_KEY = Fernet.generate_key().decode()
+    settings.RUNNER_SECRETS_FERNET_KEY = Fernet.generate_key().decode()
     token = secrets.encrypt("value")
-    settings.SECRETS_KEY = Fernet.generate_key().decode()
+    settings.RUNNER_SECRETS_FERNET_KEY = Fernet.generate_key().decode()
     with pytest.raises(secrets.SecretError, match="cannot be decrypted") as info:
         secrets.decrypt(token)
     assert "value" not in str(info.value)
 
 
 def test_production_needs_its_own_key(settings):
-    settings.SECRETS_KEY, settings.DEBUG = "", False
+    settings.RUNNER_SECRETS_FERNET_KEY, settings.DEBUG = "", False
     with pytest.raises(ImproperlyConfigured, match="MEDALBOARD_SECRETS_KEY"):
         secrets.encrypt("x")
 
 
 def test_debug_derives_a_key_from_secret_key(settings):
-    settings.SECRETS_KEY, settings.DEBUG = "", True
+    settings.RUNNER_SECRETS_FERNET_KEY, settings.DEBUG = "", True
     assert secrets.decrypt(secrets.encrypt("x")) == "x"
 
 
 def test_bad_key_is_a_configuration_error(settings):
-    settings.SECRETS_KEY = "not-a-key"
+    settings.RUNNER_SECRETS_FERNET_KEY = "not-a-key"
     with pytest.raises(ImproperlyConfigured, match="not a Fernet key"):
         secrets.encrypt("x")
 
 
 def test_seal_unseal_and_redact(settings):
-    settings.SECRETS_KEY = Fernet.generate_key().decode()
+    settings.RUNNER_SECRETS_FERNET_KEY = Fernet.generate_key().decode()
     sealed = secrets.seal({"OPENAI_API_KEY": "sk-abcdef", "OTHER": "value-2"})
     assert "sk-abcdef" not in sealed
     assert secrets.unseal(sealed) == {"OPENAI_API_KEY": "sk-abcdef", "OTHER": "value-2"}
