@@ -1,4 +1,4 @@
-"""Readers under hostile uploads (issue 9): does the site keep serving while bad files are processed?
+"""Readers under hostile uploads: does the site keep serving while bad files are processed?
 A benchmark, not a test.
 
     .venv/bin/python benchmarks/load.py                          # 15 s per phase (make bench)

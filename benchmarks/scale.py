@@ -1,4 +1,4 @@
-"""The read side as the data grows (issue 11): page cost at 1k, 10k and 100k runs (a benchmark, not a test).
+"""The read side as the data grows: page cost at 1k, 10k and 100k runs (a benchmark, not a test).
 
     .venv/bin/python benchmarks/scale.py                   # 1k and 10k on SQLite (a few minutes)
     .venv/bin/python benchmarks/scale.py --sizes 1k,10k,100k --load-seconds 30 \\

@@ -1,5 +1,5 @@
-"""The first request of a fresh web process against its second (issue 11: "nothing heavy on the first
-request of a process"). A benchmark, not a test.
+"""The first request of a fresh web process against its second (nothing heavy on the first
+request of a process). A benchmark, not a test.
 
     .venv/bin/python benchmarks/startup.py [--database postgres://.../medalboard_startup]
 

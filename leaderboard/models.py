@@ -527,7 +527,7 @@ class Run(MedalFlags):
 
     @property
     def progress(self) -> str:
-        """Where grading stands (issue 9): queued, grading, retrying (attempt n), or failed and why."""
+        """Where grading stands: queued, grading, retrying (attempt n), or failed and why."""
         n = self.grading_attempts
         if self.status == Run.Status.PENDING:
             return f"retrying (attempt {n + 1})" if n else "queued for grading"

@@ -1,4 +1,4 @@
-"""Cached leaderboard responses, keyed by a version of everything they show (issue 11).
+"""Cached leaderboard responses, keyed by a version of everything they show.
 
 One row, LeaderboardVersion(pk=1), counts the changes to what the leaderboard shows: `bump` raises
 it with UPDATE ... SET n = n + 1 inside the transaction of every aggregate refresh

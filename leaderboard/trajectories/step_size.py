@@ -1,5 +1,5 @@
 """Bounded step size: one huge step must not make every replay, compare view and steps API page of
-its run cost seconds (issue 9). At import a step whose text or data holds a string longer than
+its run cost seconds. At import a step whose text or data holds a string longer than
 STEP_FIELD_LIMIT bytes (or whose strings add up to more than STEP_LIMIT) is stored cut, each cut
 string ending in a note, and the whole step as it came in is kept as an artifact of the run: it
 downloads from the run page, for whoever may see the run, like the run's other files.

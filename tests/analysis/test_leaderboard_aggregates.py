@@ -1,4 +1,4 @@
-"""Leaderboard aggregates (issue 11): every write path keeps them equal to a rebuild, and the
+"""Leaderboard aggregates: every write path keeps them equal to a rebuild, and the
 leaderboard read from them equals the one computed from the runs, for every kind of viewer."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Scores are an oracle: a daily grading quota per user and competition, a format check that needs no
-quota and reveals no score, and API throttling (issue 9, item 11)."""
+quota and reveals no score, and API throttling."""
 
 from __future__ import annotations
 

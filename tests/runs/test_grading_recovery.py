@@ -1,4 +1,4 @@
-"""Issue 9, items 1-3: a run is never stuck and never graded twice. Grading claims have an owner and
+"""A run is never stuck and never graded twice. Grading claims have an owner and
 a lease; the sweep re-queues expired claims and pending runs nobody picked up, with bounded attempts;
 a grader that lost its claim writes nothing; a real worker killed mid-grading is recovered."""
 

@@ -1,5 +1,5 @@
 """Idempotence is a database constraint: the same upload twice, even at the same moment, is one run;
-a repeat with other metadata updates it or says why not (issue 9, item 8)."""
+a repeat with other metadata updates it or says why not."""
 
 from __future__ import annotations
 

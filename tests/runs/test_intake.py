@@ -1,4 +1,4 @@
-"""Uploads are staged and acknowledged by the request, imported by a worker (issue 9, items 4-5):
+"""Uploads are staged and acknowledged by the request, imported by a worker:
 202 with an intake to follow while it imports, then imported with its run or failed with the reason;
 the sweep recovers intakes nobody picked up and claims whose worker died."""
 

@@ -1,5 +1,5 @@
 """A worker killed (kill -9) while it imports an upload loses nothing: once its lease expires the sweep
-of another worker hands the upload on, and it is imported once, on the second attempt (issue 9)."""
+of another worker hands the upload on, and it is imported once, on the second attempt."""
 
 from __future__ import annotations
 

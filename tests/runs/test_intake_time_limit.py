@@ -1,5 +1,5 @@
 """A real worker enforces the import's time limit: an upload that takes longer fails with that reason,
-and no run (not a short one) is left (issue 9, item 5). Time limits need Celery's prefork pool."""
+and no run (not a short one) is left. Time limits need Celery's prefork pool."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """A request killed mid-upload leaves files with no row and a scratch folder; the sweep deletes them
-once they are older than the grace period, and never a file a row names (issue 9, item 6)."""
+once they are older than the grace period, and never a file a row names."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Experiments belong to an owner; nobody joins another owner's results by using their names
-(issue 9, item 7). Staff transfer and merge."""
+"""Experiments belong to an owner; nobody joins another owner's results by using their names.
+Staff transfer and merge."""
 
 from __future__ import annotations
 

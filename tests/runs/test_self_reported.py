@@ -1,6 +1,5 @@
 """A claimed score with no submission and no grading report is self-reported: badged wherever it is
-shown, left out by "verified only", never a valid submission, and listed after verified rows
-(issue 9, item 10)."""
+shown, left out by "verified only", never a valid submission, and listed after verified rows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every bad input is a 4xx with a reason, never a server error (issue 9, item 12)."""
+"""Every bad input is a 4xx with a reason, never a server error."""
 
 from __future__ import annotations
 

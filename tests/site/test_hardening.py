@@ -1,4 +1,4 @@
-"""What a public site is expected to do (issue 9, item 16): login throttling, no-store on token pages,
+"""What a public site is expected to do: login throttling, no-store on token pages,
 a strict Content-Security-Policy with no inline scripts, deleting through a POST confirm page,
 oversized bodies refused before they are read, and no empty zip accepted as a run."""
 

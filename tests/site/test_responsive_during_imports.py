@@ -1,4 +1,4 @@
-"""The site never freezes (issue 9, items 4-5): while a real Celery worker process imports hostile
+"""The site never freezes: while a real Celery worker process imports hostile
 uploads (an archive with a huge member, 100,000 nested brackets, one huge step) and a long trajectory
 (100,000 steps), `GET /` on the live
 server keeps answering in under a second, each upload is acknowledged at once (202), and every

@@ -1,4 +1,4 @@
-"""Small hostile files stay cheap (issue 9, item 4): 100,000 nested brackets have no JSON shape
+"""Small hostile files stay cheap: 100,000 nested brackets have no JSON shape
 instead of costing minutes, real formats are still detected, and a huge tar member is refused from
 its header."""
 

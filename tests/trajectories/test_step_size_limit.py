@@ -1,6 +1,5 @@
 """A huge step is stored cut with a visible note, and kept whole as an artifact of the run that only
-those who may see the run can download; the replay page, compare view and steps API stay small
-(issue 9, item 4/5)."""
+those who may see the run can download; the replay page, compare view and steps API stay small."""
 
 from __future__ import annotations
 

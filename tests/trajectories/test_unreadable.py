@@ -1,5 +1,5 @@
 """A trajectory that cannot be read is refused by the form and the API as the CLI refuses it,
-never stored as an empty run (issue 9, item 13); absurd token counts are repaired with a warning
+never stored as an empty run; absurd token counts are repaired with a warning
 that names the line (item 14)."""
 
 from __future__ import annotations

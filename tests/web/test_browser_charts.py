@@ -1,4 +1,4 @@
-"""Issue 10 items 11-15 in Chromium: charts that can be read, the AIDE tree with every node coloured
+"""In Chromium: charts that can be read, the AIDE tree with every node coloured
 in the metric's direction, Plotly compressed and only where a chart is, no third-party images."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 10 items 7 and 8 in Chromium: the runs index (filter, sort, page, pick two to compare) and
+"""In Chromium: the runs index (filter, sort, page, pick two to compare) and
 the competition page's list of its runs, best first."""
 
 from __future__ import annotations

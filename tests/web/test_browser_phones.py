@@ -1,4 +1,4 @@
-"""Issue 10 item 16: every page is usable at 390 px: nothing wider than the screen (wide tables
+"""Every page is usable at 390 px: nothing wider than the screen (wide tables
 scroll inside their own box) and the navigation folds behind a Menu button."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 10 items 6, 10 and 20 in Chromium: the authors' figures per split side by side, the API docs
+"""In Chromium: the authors' figures per split side by side, the API docs
 linking back to the site, and one clear message for an empty upload."""
 
 from __future__ import annotations

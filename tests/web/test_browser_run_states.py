@@ -1,4 +1,4 @@
-"""Issue 10, items 1-5 and 9 as a reader sees them in Chromium: honest run states, demo labels,
+"""What a reader sees in Chromium: honest run states, demo labels,
 figures rounded once, empty tables that say why, and a run page with everything the API has."""
 
 from __future__ import annotations

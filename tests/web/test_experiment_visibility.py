@@ -1,5 +1,5 @@
 """Every page and API that names an experiment applies the visibility rules: an experiment whose runs
-are all private to someone else does not exist for you, by name or by id (issue 9, item 9)."""
+are all private to someone else does not exist for you, by name or by id."""
 
 from __future__ import annotations
 
