@@ -702,13 +702,13 @@ class StepBlock(models.Model):
     count = models.PositiveIntegerField()
     offset = models.BigIntegerField(help_text="Byte offset in the file")
     length = models.PositiveIntegerField(help_text="Bytes")
-    # JSON text (written and read with orjson by trajectory_store): a block is never queried by them,
+    # JSON text (written and read with orjson by trajectories.store): a block is never queried by them,
     # and text skips two JSON conversions per block on every import and every page.
     kinds = models.TextField(default="{}", help_text="JSON: steps of each kind in the block")
     diff_bases = models.TextField(
         default="{}", blank=True, help_text="JSON: code step index -> the previous version of its file, to diff against"
     )
-    # Which kinds the block holds, one bit each (trajectory_store.block_index.KINDS): a filter by kind
+    # Which kinds the block holds, one bit each (trajectories.store.block_index.KINDS): a filter by kind
     # skips blocks in the database instead of loading every row.
     kind_mask = models.PositiveIntegerField(default=0)
     kinds_before = models.TextField(default="{}", blank=True, help_text="JSON: steps of each kind in earlier blocks")

@@ -236,7 +236,7 @@ def _step(line: bytes, lineno: int, index: int, parsed: ParsedTrajectory) -> Ste
 
 
 # A line holding none of these can be stored as it is: no \u escape (so no junk, no surrogate, no
-# ASCII written escaped, which search relies on: see trajectory_store.StoredTrajectory.search), no
+# ASCII written escaped, which search relies on: see trajectories.store.StoredTrajectory.search), no
 # \b, \f or \/ escape, no DEL, no carriage return (the stored file splits on newlines only).
 _NOT_RAW = re.compile(rb"\\[ubf/]")  # a literal first byte: one fast C scan; DEL and CR are tested apart
 

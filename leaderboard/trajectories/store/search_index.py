@@ -118,7 +118,7 @@ class Builder:
 
 
 def build(storage: Storage, trajectory_file: str, blocks: Iterable) -> None:
-    """The index of a finished trajectory file, from its blocks (trajectory_store Blocks, in order):
+    """The index of a finished trajectory file, from its blocks (the store's Blocks, in order):
     for files written before indexes existed (manage.py index_trajectories)."""
     builder = Builder()
     with storage.open(trajectory_file, "rb") as f:
