@@ -105,6 +105,21 @@ def staff(db, django_user_model):
 
 
 @pytest.fixture(scope="session")
+def mlebench_env():
+    """The base image of MLE-bench agents, built once and kept (the tag is the cache), as CI builds it."""
+    from runner.agent_image import ImageBuildError, build, image_exists
+    from runner.agents import base_image
+
+    if not image_exists(base_image.TAG):
+        try:
+            build(tag=base_image.TAG, recipe=base_image.RECIPE)
+        except ImageBuildError as exc:
+            message = f"{base_image.TAG} could not be built: {exc}"
+            pytest.fail(message) if REQUIRE_SERVICES else pytest.skip(message)
+    return base_image.TAG
+
+
+@pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
 

@@ -1,0 +1,157 @@
+"""A scripted OpenAI-compatible upstream that plays the model AIDE (aideml 0.2.2) talks to, on
+127.0.0.1, for end-to-end tests.
+
+AIDE asks for two things, through the Responses API for OpenAI's own model names (`/v1/responses`)
+and chat completions for others (`/v1/chat/completions`): a plan and a solution in markdown (draft,
+improve, debug, and the final report), and a review of a solution's output through the function
+`submit_review`, forced by `tool_choice`. The solution is a real one for spaceship-titanic that AIDE
+runs in its workspace: it reads ./input/sample_submission.csv (and train.csv when there is one),
+writes ./submission/submission.csv and prints its validation accuracy. The review reads that number
+back from the output AIDE shows it, so the tree's metrics are what the code printed; output without
+it is reviewed as a bug. Every reply carries USAGE.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+USAGE = (1000, 200)  # input, output tokens of every reply
+REVIEW_TOOL = "submit_review"
+METRIC = re.compile(r"Validation accuracy: ([0-9.]+)")
+
+SOLUTION = '''\
+import os
+
+import pandas as pd
+
+sample = pd.read_csv("./input/sample_submission.csv")
+if os.path.exists("./input/train.csv"):
+    train = pd.read_csv("./input/train.csv")
+    majority = bool(train["Transported"].mode().iloc[0])
+    accuracy = float((train["Transported"] == majority).mean())
+else:
+    majority, accuracy = False, 0.5
+sample["Transported"] = majority
+os.makedirs("./submission", exist_ok=True)
+sample.to_csv("./submission/submission.csv", index=False)
+print(f"Validation accuracy: {accuracy:.4f}")
+'''
+
+PLAN = ("Predict the majority class of `Transported` for every passenger: a baseline that needs no "
+        "features. Its hold-out accuracy is the share of the majority class.")
+REPLY = f"{PLAN}\n\n```python\n{SOLUTION}```\n"
+
+
+class AideUpstream:
+    """`with AideUpstream() as up:` serves on `up.url`; `up.calls` lists (path, model, kind) per call."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[str, str, str]] = []
+        self.headers: list[dict] = []
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
+        self.server.daemon_threads = True
+        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server.server_address[1]}/v1"
+
+    def __enter__(self) -> AideUpstream:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+def review(prompt: str) -> dict:
+    """What the reviewer says of a solution, from the output AIDE put in its prompt."""
+    found = METRIC.findall(prompt)
+    if not found:
+        return {"is_bug": True, "summary": "The script printed no validation accuracy.", "metric": None,
+                "lower_is_better": False}
+    return {"is_bug": False, "summary": f"The baseline ran and scored {found[-1]} on the hold-out set.",
+            "metric": float(found[-1]), "lower_is_better": False}
+
+
+def _text(messages) -> str:
+    """All the text of a chat or Responses API input, whatever its shape."""
+    if isinstance(messages, str):
+        return messages
+    if isinstance(messages, list):
+        return "\n".join(_text(m) for m in messages)
+    if isinstance(messages, dict):
+        return "\n".join(_text(messages.get(key)) for key in ("content", "text") if messages.get(key))
+    return ""
+
+
+def _wants_review(body: dict) -> bool:
+    return any((tool.get("name") or (tool.get("function") or {}).get("name")) == REVIEW_TOOL
+               for tool in body.get("tools") or [])
+
+
+def _responses_reply(body: dict) -> dict:
+    prompt = _text(body.get("input"))
+    if _wants_review(body):
+        item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": REVIEW_TOOL,
+                "arguments": json.dumps(review(prompt)), "status": "completed"}
+    else:
+        item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
+                "content": [{"type": "output_text", "text": REPLY, "annotations": []}]}
+    tokens_in, tokens_out = USAGE
+    return {"id": "resp_1", "object": "response", "created_at": 0, "status": "completed",
+            "model": body.get("model"), "output": [item], "parallel_tool_calls": False, "tools": [],
+            "tool_choice": "auto",
+            "usage": {"input_tokens": tokens_in, "output_tokens": tokens_out,
+                      "total_tokens": tokens_in + tokens_out, "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens_details": {"reasoning_tokens": 0}}}
+
+
+def _chat_reply(body: dict) -> dict:
+    prompt = _text(body.get("messages"))
+    if _wants_review(body):
+        call = {"id": "call_1", "type": "function",
+                "function": {"name": REVIEW_TOOL, "arguments": json.dumps(review(prompt))}}
+        message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
+    else:
+        message, finish = {"role": "assistant", "content": REPLY}, "stop"
+    tokens_in, tokens_out = USAGE
+    return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
+            "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+            "usage": {"prompt_tokens": tokens_in, "completion_tokens": tokens_out,
+                      "total_tokens": tokens_in + tokens_out}}
+
+
+ROUTES = {"/v1/responses": _responses_reply, "/v1/chat/completions": _chat_reply}
+
+
+def _handler(upstream: AideUpstream):
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, *args) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = json.loads(self.rfile.read(int(self.headers.get("content-length") or 0)) or b"{}")
+            route = ROUTES.get(self.path)
+            if route is None:
+                self._json(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            upstream.headers.append(dict(self.headers.items()))
+            upstream.calls.append((self.path, body.get("model", ""), "review" if _wants_review(body) else "code"))
+            self._json(200, route(body))
+
+        def _json(self, status: int, obj: dict) -> None:
+            data = json.dumps(obj).encode()
+            self.send_response(status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+    return Handler

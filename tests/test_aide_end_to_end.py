@@ -1,0 +1,96 @@
+"""AIDE (aideml from PyPI, packaged in agents/aide/) end to end in Docker (marker docker): imported,
+its image built FROM mlebench-env with its wheels fetched on the host, one job of `aide/dev` run by
+the real supervisor, its model a scripted OpenAI-compatible server (tests/aide_upstream.py) behind
+the runner's LLM gateway. The run is graded; its replay shows AIDE's solution tree and every model
+call as an `llm` step; its tokens are the scripted usage times the calls; the job's real key reached
+only the upstream and is stored nowhere."""
+
+from __future__ import annotations
+
+import io
+import json
+import time
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from leaderboard.models import Run
+from runner import execution, leases
+from runner.agents.importer import import_agents
+from runner.backends.docker import DockerBackend
+from runner.models import JobTask
+from runner.services import create_job
+from tests.aide_upstream import USAGE, AideUpstream
+from tests.job_support import COMPETITION, needs_agent_tools
+from tests.test_import_support import stored_steps
+
+pytestmark = [pytest.mark.docker, needs_agent_tools]
+REAL_KEY = "sk-real-upstream-key-3f9a1c7e5b2d"
+DEV_STEPS = 8  # agents/aide/config.yaml, aide/dev
+
+
+@pytest.fixture
+def aide_image(mlebench_env, settings):
+    started = time.monotonic()
+    report = import_agents(Path(settings.BASE_DIR) / "agents", build=True, log=lambda *a: None)
+    assert {"aide", "aide/dev"} <= set(report.created + report.updated + report.unchanged)
+    [built] = [entry for entry in report.images if entry["image"].startswith("mlebench-agent-aide:")]
+    print(f"aide image: {built['image']} {'built' if built['built'] else 'present'} "
+          f"in {time.monotonic() - started:.1f} s")
+    return built["image"]
+
+
+def _stored_everywhere() -> str:
+    """Every row of the database and every stored artifact, as text."""
+    out = io.StringIO()
+    call_command("dumpdata", stdout=out)
+    texts = [out.getvalue()]
+    for run in Run.objects.all():
+        for artifact in run.artifacts.all():
+            with artifact.file.open("rb") as handle:
+                texts.append(handle.read().decode("utf-8", "replace"))
+    return "\n".join(texts)
+
+
+def test_aide_runs_through_the_gateway_and_its_tree_and_model_calls_are_replayed(
+        alice, client, job_world, aide_image, settings, django_capture_on_commit_callbacks):
+    with AideUpstream() as upstream:
+        settings.LLM_UPSTREAMS = {"openai": upstream.url}
+        with django_capture_on_commit_callbacks(execute=False):
+            job = create_job(user=alice, agent="aide/dev", competitions=[COMPETITION], time_limit_minutes=10,
+                             env={"OPENAI_API_KEY": REAL_KEY})
+        assert job.agent_image == aide_image
+        task = job.tasks.get()
+        started = time.monotonic()
+        outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
+        print(f"aide/dev run: {time.monotonic() - started:.1f} s, {len(upstream.calls)} model calls")
+    task.refresh_from_db()
+    assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
+
+    # AIDE asked for DEV_STEPS solutions and a review of each (forced submit_review), then its report,
+    # all through the Responses API (gpt-4o), with the real key put on by the gateway.
+    calls = upstream.calls
+    assert [kind for _, _, kind in calls] == ["code", "review"] * DEV_STEPS + ["code"]
+    assert {(path, model) for path, model, _ in calls} == {("/v1/responses", "gpt-4o-2024-08-06")}
+    assert {headers.get("Authorization") for headers in upstream.headers} == {f"Bearer {REAL_KEY}"}
+
+    run = Run.objects.get(pk=task.run_id)
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
+    names = set(run.artifacts.values_list("name", flat=True))
+    assert {"logs/journal.json", "submission/submission.csv", "code/solution.py"} <= names
+
+    # The replay: the solution tree read from AIDE's journal, every node scored with what its code
+    # printed (no train.csv here, so the baseline's 0.5), and one llm step per model call.
+    client.force_login(alice)
+    tree = client.get(f"/api/runs/{run.pk}/outline/").json()["tree"]
+    assert len(tree) == DEV_STEPS
+    assert all(node["score"] == 0.5 and node["buggy"] is False for node in tree)
+    steps = stored_steps(run)
+    llm = [step for step in steps if step.kind == "llm"]
+    assert len(llm) == len(calls)
+    assert all(step.data["tokens_in"] == USAGE[0] and step.data["tokens_out"] == USAGE[1] for step in llm)
+    assert {"plan", "code", "command", "score"} <= {step.kind for step in steps}
+
+    assert (run.tokens_in, run.tokens_out) == (USAGE[0] * len(calls), USAGE[1] * len(calls))
+    assert REAL_KEY not in _stored_everywhere() and REAL_KEY not in json.dumps(task.log_tail)
