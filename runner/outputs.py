@@ -49,6 +49,7 @@ class Stored:
     has_submission: bool = False
     submission_problem: str = ""
     trajectory: Path | None = None  # the redacted copy, whole, for the final import; None if cut or absent
+    trajectory_cut: bool = False
     notes: list[str] = field(default_factory=list)
     total: int = 0
     count: int = 0
@@ -139,8 +140,8 @@ def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Li
     stored.total += size
     stored.count += 1
     stored.has_submission |= is_submission
-    if source.name == f"logs/{TRAJECTORY_FILE}" and not cut:
-        stored.trajectory = path
+    if source.name == f"logs/{TRAJECTORY_FILE}":
+        stored.trajectory, stored.trajectory_cut = (None, True) if cut else (path, False)
 
 
 def _copy(source: _Source, target: Path, redactor: Redactor, limit: int,

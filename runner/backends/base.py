@@ -69,6 +69,7 @@ class SandboxSpec:
     pids_limit: int = 1024
     time_limit_s: float = 3600.0
     network: str | None = None  # None: no network at all; else the name of an egress network
+    gateway_socket: Path | None = None  # the LLM gateway's Unix socket, bind-mounted (runner.llm_access)
     home_dir: Path | None = None  # host folder mounted writable at /home, the others beneath (MLE-bench agents)
     privileged: bool = False  # only for agents the site allowed to ask for it (AGENTS_ALLOW_PRIVILEGED)
 
