@@ -55,3 +55,39 @@ def test_an_agents_llm_calls_go_through_the_metered_gateway(alice, client, job_w
     stored = everything_about(run, job, client)
     assert REAL_OPENAI_KEY.encode() not in stored
     assert b"usage_metered" in stored and b"metered" in stored
+
+
+LOCAL_AGENT = """
+import json, os, urllib.error, urllib.request
+body = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}).encode()
+request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
+                                 headers={"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+try:
+    urllib.request.urlopen(request, timeout=10)
+except urllib.error.HTTPError as exc:
+    print("gateway said", exc.code, json.load(exc)["error"]["message"], flush=True)
+"""
+
+
+@pytest.mark.django_db
+def test_without_an_upstream_the_job_page_says_no_llm_is_reachable(alice, client, job_world, settings):
+    import sys
+
+    from runner import execution, leases
+    from runner.backends.local import LocalBackend
+    from runner.models import AgentDefinition
+    from runner.services import create_job
+
+    settings.LLM_UPSTREAMS = {}
+    AgentDefinition.objects.update_or_create(name="asks-llm", defaults={
+        "image": "", "command": [sys.executable, "-c", LOCAL_AGENT]})
+    job = create_job(user=alice, agent="asks-llm", competitions=["spaceship-titanic"], time_limit_minutes=1,
+                     env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
+    task = job.tasks.get()
+    execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    task.refresh_from_db()
+    assert "gateway said 503 no LLM is reachable from this runner" in task.log_tail
+    assert "no LLM is reachable from this runner" in task.error
+    client.force_login(alice)
+    assert "no LLM is reachable from this runner" in client.get(f"/jobs/{job.pk}/").content.decode()
+    assert REAL_OPENAI_KEY not in task.log_tail
