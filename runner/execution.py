@@ -27,6 +27,7 @@ import dataclasses
 import json
 import logging
 import os
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -199,7 +200,7 @@ def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch
         raise RuntimeError(f"the public data of {task.competition.slug} is not on this runner "
                            f"({task.competition.public_data_dir or 'none registered'})")
     spec = SandboxSpec(
-        name=f"medalboard-task-{task.pk}-a{held.attempt}", command=list(job.agent.command), data_dir=data_dir,
+        name=sandbox_name(task.pk, held.attempt, backend), command=list(job.agent.command), data_dir=data_dir,
         workdir=workdir, tools_dir=TOOLS_DIR, image=_image(job), env=_env(job, task, secrets), gpus=tuple(gpus),
         cpus=job.cpus, memory_bytes=int(job.memory_gb * (1 << 30)), time_limit_s=job.time_limit_s,
         network=job.network,
@@ -211,6 +212,13 @@ def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch
     spec = dataclasses.replace(spec, command=command, env={**spec.env, "DESCRIPTION_FILE": description})
     agent_sandbox.record_image(held, backend=backend, image=spec.image)
     return agent_sandbox.adapt(spec, job=job, task=task, backend=backend, paths=paths, secrets=secrets)
+
+
+def sandbox_name(task_id: int, attempt: int, backend: Backend) -> str:
+    """The container's name: with the runner's name in it, since several sites (staging beside
+    production, or two test sessions) can share one Docker host and number their tasks alike."""
+    runner = re.sub(r"[^A-Za-z0-9_.-]+", "-", getattr(backend, "runner_name", "") or "")[:40].strip("-.")
+    return f"medalboard-{runner}-task-{task_id}-a{attempt}" if runner else f"medalboard-task-{task_id}-a{attempt}"
 
 
 def _image(job: Job) -> str:

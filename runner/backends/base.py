@@ -55,7 +55,7 @@ class SandboxPaths:
 class SandboxSpec:
     """Everything a backend needs to start one agent run. Host paths are on the runner machine."""
 
-    name: str  # unique and stable per attempt, e.g. "medalboard-task-12-a1"; used as the container name
+    name: str  # unique and stable per attempt, e.g. "medalboard-gpu-box-1-task-12-a1"; used as the container name
     command: list[str]  # argv run inside the sandbox
     data_dir: Path  # host folder: the competition's public prepared data + description.md (read-only)
     workdir: Path  # host scratch folder; the backend creates submission/, logs/, code/ beneath it
