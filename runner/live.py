@@ -65,13 +65,15 @@ class LineTail:
 
 
 class TrajectoryStream:
-    """New lines of the agent's trajectory file -> steps appended to the run's live trajectory."""
+    """New lines of the agent's trajectory file (and of `also`, e.g. the LLM gateway's steps in the
+    runner's folder) -> steps appended to the run's live trajectory, in the order they arrive."""
 
-    def __init__(self, run, root: Path, name: str, redactor: Redactor) -> None:
+    def __init__(self, run, root: Path, name: str, redactor: Redactor, also: tuple[tuple[Path, str], ...] = ()) -> None:
         from leaderboard.importers.base import ParsedTrajectory, TrajectoryMeta
         from leaderboard.trajectory_store import LiveTrajectory
 
         self.tail, self.redactor = LineTail(root, name), redactor
+        self.tails = [self.tail, *(LineTail(folder, file) for folder, file in also)]
         try:
             self.live = LiveTrajectory(run)
         except NotImplementedError:  # storage without local paths (S3): the steps arrive at the end
@@ -84,13 +86,14 @@ class TrajectoryStream:
         if self.live is None:
             return 0
         steps = []
-        for lineno, line in self.tail.new_lines():
-            line = self.redactor.bytes(line)
-            if lineno == 1 and is_header_line(line):
-                continue
-            step = parse_step_line(line, lineno, self.live.count + len(steps), self.parsed)
-            if step is not None:
-                steps.append(step)
+        for tail in self.tails:
+            for lineno, line in tail.new_lines():
+                line = self.redactor.bytes(line)
+                if lineno == 1 and is_header_line(line):
+                    continue
+                step = parse_step_line(line, lineno, self.live.count + len(steps), self.parsed)
+                if step is not None:
+                    steps.append(step)
         self.live.append(steps, fence)
         return len(steps)
 

@@ -52,6 +52,7 @@ class Stored:
     has_submission: bool = False
     submission_problem: str = ""
     trajectory: Path | None = None  # the redacted copy, whole, for the final import; None if cut or absent
+    trajectory_cut: bool = False
     trajectory_from: str = ""  # which of TRAJECTORY_ARTIFACTS it is (or was, if cut)
     notes: list[str] = field(default_factory=list)
     total: int = 0
@@ -151,7 +152,7 @@ def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Li
     stored.has_submission |= is_submission
     if source.name in TRAJECTORY_ARTIFACTS and not stored.trajectory_from:
         stored.trajectory_from = source.name
-        stored.trajectory = None if cut else path
+        stored.trajectory, stored.trajectory_cut = (None, True) if cut else (path, False)
 
 
 def _copy(source: _Source, target: Path, redactor: Redactor, limit: int,

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import os
+import posixpath
 
 import docker
 import docker.errors
@@ -52,6 +53,7 @@ from runner.backends.base import (
     file_tail,
     sandbox_env,
 )
+from runner.gateway import SANDBOX_SOCKET
 from runner.networks import NetworkRefused, check_sandbox_network
 
 DEFAULT_RUNTIME = "runc"
@@ -255,7 +257,13 @@ def _mounts(spec: SandboxSpec) -> list[Mount]:
         bind(PATHS.logs, spec.host_logs_dir, False),
         bind(PATHS.code, spec.host_code_dir, False),
         bind(PATHS.tools, spec.tools_dir, True),
+        *(bind(posixpath.dirname(SANDBOX_SOCKET), socket.parent, True) for socket in _gateway(spec)),
     ]
+
+
+def _gateway(spec: SandboxSpec) -> tuple:
+    """The LLM gateway's socket, in a folder of its own (a connect() needs no write access)."""
+    return (spec.gateway_socket,) if spec.gateway_socket is not None else ()
 
 
 def _home(spec: SandboxSpec) -> tuple:
