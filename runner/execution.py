@@ -434,11 +434,13 @@ def _joined(parts: list):
     if len(parts) == 1:
         return first
 
+    sources = [(part, part.steps) for part in parts]  # before first.steps is replaced by the join
+
     def steps():
         offset = 0
-        for part in parts:
+        for part, part_steps in sources:
             count = 0
-            for step in part.steps:
+            for step in part_steps:
                 count = max(count, (step.index or 0) + 1)
                 step.index = (step.index or 0) + offset
                 if step.parent_index is not None:

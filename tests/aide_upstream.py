@@ -46,11 +46,12 @@ REPLY = f"{PLAN}\n\n```python\n{SOLUTION}```\n"
 
 
 class AideUpstream:
-    """`with AideUpstream() as up:` serves on `up.url`; `up.calls` lists (path, model, kind) per call."""
+    """`with AideUpstream() as up:` serves on `up.url`; `up.calls` lists (path, model, kind) per call,
+    `up.credentials` the Authorization header of each."""
 
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, str]] = []
-        self.headers: list[dict] = []
+        self.credentials: list[str | None] = []
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -142,7 +143,7 @@ def _handler(upstream: AideUpstream):
             if route is None:
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
                 return
-            upstream.headers.append(dict(self.headers.items()))
+            upstream.credentials.append(self.headers.get("authorization"))
             upstream.calls.append((self.path, body.get("model", ""), "review" if _wants_review(body) else "code"))
             self._json(200, route(body))
 

@@ -73,7 +73,7 @@ def test_aide_runs_through_the_gateway_and_its_tree_and_model_calls_are_replayed
     calls = upstream.calls
     assert [kind for _, _, kind in calls] == ["code", "review"] * DEV_STEPS + ["code"]
     assert {(path, model) for path, model, _ in calls} == {("/v1/responses", "gpt-4o-2024-08-06")}
-    assert {headers.get("Authorization") for headers in upstream.headers} == {f"Bearer {REAL_KEY}"}
+    assert set(upstream.credentials) == {f"Bearer {REAL_KEY}"}
 
     run = Run.objects.get(pk=task.run_id)
     assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
