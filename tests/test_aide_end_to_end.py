@@ -8,7 +8,6 @@ only the upstream and is stored nowhere."""
 from __future__ import annotations
 
 import io
-import json
 import time
 from pathlib import Path
 
@@ -23,6 +22,7 @@ from runner.models import JobTask
 from runner.services import create_job
 from tests.aide_upstream import USAGE, AideUpstream
 from tests.job_support import COMPETITION, needs_agent_tools
+from tests.test_hostile_agents import everything_about
 from tests.test_import_support import stored_steps
 
 pytestmark = [pytest.mark.docker, needs_agent_tools]
@@ -41,31 +41,30 @@ def aide_image(mlebench_env, settings):
     return built["image"]
 
 
-def _stored_everywhere() -> str:
-    """Every row of the database and every stored artifact, as text."""
+def _database() -> str:
     out = io.StringIO()
     call_command("dumpdata", stdout=out)
-    texts = [out.getvalue()]
-    for run in Run.objects.all():
-        for artifact in run.artifacts.all():
-            with artifact.file.open("rb") as handle:
-                texts.append(handle.read().decode("utf-8", "replace"))
-    return "\n".join(texts)
+    return out.getvalue()
+
+
+def _run_aide(alice, job_world, django_capture_on_commit_callbacks, upstream=None):
+    with django_capture_on_commit_callbacks(execute=False):
+        job = create_job(user=alice, agent="aide/dev", competitions=[COMPETITION], time_limit_minutes=10,
+                         env={"OPENAI_API_KEY": REAL_KEY})
+    task = job.tasks.get()
+    started = time.monotonic()
+    outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
+    print(f"aide/dev run: {time.monotonic() - started:.1f} s, {len(upstream.calls) if upstream else 0} model calls")
+    task.refresh_from_db()
+    return job, task, outcome
 
 
 def test_aide_runs_through_the_gateway_and_its_tree_and_model_calls_are_replayed(
         alice, client, job_world, aide_image, settings, django_capture_on_commit_callbacks):
     with AideUpstream() as upstream:
         settings.LLM_UPSTREAMS = {"openai": upstream.url}
-        with django_capture_on_commit_callbacks(execute=False):
-            job = create_job(user=alice, agent="aide/dev", competitions=[COMPETITION], time_limit_minutes=10,
-                             env={"OPENAI_API_KEY": REAL_KEY})
-        assert job.agent_image == aide_image
-        task = job.tasks.get()
-        started = time.monotonic()
-        outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
-        print(f"aide/dev run: {time.monotonic() - started:.1f} s, {len(upstream.calls)} model calls")
-    task.refresh_from_db()
+        job, task, outcome = _run_aide(alice, job_world, django_capture_on_commit_callbacks, upstream)
+    assert job.agent_image == aide_image
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
 
     # AIDE asked for DEV_STEPS solutions and a review of each (forced submit_review), then its report,
@@ -92,5 +91,19 @@ def test_aide_runs_through_the_gateway_and_its_tree_and_model_calls_are_replayed
     assert all(step.data["tokens_in"] == USAGE[0] and step.data["tokens_out"] == USAGE[1] for step in llm)
     assert {"plan", "code", "command", "score"} <= {step.kind for step in steps}
 
-    assert (run.tokens_in, run.tokens_out) == (USAGE[0] * len(calls), USAGE[1] * len(calls))
-    assert REAL_KEY not in _stored_everywhere() and REAL_KEY not in json.dumps(task.log_tail)
+    assert run.usage_metered and (run.tokens_in, run.tokens_out) == (USAGE[0] * len(calls), USAGE[1] * len(calls))
+    assert REAL_KEY.encode() not in everything_about(run, job, client) and REAL_KEY not in _database()
+
+
+def test_without_an_upstream_aide_stops_at_once_and_the_job_page_says_why(
+        alice, client, job_world, aide_image, settings, django_capture_on_commit_callbacks):
+    settings.LLM_UPSTREAMS = {}
+    started = time.monotonic()
+    job, task, outcome = _run_aide(alice, job_world, django_capture_on_commit_callbacks)
+    # aideml would retry a 503 until the time limit; launch.py stops on the gateway's final refusal.
+    assert time.monotonic() - started < 120 and outcome.status != JobTask.Status.TIMED_OUT
+    assert "GatewayRefused" in task.log_tail and "no LLM is reachable from this runner" in task.log_tail
+    assert "no LLM is reachable from this runner" in task.error
+    client.force_login(alice)
+    assert "no LLM is reachable from this runner" in client.get(f"/jobs/{job.pk}/").content.decode()
+    assert REAL_KEY.encode() not in everything_about(Run.objects.get(pk=task.run_id), job, client)
