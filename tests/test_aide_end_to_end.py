@@ -28,6 +28,7 @@ from tests.test_import_support import stored_steps
 pytestmark = [pytest.mark.docker, needs_agent_tools]
 REAL_KEY = "sk-real-upstream-key-3f9a1c7e5b2d"
 DEV_STEPS = 8  # agents/aide/config.yaml, aide/dev
+DRAFTS = 5  # aideml's agent.search.num_drafts: then it improves the best node
 
 
 @pytest.fixture
@@ -85,6 +86,7 @@ def test_aide_runs_through_the_gateway_and_its_tree_and_model_calls_are_replayed
     tree = client.get(f"/api/runs/{run.pk}/outline/").json()["tree"]
     assert len(tree) == DEV_STEPS
     assert all(node["score"] == 0.5 and node["buggy"] is False for node in tree)
+    assert [node["parent_index"] is None for node in tree] == [True] * DRAFTS + [False] * (DEV_STEPS - DRAFTS)
     steps = stored_steps(run)
     llm = [step for step in steps if step.kind == "llm"]
     assert len(llm) == len(calls)
