@@ -4,11 +4,11 @@
 AIDE asks for two things, through the Responses API for OpenAI's own model names (`/v1/responses`)
 and chat completions for others (`/v1/chat/completions`): a plan and a solution in markdown (draft,
 improve, debug, and the final report), and a review of a solution's output through the function
-`submit_review`, forced by `tool_choice`. The solution is a real one for spaceship-titanic that AIDE
-runs in its workspace: it reads ./input/sample_submission.csv (and train.csv when there is one),
-writes ./submission/submission.csv and prints its validation accuracy. The review reads that number
-back from the output AIDE shows it, so the tree's metrics are what the code printed; output without
-it is reviewed as a bug. Every reply carries USAGE.
+`submit_review`, forced by `tool_choice`. Each solution is a real script for spaceship-titanic that
+AIDE runs in its workspace: it reads ./input/sample_submission.csv (and train.csv when there is
+one), writes ./submission/submission.csv and prints a validation accuracy. The review reads that
+number back from the output AIDE shows it, so the tree's metrics are what the code printed; output
+without it is reviewed as a bug. Every reply carries USAGE.
 """
 
 from __future__ import annotations
@@ -22,27 +22,37 @@ USAGE = (1000, 200)  # input, output tokens of every reply
 REVIEW_TOOL = "submit_review"
 METRIC = re.compile(r"Validation accuracy: ([0-9.]+)")
 
+# The k-th solution AIDE asks for predicts the majority class (False here: the public folder has no
+# train.csv) but flips the first k passengers, so each node's submission is told apart by its count
+# of True, and prints ACCURACIES[k] as its hold-out accuracy: the best is node 1, not the last.
+ACCURACIES = (0.51, 0.58, 0.53, 0.55, 0.52, 0.54, 0.56, 0.57)
+BEST = ACCURACIES.index(max(ACCURACIES))
+
 SOLUTION = '''\
 import os
 
 import pandas as pd
 
 sample = pd.read_csv("./input/sample_submission.csv")
+majority = False
 if os.path.exists("./input/train.csv"):
-    train = pd.read_csv("./input/train.csv")
-    majority = bool(train["Transported"].mode().iloc[0])
-    accuracy = float((train["Transported"] == majority).mean())
-else:
-    majority, accuracy = False, 0.5
+    majority = bool(pd.read_csv("./input/train.csv")["Transported"].mode().iloc[0])
 sample["Transported"] = majority
+sample.loc[sample.index < {flipped}, "Transported"] = not majority
 os.makedirs("./submission", exist_ok=True)
 sample.to_csv("./submission/submission.csv", index=False)
-print(f"Validation accuracy: {accuracy:.4f}")
+accuracy = {accuracy}
+print(f"Validation accuracy: {{accuracy:.4f}}")
 '''
 
-PLAN = ("Predict the majority class of `Transported` for every passenger: a baseline that needs no "
-        "features. Its hold-out accuracy is the share of the majority class.")
-REPLY = f"{PLAN}\n\n```python\n{SOLUTION}```\n"
+PLAN = ("Predict the majority class of `Transported`, flipping the first {flipped} passengers; its hold-out "
+        "accuracy is printed.")
+
+
+def reply(k: int) -> str:
+    """The plan and code of the k-th solution."""
+    code = SOLUTION.format(flipped=k, accuracy=ACCURACIES[k % len(ACCURACIES)])
+    return f"{PLAN.format(flipped=k)}\n\n```python\n{code}```\n"
 
 
 class AideUpstream:
@@ -52,6 +62,7 @@ class AideUpstream:
     def __init__(self) -> None:
         self.calls: list[tuple[str, str, str]] = []
         self.credentials: list[str | None] = []
+        self.lock = threading.Lock()
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), _handler(self))
         self.server.daemon_threads = True
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -75,7 +86,7 @@ def review(prompt: str) -> dict:
     if not found:
         return {"is_bug": True, "summary": "The script printed no validation accuracy.", "metric": None,
                 "lower_is_better": False}
-    return {"is_bug": False, "summary": f"The baseline ran and scored {found[-1]} on the hold-out set.",
+    return {"is_bug": False, "summary": f"The script ran and scored {found[-1]} on the hold-out set.",
             "metric": float(found[-1]), "lower_is_better": False}
 
 
@@ -95,14 +106,14 @@ def _wants_review(body: dict) -> bool:
                for tool in body.get("tools") or [])
 
 
-def _responses_reply(body: dict) -> dict:
+def _responses_reply(body: dict, k: int) -> dict:
     prompt = _text(body.get("input"))
     if _wants_review(body):
         item = {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": REVIEW_TOOL,
                 "arguments": json.dumps(review(prompt)), "status": "completed"}
     else:
         item = {"type": "message", "id": "msg_1", "role": "assistant", "status": "completed",
-                "content": [{"type": "output_text", "text": REPLY, "annotations": []}]}
+                "content": [{"type": "output_text", "text": reply(k), "annotations": []}]}
     tokens_in, tokens_out = USAGE
     return {"id": "resp_1", "object": "response", "created_at": 0, "status": "completed",
             "model": body.get("model"), "output": [item], "parallel_tool_calls": False, "tools": [],
@@ -112,14 +123,14 @@ def _responses_reply(body: dict) -> dict:
                       "output_tokens_details": {"reasoning_tokens": 0}}}
 
 
-def _chat_reply(body: dict) -> dict:
+def _chat_reply(body: dict, k: int) -> dict:
     prompt = _text(body.get("messages"))
     if _wants_review(body):
         call = {"id": "call_1", "type": "function",
                 "function": {"name": REVIEW_TOOL, "arguments": json.dumps(review(prompt))}}
         message, finish = {"role": "assistant", "content": None, "tool_calls": [call]}, "tool_calls"
     else:
-        message, finish = {"role": "assistant", "content": REPLY}, "stop"
+        message, finish = {"role": "assistant", "content": reply(k)}, "stop"
     tokens_in, tokens_out = USAGE
     return {"id": "chatcmpl-1", "object": "chat.completion", "created": 0, "model": body.get("model"),
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
@@ -144,8 +155,10 @@ def _handler(upstream: AideUpstream):
                 self._json(404, {"error": {"message": f"no route {self.path}"}})
                 return
             upstream.credentials.append(self.headers.get("authorization"))
-            upstream.calls.append((self.path, body.get("model", ""), "review" if _wants_review(body) else "code"))
-            self._json(200, route(body))
+            with upstream.lock:
+                k = sum(1 for _, _, kind in upstream.calls if kind == "code")
+                upstream.calls.append((self.path, body.get("model", ""), "review" if _wants_review(body) else "code"))
+            self._json(200, route(body, k))
 
         def _json(self, status: int, obj: dict) -> None:
             data = json.dumps(obj).encode()

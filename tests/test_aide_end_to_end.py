@@ -20,7 +20,7 @@ from runner.agents.importer import import_agents
 from runner.backends.docker import DockerBackend
 from runner.models import JobTask
 from runner.services import create_job
-from tests.aide_upstream import USAGE, AideUpstream
+from tests.aide_upstream import ACCURACIES, BEST, USAGE, AideUpstream
 from tests.job_support import COMPETITION, needs_agent_tools
 from tests.test_hostile_agents import everything_about
 from tests.test_import_support import stored_steps
@@ -80,13 +80,16 @@ def test_aide_runs_through_the_gateway_and_its_tree_and_model_calls_are_replayed
     names = set(run.artifacts.values_list("name", flat=True))
     assert {"logs/journal.json", "submission/submission.csv", "code/solution.py"} <= names
 
+    # What is graded is the best node's submission (it flipped BEST passengers), not the last one's.
+    with run.artifacts.get(name="submission/submission.csv").file.open("rb") as handle:
+        assert handle.read().decode().count("True") == BEST
+
     # The replay: the solution tree read from AIDE's journal, every node scored with what its code
-    # printed (no train.csv here, so the baseline's 0.5), and one llm step per model call.
+    # printed; after its drafts AIDE improves the best one; one llm step per model call.
     client.force_login(alice)
     tree = client.get(f"/api/runs/{run.pk}/outline/").json()["tree"]
-    assert len(tree) == DEV_STEPS
-    assert all(node["score"] == 0.5 and node["buggy"] is False for node in tree)
-    assert [node["parent_index"] is None for node in tree] == [True] * DRAFTS + [False] * (DEV_STEPS - DRAFTS)
+    assert [(node["score"], node["buggy"]) for node in tree] == [(value, False) for value in ACCURACIES]
+    assert [node["parent_index"] for node in tree] == [None] * DRAFTS + [tree[BEST]["index"]] * (DEV_STEPS - DRAFTS)
     steps = stored_steps(run)
     llm = [step for step in steps if step.kind == "llm"]
     assert len(llm) == len(calls)
