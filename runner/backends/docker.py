@@ -227,7 +227,7 @@ class DockerSandbox(Sandbox):
         with _daemon_errors():
             try:
                 data = self._container.logs(stdout=True, stderr=True, tail=max(100, max_bytes // 40))
-            except docker.errors.NotFound:
+            except docker.errors.APIError:  # gone, or "dead or marked for removal" (409): what was kept
                 return file_tail(self.spec.host_output_log, max_bytes)
         return data[-max_bytes:].decode("utf-8", errors="replace")
 
