@@ -451,6 +451,9 @@ class Run(MedalFlags):
     cost_usd = models.FloatField(null=True, blank=True)
     tokens_in = models.BigIntegerField(null=True, blank=True)
     tokens_out = models.BigIntegerField(null=True, blank=True)
+    # True when tokens and cost are the LLM gateway's own count of every call (runner.gateway), not a
+    # figure the agent or an uploaded log reports about itself
+    usage_metered = models.BooleanField(default=False)
     n_steps = models.PositiveIntegerField(default=0)
     trajectory_format = models.CharField(max_length=50, blank=True)
     import_warnings = models.JSONField(default=list, blank=True)

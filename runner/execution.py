@@ -26,6 +26,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+import re
 import shutil
 import time
 from dataclasses import dataclass
@@ -36,9 +37,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Run
-from runner import leases, slots
+from runner import leases, llm_access, slots
 from runner.agents import sandbox as agent_sandbox
 from runner.backends import Backend, BackendUnavailable, SandboxSpec
+from runner.gateway import STEPS_FILE
 from runner.leases import Claim, LeaseLost
 from runner.live import SnapshotWatch, TrajectoryStream
 from runner.models import Job, JobTask, Runner
@@ -77,15 +79,21 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
     gpus = leases.take_gpus(held, runner, task.job.gpus, task.job.gpu_type) if task.job.gpus else []
     run = _prepare_run(held, task)
     scratch = _scratch(task, held)
+    access = None
     try:
-        spec = _spec(held, task, backend, gpus, scratch)
-        return _execute(held, task, run, spec, backend, scratch)
+        access = llm_access.prepare(task.job, _secrets(task.job))
+        spec = _spec(held, task, backend, gpus, scratch, access.sandbox_secrets)
+        spec = llm_access.start(access, spec, backend.name, backend.paths(spec).tools)
+        return _execute(held, task, run, spec, backend, scratch, access)
     finally:
+        if access is not None and access.gateway is not None:
+            access.gateway.stop()
         scratch.delete()
         shutil.rmtree(scratch.path.parent / f"{scratch.path.name}.runner", ignore_errors=True)
 
 
-def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: Backend, scratch: Scratch) -> Outcome:
+def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: Backend, scratch: Scratch,
+             access: llm_access.LlmAccess) -> Outcome:
     try:
         sandbox = backend.start(spec)
     except BackendUnavailable as exc:
@@ -93,10 +101,10 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
         leases.release(held, error=f"{backend.name} unavailable: {exc}")
         raise
     except Exception as exc:  # noqa: BLE001 - ImageNotFound, StartFailed: permanent, say which
-        return _end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec)
+        return _end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec, access)
     try:
         leases.fence(held, agent_started_at=timezone.now(), sandbox=_describe(backend, spec))
-        supervisor = Supervisor(held, task, run, spec, sandbox, scratch)
+        supervisor = Supervisor(held, task, run, spec, sandbox, scratch, access)
         outcome = supervisor.watch()
     except LeaseLost:
         _stop(sandbox)
@@ -104,7 +112,7 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
     finally:
         _keep_output(sandbox)
         sandbox.remove()
-    return _end(held, run, outcome, spec, supervisor.notes())
+    return _end(held, run, outcome, spec, access, supervisor.notes())
 
 
 def _describe(backend: Backend, spec: SandboxSpec) -> dict:
@@ -179,7 +187,9 @@ def _scratch(task: JobTask, held: Claim) -> Scratch:
     return Scratch(workdir, settings.JOB_DISK_QUOTA_BYTES, mount=settings.JOB_DISK_QUOTA_MOUNT)
 
 
-def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch: Scratch) -> SandboxSpec:
+def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch: Scratch,
+          secrets: dict[str, str]) -> SandboxSpec:
+    """The sandbox of the task; `secrets` as the sandbox may see them (provider keys replaced)."""
     job = task.job
     scratch.create()
     workdir = scratch.path
@@ -189,8 +199,8 @@ def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch
         raise RuntimeError(f"the public data of {task.competition.slug} is not on this runner "
                            f"({task.competition.public_data_dir or 'none registered'})")
     spec = SandboxSpec(
-        name=f"medalboard-task-{task.pk}-a{held.attempt}", command=list(job.agent.command), data_dir=data_dir,
-        workdir=workdir, tools_dir=TOOLS_DIR, image=_image(job), env=_env(job, task), gpus=tuple(gpus),
+        name=sandbox_name(task.pk, held.attempt, backend), command=list(job.agent.command), data_dir=data_dir,
+        workdir=workdir, tools_dir=TOOLS_DIR, image=_image(job), env=_env(job, task, secrets), gpus=tuple(gpus),
         cpus=job.cpus, memory_bytes=int(job.memory_gb * (1 << 30)), time_limit_s=job.time_limit_s,
         network=job.network,
     )
@@ -200,7 +210,14 @@ def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch
     command = [_expand(part, variables) for part in job.agent.command]
     spec = dataclasses.replace(spec, command=command, env={**spec.env, "DESCRIPTION_FILE": description})
     agent_sandbox.record_image(held, backend=backend, image=spec.image)
-    return agent_sandbox.adapt(spec, job=job, task=task, backend=backend, paths=paths)
+    return agent_sandbox.adapt(spec, job=job, task=task, backend=backend, paths=paths, secrets=secrets)
+
+
+def sandbox_name(task_id: int, attempt: int, backend: Backend) -> str:
+    """The container's name: with the runner's name in it, since several sites (staging beside
+    production, or two test sessions) can share one Docker host and number their tasks alike."""
+    runner = re.sub(r"[^A-Za-z0-9_.-]+", "-", getattr(backend, "runner_name", "") or "")[:40].strip("-.")
+    return f"medalboard-{runner}-task-{task_id}-a{attempt}" if runner else f"medalboard-task-{task_id}-a{attempt}"
 
 
 def _image(job: Job) -> str:
@@ -215,9 +232,9 @@ def _secrets(job: Job) -> dict[str, str]:
     return unseal(job.sealed_env)
 
 
-def _env(job: Job, task: JobTask) -> dict[str, str]:
+def _env(job: Job, task: JobTask, secrets: dict[str, str]) -> dict[str, str]:
     return {
-        **_secrets(job),  # secrets: only ever into the sandbox's environment
+        **secrets,  # secrets: only ever into the sandbox's environment
         "SEED": str(task.seed), "COMPETITION_ID": task.competition.slug, "MODEL": job.model_name,
         "AGENT_SETTINGS": json.dumps(job.settings, sort_keys=True),
     }
@@ -241,10 +258,12 @@ def _expand(part: str, variables: dict[str, str]) -> str:
 
 
 class Supervisor:
-    def __init__(self, held: Claim, task: JobTask, run: Run, spec: SandboxSpec, sandbox, scratch: Scratch) -> None:
+    def __init__(self, held: Claim, task: JobTask, run: Run, spec: SandboxSpec, sandbox, scratch: Scratch,
+                 access: llm_access.LlmAccess | None = None) -> None:
         self.held, self.task, self.run, self.spec, self.sandbox, self.scratch = held, task, run, spec, sandbox, scratch
-        self.redactor = Redactor(_secrets(task.job).values())
-        self.stream = TrajectoryStream(run, spec.host_logs_dir, TRAJECTORY_FILE, self.redactor)
+        self.redactor = _redactor(task.job, access)
+        self.stream = TrajectoryStream(run, spec.host_logs_dir, TRAJECTORY_FILE, self.redactor,
+                                       also=((spec.runner_dir, STEPS_FILE),))
         self.snapshots = SnapshotWatch(spec.host_submission_dir, SUBMISSION_FILE, self.redactor,
                                        min(settings.JOB_OUTPUT_FILE_BYTES, settings.MAX_UPLOAD_BYTES))
         self.started = time.monotonic()
@@ -327,15 +346,21 @@ class Supervisor:
 # --- after the end ------------------------------------------------------------------------------
 
 
-def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, notes: list[str] = ()) -> Outcome:
+def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_access.LlmAccess | None,
+         notes: list[str] = ()) -> Outcome:
     """Store what the agent left, then grade it (unless cancelled) and end the task."""
-    redactor = Redactor(_secrets(JobTask.objects.select_related("job").get(pk=held.task_id).job).values())
+    job = JobTask.objects.select_related("job").get(pk=held.task_id).job
+    redactor = _redactor(job, access)
+    usage, llm_note = llm_access.finish(access) if access is not None else (None, "")
+    error = "; ".join(part for part in (outcome.error, llm_note if outcome.error or usage else "") if part)
     with transaction.atomic():
-        leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(outcome.error)[:5000])
+        leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
         stored = store_outputs(run, spec, redactor)
         problem = [stored.submission_problem] if stored.submission_problem else []
-        _record(run, stored, [*notes, *stored.notes, *problem])
-        _final_trajectory(run, stored)
+        _record(run, stored, [*notes, *stored.notes, *problem, *([llm_note] if llm_note else [])])
+        _final_trajectory(run, stored, _llm_steps(spec, redactor) if usage else None)
+        if usage:
+            Run.objects.filter(pk=run.pk).update(**usage)
     if outcome.status == JobTask.Status.CANCELLED:
         Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="cancelled by its job",
                                              finished_at=timezone.now())
@@ -344,6 +369,26 @@ def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, notes: list
         _mark_invalid(run, stored.submission_problem)
     leases.finish(held, outcome.status)
     return outcome
+
+
+def _redactor(job: Job, access: llm_access.LlmAccess | None) -> Redactor:
+    """The job's secrets (the real provider keys among them) and what the sandbox held in their place."""
+    values = list(_secrets(job).values())
+    if access is not None:
+        values += access.sandbox_secrets.values()
+    return Redactor(values)
+
+
+def _llm_steps(spec: SandboxSpec, redactor: Redactor) -> Path | None:
+    """The gateway's steps file, redacted (a prompt may quote a pass-through secret), for the import."""
+    source = spec.runner_dir / STEPS_FILE
+    if not source.is_file():
+        return None
+    target = spec.runner_dir / f"redacted-{STEPS_FILE}"
+    with open(source, "rb") as src, open(target, "wb") as out:
+        for chunk in redactor.stream(iter(lambda: src.read(1 << 20), b"")):
+            out.write(chunk)
+    return target
 
 
 def _record(run: Run, stored: Stored, notes: list[str]) -> None:
@@ -355,12 +400,15 @@ def _record(run: Run, stored: Stored, notes: list[str]) -> None:
     )
 
 
-def _final_trajectory(run: Run, stored: Stored) -> None:
-    """The trajectory as the JSONL importer reads the stored (redacted, whole) copy: what an upload of
-    it would store. A trajectory that was cut keeps the steps streamed live."""
+def _final_trajectory(run: Run, stored: Stored, llm_steps: Path | None = None) -> None:
+    """The trajectory as the importer reads the stored (redacted, whole) copy: what an upload of it
+    would store, followed by the LLM gateway's steps. A trajectory that was cut keeps the steps
+    streamed live."""
     from leaderboard.runs.job_runs import save_final_trajectory
 
-    save_final_trajectory(run, stored.trajectory, TRAJECTORY_FILE)
+    if stored.trajectory_cut:
+        return  # the steps streamed live are all there is of it whole (the gateway's among them)
+    save_final_trajectory(run, ((stored.trajectory, TRAJECTORY_FILE), (llm_steps, STEPS_FILE)))
 
 
 def _mark_invalid(run: Run, problem: str) -> None:

@@ -65,18 +65,20 @@ class LineTail:
 
 
 class TrajectoryStream:
-    """New lines of the agent's trajectory file -> steps appended to the run's live trajectory."""
+    """New lines of the agent's trajectory file (and of `also`, e.g. the LLM gateway's steps in the
+    runner's folder) -> steps appended to the run's live trajectory, in the order they arrive."""
 
-    def __init__(self, run, root: Path, name: str, redactor: Redactor) -> None:
+    def __init__(self, run, root: Path, name: str, redactor: Redactor, also: tuple[tuple[Path, str], ...] = ()) -> None:
         from leaderboard.runs.job_runs import LiveSteps
 
         self.tail, self.redactor = LineTail(root, name), redactor
+        self.tails = [self.tail, *(LineTail(folder, file) for folder, file in also)]
         self.steps = LiveSteps(run)
 
     def pump(self, fence) -> int:
         if not self.steps.available:
             return 0
-        lines = ((lineno, self.redactor.bytes(line)) for lineno, line in self.tail.new_lines())
+        lines = ((lineno, self.redactor.bytes(line)) for tail in self.tails for lineno, line in tail.new_lines())
         return self.steps.append(lines, fence)
 
     def close(self) -> None:

@@ -29,6 +29,9 @@ from runner.secrets import Redactor
 
 SUBMISSION_FILE = "submission.csv"
 TRAJECTORY_FILE = "trajectory.jsonl"
+# The logs the run's final trajectory is read from, the first present wins: Medalboard's JSONL, else
+# AIDE's journal (its solution tree; agents/aide writes it to LOGS_DIR).
+TRAJECTORY_ARTIFACTS = (f"logs/{TRAJECTORY_FILE}", "logs/journal.json")
 OUTPUT_ARTIFACT = f"logs/{OUTPUT_LOG}"
 
 
@@ -49,6 +52,8 @@ class Stored:
     has_submission: bool = False
     submission_problem: str = ""
     trajectory: Path | None = None  # the redacted copy, whole, for the final import; None if cut or absent
+    trajectory_cut: bool = False
+    trajectory_from: str = ""  # which of TRAJECTORY_ARTIFACTS it is (or was, if cut)
     notes: list[str] = field(default_factory=list)
     total: int = 0
     count: int = 0
@@ -95,9 +100,15 @@ def _sources(spec: SandboxSpec) -> tuple[list[_Source], list[str]]:
             is_submission = name == f"submission/{SUBMISSION_FILE}"
             source = _Source(folder, entry.rel, name, kind if is_submission or kind != Artifact.Kind.SUBMISSION
                              else Artifact.Kind.OTHER)
-            (first if is_submission or name == f"logs/{TRAJECTORY_FILE}" else rest).append(source)
+            (first if is_submission or name in TRAJECTORY_ARTIFACTS else rest).append(source)
     output = _Source(spec.runner_dir, OUTPUT_LOG, OUTPUT_ARTIFACT, Artifact.Kind.LOG, keep_end=True)
+    first.sort(key=_first_rank)
     return [*first, output, *rest], skipped
+
+
+def _first_rank(source: _Source) -> int:
+    """The submission first, then the trajectory candidates in their order of preference."""
+    return TRAJECTORY_ARTIFACTS.index(source.name) + 1 if source.name in TRAJECTORY_ARTIFACTS else 0
 
 
 def _submission_problem(spec: SandboxSpec, limits: Limits) -> str:
@@ -139,8 +150,9 @@ def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Li
     stored.total += size
     stored.count += 1
     stored.has_submission |= is_submission
-    if source.name == f"logs/{TRAJECTORY_FILE}" and not cut:
-        stored.trajectory = path
+    if source.name in TRAJECTORY_ARTIFACTS and not stored.trajectory_from:
+        stored.trajectory_from = source.name
+        stored.trajectory, stored.trajectory_cut = (None, True) if cut else (path, False)
 
 
 def _copy(source: _Source, target: Path, redactor: Redactor, limit: int,

@@ -105,6 +105,21 @@ def staff(db, django_user_model):
 
 
 @pytest.fixture(scope="session")
+def mlebench_env():
+    """The base image of MLE-bench agents, built once and kept (the tag is the cache), as CI builds it."""
+    from runner.agent_image import ImageBuildError, build, image_exists
+    from runner.agents import base_image
+
+    if not image_exists(base_image.TAG):
+        try:
+            build(tag=base_image.TAG, recipe=base_image.RECIPE)
+        except ImageBuildError as exc:
+            message = f"{base_image.TAG} could not be built: {exc}"
+            pytest.fail(message) if REQUIRE_SERVICES else pytest.skip(message)
+    return base_image.TAG
+
+
+@pytest.fixture(scope="session")
 def browser():
     from playwright.sync_api import sync_playwright
 
@@ -216,3 +231,26 @@ def smoke_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("smoke")
     smoke.build(root)
     return root
+
+
+@pytest.fixture(params=["runc", "runsc"])
+def docker_backend(request, job_world):
+    """The Docker backend under each OCI runtime: runc, and gVisor's runsc, with the agent image and
+    the scripted agent (inline: the image has Debian's python3, the test folder is not mounted)."""
+    from django.conf import settings
+
+    from runner.backends import StartFailed
+    from runner.backends.docker import DockerBackend
+    from runner.models import AgentDefinition
+    from tests.job_support import SCRIPTED_AGENT
+
+    backend = DockerBackend(runner_name="test-runner", runtime=request.param)
+    try:
+        backend.check()
+    except StartFailed as exc:
+        pytest.fail(str(exc)) if REQUIRE_SERVICES else pytest.skip(str(exc))
+    if not backend.image_exists(settings.MEDALBOARD_AGENT_IMAGE):
+        message = f"agent image {settings.MEDALBOARD_AGENT_IMAGE} not built (python manage.py build_agent_image)"
+        pytest.fail(message) if REQUIRE_SERVICES else pytest.skip(message)
+    AgentDefinition.objects.filter(name="scripted").update(command=["python3", "-c", SCRIPTED_AGENT.read_text()])
+    return backend

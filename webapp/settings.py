@@ -243,6 +243,9 @@ AGENTS_ALLOW_PRIVILEGED = env_bool("MEDALBOARD_AGENTS_ALLOW_PRIVILEGED", False)
 AGENTS_MAX_FOLDER_BYTES = env_int("MEDALBOARD_AGENTS_MAX_FOLDER_BYTES", 256 * 1024 * 1024)
 AGENTS_MAX_FILES = env_int("MEDALBOARD_AGENTS_MAX_FILES", 20_000)
 AGENTS_BUILD_NETWORK = os.environ.get("MEDALBOARD_AGENTS_BUILD_NETWORK") or "none"
+# An agent's wheels.txt is fetched by pip on the building host (runner.agents.wheelhouse), bounded.
+AGENTS_MAX_WHEELS_BYTES = env_int("MEDALBOARD_AGENTS_MAX_WHEELS_BYTES", 1024 * 1024 * 1024)
+AGENTS_WHEELS_TIMEOUT_S = env_int("MEDALBOARD_AGENTS_WHEELS_TIMEOUT_S", 900)
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
 # Larger uploads are spooled here while the request reads them (a request killed meanwhile leaves its

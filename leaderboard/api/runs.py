@@ -158,6 +158,8 @@ class RunOutputSerializer(serializers.Serializer):
     cost_usd = serializers.FloatField(allow_null=True)
     tokens_in = serializers.IntegerField(allow_null=True)
     tokens_out = serializers.IntegerField(allow_null=True)
+    usage_metered = serializers.BooleanField(
+        help_text="tokens and cost counted by the LLM gateway on every call, not reported by the agent")
     created_at = serializers.DateTimeField()
 
     def get_medal(self, run: Run) -> str:
@@ -187,6 +189,7 @@ class RunOutputSerializer(serializers.Serializer):
             "beats_human_pct": _float(run.beats_human_pct), "grading_error": str(run.grading_error),
             "n_steps": int(run.n_steps), "trajectory_format": str(run.trajectory_format),
             "cost_usd": _float(run.cost_usd), "tokens_in": _int(run.tokens_in), "tokens_out": _int(run.tokens_out),
+            "usage_metered": bool(run.usage_metered),
             "created_at": self.fields["created_at"].to_representation(run.created_at),
         }
 
@@ -227,8 +230,8 @@ PAGE_COLUMNS = (
     "id", "competition_id", "task_name", "experiment_id", "seed", "owner_id", "is_private", "origin",
     "verification", "is_demo", "status", "score", "submission_exists", "valid_submission", "any_medal",
     "gold_medal", "silver_medal", "bronze_medal", "above_median", "human_rank", "beats_human_pct",
-    "grading_error", "n_steps", "trajectory_format", "cost_usd", "tokens_in", "tokens_out", "created_at",
-    "competition__id", "competition__slug", "owner__id", "owner__username",
+    "grading_error", "n_steps", "trajectory_format", "cost_usd", "tokens_in", "tokens_out", "usage_metered",
+    "created_at", "competition__id", "competition__slug", "owner__id", "owner__username",
     "experiment__id", "experiment__agent_id", "experiment__model_id", "experiment__hardware",
     "experiment__time_limit_hours", "experiment__owner_id", "experiment__team_id", "experiment__owner_key",
     "experiment__agent__id", "experiment__agent__name", "experiment__agent__version",

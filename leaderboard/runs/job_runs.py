@@ -93,22 +93,55 @@ class LiveSteps:
             self.live.close()
 
 
-def save_final_trajectory(run: Run, path: Path | str | None, name: str) -> None:
-    """The trajectory as the JSONL importer reads the stored (redacted, whole) copy at `path`: what an
-    upload of it would store. An unreadable one leaves the steps streamed live, with a warning."""
+def save_final_trajectory(run: Run, files: Iterable[tuple[Path | str | None, str]]) -> None:
+    """The run's trajectory from the stored (redacted, whole) files, each (path, name) in turn, as the
+    importer reads them: what an upload of them would store, one trajectory of their steps. A file that
+    cannot be read is named in a warning; with none readable the steps streamed live stay."""
     from leaderboard.trajectories.importers import TrajectoryError, detect, read_trajectories, save_steps
 
-    if path is None or not os.path.isfile(path) or detect(path) is None:
-        return
-    try:
-        parsed = next(iter(read_trajectories(path)), None)
-    except TrajectoryError as exc:
+    parts = []
+    for path, name in files:
+        if path is None or not os.path.isfile(path) or detect(path) is None:
+            continue
+        try:
+            parsed = next(iter(read_trajectories(path)), None)
+        except TrajectoryError as exc:
+            run.refresh_from_db()
+            Run.objects.filter(pk=run.pk).update(import_warnings=[*run.import_warnings, f"{name}: {exc}"])
+            continue
+        if parsed is not None:
+            parts.append(parsed)
+    if parts:
         run.refresh_from_db()
-        Run.objects.filter(pk=run.pk).update(import_warnings=[*run.import_warnings, f"{name}: {exc}"])
-        return
-    if parsed is not None:
-        run.refresh_from_db()
-        save_steps(run, parsed)
+        warnings = list(run.import_warnings)
+        save_steps(run, _joined(parts))
+        Run.objects.filter(pk=run.pk).update(import_warnings=[*warnings, *run.import_warnings])
+
+
+def _joined(parts: list):
+    """One trajectory of several: the first's format and totals, every step in turn, renumbered."""
+    first = parts[0]
+    if len(parts) == 1:
+        return first
+
+    sources = [(part, part.steps) for part in parts]  # before first.steps is replaced by the join
+
+    def steps():
+        offset = 0
+        for part, part_steps in sources:
+            count = 0
+            for step in part_steps:
+                count = max(count, (step.index or 0) + 1)
+                step.index = (step.index or 0) + offset
+                if step.parent_index is not None:
+                    step.parent_index += offset
+                step.raw = None
+                yield step
+            offset += count
+            first.warnings.extend(w for w in part.warnings if part is not first)
+
+    first.steps = steps()
+    return first
 
 
 def grade(run: Run, owner: str) -> None:

@@ -40,6 +40,7 @@ def header_of(run: Run) -> dict:
         "tokens_in": run.tokens_in,
         "tokens_out": run.tokens_out,
         "cost_usd": run.cost_usd,
+        "usage": "metered" if run.usage_metered else "reported",
         "source": {"run": run.pk, "format": run.trajectory_format or None},
     }
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 import io
 import json
 import tarfile
+import tempfile
 from pathlib import Path
 
 import docker
 import docker.errors
 from django.conf import settings
 
-from runner.agents import base_image
+from runner.agents import base_image, wheelhouse
 from runner.agents.mlebench import BUILD_ARGS, Variant
 
 SEED_HOME = "/usr/local/share/medalboard/home"
@@ -48,13 +49,26 @@ def build_image(variant: Variant, *, client=None, force: bool = False, log=print
                               "run `python manage.py build_agent_image --mlebench-env` first")
     stage = f"{tag}-stage"
     log(f"building {tag} for {variant.id} from {variant.dockerfile}")
-    _build(client, variant.id, path=str(Path(variant.source_dir) / variant.context),
-           dockerfile=Path(variant.dockerfile).name, tag=stage, buildargs=dict(BUILD_ARGS), pull=False)
+    with tempfile.TemporaryDirectory(prefix="medalboard-agent-build-") as scratch:
+        context = _context(variant, Path(scratch), log)
+        _build(client, variant.id, path=str(context), dockerfile=Path(variant.dockerfile).name, tag=stage,
+               buildargs=dict(BUILD_ARGS), pull=False)
     workdir = client.images.get(stage).attrs.get("Config", {}).get("WorkingDir") or "/home"
     image = _build(client, variant.id, fileobj=_layer_context(stage, workdir, variant), custom_context=True,
                    tag=tag, pull=False)
     client.images.remove(stage, noprune=True)
     return {"image": tag, "built": True, "id": image.id}
+
+
+def _context(variant: Variant, scratch: Path, log) -> Path:
+    """The build context: the agent's folder, or a copy with its wheels.txt's wheels fetched into it."""
+    context = Path(variant.source_dir) / variant.context
+    if not wheelhouse.needed(context):
+        return context
+    try:
+        return wheelhouse.stage(context, scratch / "context", log=log)
+    except wheelhouse.WheelError as exc:
+        raise AgentBuildError(f"{variant.id}: {exc}") from None
 
 
 def _layer_context(stage: str, workdir: str, variant: Variant) -> io.BytesIO:

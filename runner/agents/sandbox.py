@@ -40,14 +40,15 @@ def is_packaged(job: Job) -> bool:
     return package_of(job).get("format") == FORMAT
 
 
-def adapt(spec: SandboxSpec, *, job: Job, task: JobTask, backend, paths) -> SandboxSpec:
-    """`spec` as the job's agent needs it; unchanged for the site's own agents."""
+def adapt(spec: SandboxSpec, *, job: Job, task: JobTask, backend, paths, secrets: dict | None = None) -> SandboxSpec:
+    """`spec` as the job's agent needs it; unchanged for the site's own agents. `secrets` are the
+    job's as the sandbox may see them (provider keys already replaced by the gateway's token)."""
     if not is_packaged(job):
         return spec
     if backend.name != "docker":
         raise RuntimeError(f"the MLE-bench agent {job.agent.name} runs only on Docker runners, not {backend.name}")
     variant = Variant.from_config(package_of(job))
-    secrets = _secrets(job)
+    secrets = _secrets(job) if secrets is None else secrets
     try:
         argv, variables = variant.argv(secrets), variant.environment(secrets)
     except KeyError as exc:

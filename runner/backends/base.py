@@ -55,7 +55,7 @@ class SandboxPaths:
 class SandboxSpec:
     """Everything a backend needs to start one agent run. Host paths are on the runner machine."""
 
-    name: str  # unique and stable per attempt, e.g. "medalboard-task-12-a1"; used as the container name
+    name: str  # unique and stable per attempt, e.g. "medalboard-gpu-box-1-task-12-a1"; used as the container name
     command: list[str]  # argv run inside the sandbox
     data_dir: Path  # host folder: the competition's public prepared data + description.md (read-only)
     workdir: Path  # host scratch folder; the backend creates submission/, logs/, code/ beneath it
@@ -69,6 +69,7 @@ class SandboxSpec:
     pids_limit: int = 1024
     time_limit_s: float = 3600.0
     network: str | None = None  # None: no network at all; else the name of an egress network
+    gateway_socket: Path | None = None  # the LLM gateway's Unix socket, bind-mounted (runner.llm_access)
     home_dir: Path | None = None  # host folder mounted writable at /home, the others beneath (MLE-bench agents)
     privileged: bool = False  # only for agents the site allowed to ask for it (AGENTS_ALLOW_PRIVILEGED)
 

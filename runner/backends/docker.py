@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import math
 import os
+import posixpath
 
 import docker
 import docker.errors
@@ -52,6 +53,7 @@ from runner.backends.base import (
     file_tail,
     sandbox_env,
 )
+from runner.gateway import SANDBOX_SOCKET
 from runner.networks import NetworkRefused, check_sandbox_network
 
 DEFAULT_RUNTIME = "runc"
@@ -225,7 +227,7 @@ class DockerSandbox(Sandbox):
         with _daemon_errors():
             try:
                 data = self._container.logs(stdout=True, stderr=True, tail=max(100, max_bytes // 40))
-            except docker.errors.NotFound:
+            except docker.errors.APIError:  # gone, or "dead or marked for removal" (409): what was kept
                 return file_tail(self.spec.host_output_log, max_bytes)
         return data[-max_bytes:].decode("utf-8", errors="replace")
 
@@ -255,7 +257,13 @@ def _mounts(spec: SandboxSpec) -> list[Mount]:
         bind(PATHS.logs, spec.host_logs_dir, False),
         bind(PATHS.code, spec.host_code_dir, False),
         bind(PATHS.tools, spec.tools_dir, True),
+        *(bind(posixpath.dirname(SANDBOX_SOCKET), socket.parent, True) for socket in _gateway(spec)),
     ]
+
+
+def _gateway(spec: SandboxSpec) -> tuple:
+    """The LLM gateway's socket, in a folder of its own (a connect() needs no write access)."""
+    return (spec.gateway_socket,) if spec.gateway_socket is not None else ()
 
 
 def _home(spec: SandboxSpec) -> tuple:

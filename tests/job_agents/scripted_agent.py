@@ -1,7 +1,8 @@
 """A scripted agent for the job tests: writes our JSONL trajectory a line at a time and rewrites its
 submission as it "improves", with behaviour chosen by AGENT_SETTINGS (JSON):
 steps (how many), sleep (seconds between steps), exit (exit code), ignore_term (keep going after
-SIGTERM), hang (sleep this long after the steps). Reads ids from DATA_DIR/sample_submission.csv."""
+SIGTERM), hang (sleep this long after the steps), trajectory (false: no trajectory.jsonl), journal
+(an AIDE journal.json to write in LOGS_DIR, as agents/aide leaves it). Reads ids from DATA_DIR/sample_submission.csv."""
 
 import csv
 import json
@@ -21,7 +22,9 @@ with open(data / "sample_submission.csv") as f:
     ids = [row[0] for row in reader]
 print(f"agent seed {os.environ.get('SEED')} on {os.environ.get('COMPETITION_ID')}, {len(ids)} rows", flush=True)
 steps = int(settings.get("steps", 4))
-trajectory = open(logs / "trajectory.jsonl", "w")
+if settings.get("journal"):
+    (logs / "journal.json").write_text(json.dumps(settings["journal"]))
+trajectory = open(logs / "trajectory.jsonl" if settings.get("trajectory", True) else os.devnull, "w")
 trajectory.write(json.dumps({"format": "medalboard-trajectory", "version": 1, "agent": "scripted"}) + "\n")
 trajectory.flush()
 start = time.monotonic()

@@ -23,12 +23,10 @@ from django.conf import settings
 
 from leaderboard.models import Run
 from runner import execution, leases
-from runner.backends import StartFailed
 from runner.backends.docker import DockerBackend
 from runner.models import AgentDefinition, JobTask
 from runner.services import create_job
-from tests.conftest import REQUIRE_SERVICES
-from tests.job_support import COMPETITION, SCRIPTED_AGENT, needs_agent_tools, scripted_job
+from tests.job_support import COMPETITION, needs_agent_tools, scripted_job
 
 pytestmark = [pytest.mark.docker, needs_agent_tools]
 SECRET = "tok-live-7Hq2ZpXw9LmN4rT8vKd3"
@@ -41,21 +39,6 @@ data, sub, logs, code = (Path(os.environ[k]) for k in ("DATA_DIR", "SUBMISSION_D
 def valid_submission():
     (sub / "submission.csv").write_text((data / "sample_submission.csv").read_text())
 """
-
-
-@pytest.fixture(params=["runc", "runsc"])
-def docker_backend(request, job_world):
-    """The Docker backend under each OCI runtime: runc, and gVisor's runsc."""
-    backend = DockerBackend(runner_name="test-runner", runtime=request.param)
-    try:
-        backend.check()
-    except StartFailed as exc:
-        pytest.fail(str(exc)) if REQUIRE_SERVICES else pytest.skip(str(exc))
-    if not backend.image_exists(settings.MEDALBOARD_AGENT_IMAGE):
-        message = f"agent image {settings.MEDALBOARD_AGENT_IMAGE} not built (python manage.py build_agent_image)"
-        pytest.fail(message) if REQUIRE_SERVICES else pytest.skip(message)
-    AgentDefinition.objects.filter(name="scripted").update(command=["python3", "-c", SCRIPTED_AGENT.read_text()])
-    return backend
 
 
 @pytest.fixture

@@ -54,7 +54,7 @@ def test_a_job_runs_in_a_locked_down_container(alice, job_world, docker_agent, t
         job = scripted_job(alice, steps=3, sleep=0.5)
     task = job.tasks.get()
     held = leases.claim(task.pk, job_world)
-    inspector = Inspector(docker_agent, f"medalboard-task-{task.pk}-a1")
+    inspector = Inspector(docker_agent, execution.sandbox_name(task.pk, 1, docker_agent))
     inspector.start()
     outcome = execution.execute(held, runner=job_world, backend=docker_agent)
     inspector.join()
@@ -78,4 +78,4 @@ def test_a_job_runs_in_a_locked_down_container(alice, job_world, docker_agent, t
     run = Run.objects.get(pk=JobTask.objects.get(pk=task.pk).run_id)
     assert run.status == Run.Status.GRADED and run.score == pytest.approx(1.0) and run.trajectory.n_steps == 3
     with pytest.raises(docker.errors.NotFound):
-        docker_agent.client.containers.get(f"medalboard-task-{task.pk}-a1")  # always removed
+        docker_agent.client.containers.get(execution.sandbox_name(task.pk, 1, docker_agent))  # always removed

@@ -12,31 +12,15 @@ import pytest
 
 from leaderboard.models import Run
 from runner import execution, leases
-from runner.agents import base_image
 from runner.agents.importer import import_agents
 from runner.backends.docker import DockerBackend
 from runner.models import JobTask
 from runner.services import create_job
-from tests.conftest import REQUIRE_SERVICES
 from tests.job_support import COMPETITION, needs_agent_tools
 from tests.mlebench_agent_support import make_agents_dir
 
 pytestmark = [pytest.mark.docker, needs_agent_tools]
 SECRET = "probe-secret-value-41"
-
-
-@pytest.fixture(scope="session")
-def mlebench_env():
-    """The base image, built once and kept (the tag is the cache), as CI's .ci/run builds it."""
-    from runner.agent_image import ImageBuildError, build, image_exists
-
-    if not image_exists(base_image.TAG):
-        try:
-            build(tag=base_image.TAG, recipe=base_image.RECIPE)
-        except ImageBuildError as exc:
-            message = f"{base_image.TAG} could not be built: {exc}"
-            pytest.fail(message) if REQUIRE_SERVICES else pytest.skip(message)
-    return base_image.TAG
 
 
 def _probe_record(run: Run) -> dict:

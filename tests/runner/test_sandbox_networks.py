@@ -132,7 +132,7 @@ def test_a_job_on_a_network_its_runner_offers_runs_attached_to_that_network_only
             job = create_job(user=alice, agent="scripted", competitions=[COMPETITION], time_limit_minutes=1,
                              settings={"steps": 2, "sleep": 0.5}, network=name)
         task = job.tasks.get()
-        inspector = test_jobs_docker.Inspector(docker_agent, f"medalboard-task-{task.pk}-a1")
+        inspector = test_jobs_docker.Inspector(docker_agent, execution.sandbox_name(task.pk, 1, docker_agent))
         inspector.start()
         outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=docker_agent)
         inspector.join()

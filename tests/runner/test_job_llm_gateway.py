@@ -1,0 +1,93 @@
+"""A job's agent reaches its LLM through the metered gateway (marker docker): the sandbox keeps network
+none and holds only the run's token; each call is an `llm` step of the run, live and at the end; the
+run's tokens are the upstream's usage summed by the gateway and marked metered; the real key is
+nowhere in what the run stored or shows."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.models import Run
+from runner.models import JobTask
+from tests.gateway_support import REAL_OPENAI_KEY, serve_upstream
+from tests.llm_upstream import OPENAI_USAGE
+from tests.runner.test_hostile_agents import everything_about, hostile_job, run_task
+
+pytestmark = pytest.mark.docker
+upstream = pytest.fixture(scope="module")(serve_upstream)
+CALLS = 3
+
+AGENT = f"""
+import urllib.request
+base, key = os.environ["OPENAI_BASE_URL"], os.environ["OPENAI_API_KEY"]
+print("key in the sandbox:", key, flush=True)
+for n in range({CALLS}):
+    body = json.dumps({{"model": "gpt-4o", "messages": [{{"role": "user", "content": f"plan {{n}}"}}]}}).encode()
+    request = urllib.request.Request(base + "/chat/completions", data=body, headers={{
+        "Authorization": "Bearer " + key, "Content-Type": "application/json"}})
+    reply = json.load(urllib.request.urlopen(request, timeout=30))
+    print("reply", n, reply["usage"], flush=True)
+try:
+    urllib.request.urlopen("{{UPSTREAM}}", timeout=3)
+    print("upstream reached directly", flush=True)
+except Exception as exc:
+    print("no direct route:", type(exc).__name__, flush=True)
+valid_submission()
+"""
+
+
+def test_an_agents_llm_calls_go_through_the_metered_gateway(alice, client, job_world, docker_backend, upstream,
+                                                            settings):
+    settings.LLM_UPSTREAMS = {"openai": upstream.url + "/v1"}
+    upstream.reset()
+    job = hostile_job(alice, AGENT.replace("{UPSTREAM}", upstream.url), env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
+    outcome, run, _ = run_task(job, job_world, docker_backend)
+    task = JobTask.objects.get(run=run)
+    assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
+    assert "no direct route" in task.log_tail and "upstream reached directly" not in task.log_tail
+    seen = [{k.lower(): v for k, v in r["headers"].items()}.get("authorization") for r in upstream.requests]
+    assert seen == [f"Bearer {REAL_OPENAI_KEY}"] * CALLS  # the real key, added by the gateway on the way out
+    run.refresh_from_db()
+    assert run.status == Run.Status.GRADED and run.valid_submission
+    assert run.usage_metered and (run.tokens_in, run.tokens_out) == (OPENAI_USAGE[0] * CALLS, OPENAI_USAGE[1] * CALLS)
+    trajectory = b"".join(client.get(f"/runs/{run.pk}/trajectory.jsonl").streaming_content)
+    assert trajectory.count(b'"kind":"llm"') + trajectory.count(b'"kind": "llm"') == CALLS, trajectory[:2000]
+    stored = everything_about(run, job, client)
+    assert REAL_OPENAI_KEY.encode() not in stored
+    assert b"usage_metered" in stored and b"metered" in stored
+
+
+LOCAL_AGENT = """
+import json, os, urllib.error, urllib.request
+body = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}).encode()
+request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
+                                 headers={"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+try:
+    urllib.request.urlopen(request, timeout=10)
+except urllib.error.HTTPError as exc:
+    print("gateway said", exc.code, json.load(exc)["error"]["message"], flush=True)
+"""
+
+
+@pytest.mark.django_db
+def test_without_an_upstream_the_job_page_says_no_llm_is_reachable(alice, client, job_world, settings):
+    import sys
+
+    from runner import execution, leases
+    from runner.backends.local import LocalBackend
+    from runner.models import AgentDefinition
+    from runner.services import create_job
+
+    settings.LLM_UPSTREAMS = {}
+    AgentDefinition.objects.update_or_create(name="asks-llm", defaults={
+        "image": "", "command": [sys.executable, "-c", LOCAL_AGENT]})
+    job = create_job(user=alice, agent="asks-llm", competitions=["spaceship-titanic"], time_limit_minutes=1,
+                     env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
+    task = job.tasks.get()
+    execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    task.refresh_from_db()
+    assert "gateway said 503 no LLM is reachable from this runner" in task.log_tail
+    assert "no LLM is reachable from this runner" in task.error
+    client.force_login(alice)
+    assert "no LLM is reachable from this runner" in client.get(f"/jobs/{job.pk}/").content.decode()
+    assert REAL_OPENAI_KEY not in task.log_tail
