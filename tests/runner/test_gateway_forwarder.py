@@ -101,8 +101,12 @@ def test_many_concurrent_streams_through_the_forwarder(forwarded):
         return await asyncio.gather(*[one() for _ in range(40)])
 
     import asyncio
+    from concurrent.futures import ThreadPoolExecutor
 
-    assert asyncio.run(main()) == ["Hello there"] * 40
+    # in a thread of its own: Playwright's sync API, used by the browser tests of the same session,
+    # leaves an event loop running in the main thread, where asyncio.run refuses to start another
+    with ThreadPoolExecutor(1) as pool:
+        assert pool.submit(asyncio.run, main()).result() == ["Hello there"] * 40
     assert gw.gateway.totals().calls == 40 and gw.gateway.totals().tokens_out == 40 * OPENAI_USAGE[1]
 
 

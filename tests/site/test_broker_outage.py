@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from kombu import pools
 
 from leaderboard.models import Run, RunIntake
 from runner.models import JobTask
@@ -31,8 +32,9 @@ def _use_broker(url: str, options: dict) -> None:
     """Point this process's Celery app (what the site publishes with) at another broker."""
     app.conf.broker_url = url
     app.conf.broker_transport_options = options
-    if app._pool is not None:
-        app._pool.force_close_all()
+    # kombu keeps producer pools in a registry keyed by the connection: a pool closed here would be
+    # handed out again for the same URL, so the registry is emptied (its pools closed) instead
+    pools.reset()
     app._pool = None
     app.__dict__.get("amqp") and setattr(app.amqp, "_producer_pool", None)
 
