@@ -135,7 +135,7 @@ def _owner(task_id: str | None) -> str:
     return f"intake-{task_id or uuid.uuid4().hex}"
 
 
-@shared_task(name="leaderboard.runs.intake.import_intake", bind=True, base=_IntakeTask, **INTAKE_TASK)
+@shared_task(name="leaderboard.intake.import_intake", bind=True, base=_IntakeTask, **INTAKE_TASK)
 def import_intake(self, intake_id: int) -> str:
     """Import one received intake; returns the status it ended in (or why nothing was done)."""
     owner = _owner(self.request.id)

@@ -284,7 +284,7 @@ def test_the_worker_registers_the_task():
     import leaderboard.tasks  # noqa: F401 - what a worker imports (Celery discovers tasks modules)
     from webapp.celery import app
 
-    assert "leaderboard.runs.intake.import_intake" in app.tasks
+    assert "leaderboard.intake.import_intake" in app.tasks
 
 
 def test_the_schema_documents_the_202_and_the_intake_endpoint(client, db):

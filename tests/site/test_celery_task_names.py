@@ -6,7 +6,7 @@ from webapp.celery import app
 EXPECTED = {
     "leaderboard.tasks.grade_run",
     "leaderboard.tasks.grade_snapshot",
-    "leaderboard.runs.intake.import_intake",
+    "leaderboard.intake.import_intake",
     "runner.tasks.run_job_task",
     "runner.tasks.sweep",
 }
@@ -22,6 +22,6 @@ def test_each_name_runs_its_function():
     app.loader.import_default_modules()
     assert app.tasks["leaderboard.tasks.grade_run"].run.__name__ == "grade_run"
     assert app.tasks["leaderboard.tasks.grade_snapshot"].run.__name__ == "grade_snapshot"
-    assert app.tasks["leaderboard.runs.intake.import_intake"].run.__name__ == "import_intake"
+    assert app.tasks["leaderboard.intake.import_intake"].run.__name__ == "import_intake"
     assert app.tasks["runner.tasks.run_job_task"].run.__name__ == "run_job_task"
     assert app.tasks["runner.tasks.sweep"].run.__name__ == "sweep"
