@@ -25,9 +25,13 @@ HEALTHY_S = 60  # a worker that ran this long had a fresh start: the next restar
 
 
 def worker_command(runner, loglevel: str) -> list[str]:
-    """The Celery worker of this runner, as its own process (the environment names the runner)."""
+    """The Celery worker of this runner, as its own process (the environment names the runner).
+
+    Without gossip and mingle: nothing here uses worker-to-worker events, and Celery's gossip step
+    fails to restart after a Redis outage (an AttributeError on a connection it dropped)."""
     return [sys.executable, "-m", "celery", "-A", "webapp", "worker", "--queues", ",".join(runner.queues),
             "--concurrency", str(runner.concurrency), "--loglevel", loglevel, "-O", "fair",
+            "--without-gossip", "--without-mingle",
             "--hostname", f"runner-{runner.name}@{socket.gethostname()}"]
 
 
