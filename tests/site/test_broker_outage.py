@@ -40,9 +40,11 @@ def _use_broker(url: str, options: dict) -> None:
 
 
 @pytest.fixture
-def broker(tmp_path, settings):
+def broker(tmp_path, settings, monkeypatch):
     server = RedisServer(data_dir=tmp_path).start()
     previous = (app.conf.broker_url, app.conf.broker_transport_options)
+    # Celery's conf.broker_url prefers the CELERY_BROKER_URL variable (set in CI) to what is assigned
+    monkeypatch.setenv("CELERY_BROKER_URL", server.url)
     _use_broker(server.url, {"visibility_timeout": 10})
     app.conf.task_always_eager = False
     settings.INTAKE_IN_REQUEST = False
