@@ -183,3 +183,30 @@ class LeaderboardVersionAdmin(SeedAggregateAdmin):
     list_filter = []
     list_select_related = []
     raw_id_fields = []
+
+
+class FindingReviewInline(admin.TabularInline):
+    """The audit trail: every decision stays, read-only."""
+
+    model = models.FindingReview
+    extra = 0
+    can_delete = False
+    readonly_fields = ["status", "reason", "reviewer", "at"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(models.Finding)
+class FindingAdmin(admin.ModelAdmin):
+    list_display = ["run", "check_name", "severity", "status", "created_at"]
+    list_filter = ["check_name", "severity", "status"]
+    raw_id_fields = ["run"]
+    readonly_fields = ["reviewed_by", "reviewed_at"]
+    inlines = [FindingReviewInline]
+
+
+@admin.register(models.FindingReview)
+class FindingReviewAdmin(admin.ModelAdmin):
+    list_display = ["finding", "status", "reviewer", "at"]
+    readonly_fields = ["finding", "status", "reason", "reviewer", "at"]

@@ -751,3 +751,4 @@ def _split_membership_changed(sender, instance, action, reverse, pk_set, **kwarg
         maintenance.split_membership_changed(getattr(instance, "_cleared_competitions", []))
     elif action in ("post_add", "post_remove") and pk_set:
         maintenance.split_membership_changed(pk_set if isinstance(instance, Split) else [instance.pk])
+from leaderboard.trust.models import Finding, FindingReview  # noqa: E402,F401 - registers the models

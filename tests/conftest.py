@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import uuid
 from pathlib import Path
 
 import pytest
@@ -244,7 +245,9 @@ def docker_backend(request, job_world):
     from runner.models import AgentDefinition
     from tests.job_support import SCRIPTED_AGENT
 
-    backend = DockerBackend(runner_name="test-runner", runtime=request.param)
+    # A name of this test's own: the Docker daemon is shared (by test sessions running side by side,
+    # and by the tests of one session), and a runner's clean-up removes every sandbox of its name.
+    backend = DockerBackend(runner_name=f"test-runner-{uuid.uuid4().hex[:8]}", runtime=request.param)
     try:
         backend.check()
     except StartFailed as exc:
@@ -253,4 +256,6 @@ def docker_backend(request, job_world):
         message = f"agent image {settings.MEDALBOARD_AGENT_IMAGE} not built (python manage.py build_agent_image)"
         pytest.fail(message) if REQUIRE_SERVICES else pytest.skip(message)
     AgentDefinition.objects.filter(name="scripted").update(command=["python3", "-c", SCRIPTED_AGENT.read_text()])
-    return backend
+    yield backend
+    left = backend.remove_stale()  # a job's sandbox outliving its job is a runner bug
+    assert left == 0, f"{left} sandbox(es) of this test's runner were left behind"

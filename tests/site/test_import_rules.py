@@ -20,14 +20,17 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "medals": (),
     # the models' save and delete hooks keep the aggregates and the trajectory files in step
     "models": ("leaderboard.lib", "leaderboard.competitions.medals", "leaderboard.analysis.aggregates",
-               "leaderboard.trajectories.store"),
+               "leaderboard.trajectories.store", "leaderboard.trust.models"),
     "grading": LEADERBOARD_BELOW_WEB,
     "trajectories": ("leaderboard.lib", "leaderboard.models"),
     "analysis": LEADERBOARD_BELOW_WEB,
     "competitions": (*LEADERBOARD_BELOW_WEB, "leaderboard.grading", "leaderboard.analysis"),
+    # rule checks, code similarity, disclosures, reproductions: they read runs and trajectories
+    "trust": (*LEADERBOARD_BELOW_WEB, "leaderboard.grading", "leaderboard.trajectories", "leaderboard.analysis",
+              "leaderboard.competitions", "webapp.celery"),
     # the write side: everything below it, and the Celery app to publish its tasks
     "runs": (*LEADERBOARD_BELOW_WEB, "leaderboard.grading", "leaderboard.trajectories", "leaderboard.analysis",
-             "leaderboard.competitions", "leaderboard.tasks", "webapp.celery"),
+             "leaderboard.competitions", "leaderboard.trust", "leaderboard.tasks", "webapp.celery"),
     # pages, API, admin, commands: all of leaderboard, never the runner
     "web": ("leaderboard", "webapp.celery"),
     "api": ("leaderboard", "webapp.celery"),
