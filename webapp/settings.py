@@ -191,31 +191,9 @@ WHITENOISE_USE_FINDERS = True
 # Medalboard's own settings.
 
 
-def _shared_dir() -> Path:
-    """The read-only data beside the checkout (`../shared`: the MLE-bench catalogue, real trajectories).
-    A clone of a local checkout made elsewhere (e.g. `git clone /work/main /tmp/x`) reads the data
-    beside the checkout it was cloned from, so a fresh clone runs its tests without copying the data."""
-    beside = BASE_DIR.parent / "shared"
-    if beside.is_dir():
-        return beside
-    config = BASE_DIR / ".git" / "config"
-    origin = ""
-    if config.is_file():
-        section = ""
-        for line in config.read_text(errors="replace").splitlines():
-            line = line.strip()
-            if line.startswith("["):
-                section = line
-            elif section == '[remote "origin"]' and line.startswith("url"):
-                origin = line.split("=", 1)[1].strip()
-    if origin.startswith("file://"):
-        origin = origin[len("file://"):]
-    if origin.startswith("/") and (Path(origin).parent / "shared").is_dir():
-        return Path(origin).parent / "shared"
-    return beside
-
-
-SHARED_DIR = Path(os.environ.get("MEDALBOARD_SHARED_DIR") or _shared_dir())
+# The read-only data beside the checkout (`../shared`: the MLE-bench catalogue, real trajectories); a
+# checkout elsewhere names it with MEDALBOARD_SHARED_DIR.
+SHARED_DIR = Path(os.environ.get("MEDALBOARD_SHARED_DIR") or BASE_DIR.parent / "shared")
 CATALOGUE_DIR = Path(os.environ.get("MEDALBOARD_CATALOGUE_DIR", SHARED_DIR / "data" / "mle-bench"))
 NEW_USERS_CAN_SUBMIT_JOBS = env_bool("MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS", False)  # runner.access
 MAX_ACTIVE_JOBS_PER_USER = env_int("MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER", 3)  # runner.access
