@@ -81,7 +81,7 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
     scratch = _scratch(task, held)
     access = None
     try:
-        access = llm_access.prepare(task.job, _secrets(task.job))
+        access = llm_access.prepare(task.job, task.job.secrets())
         spec = _spec(held, task, backend, gpus, scratch, access.sandbox_secrets)
         spec = llm_access.start(access, spec, backend.name, backend.paths(spec).tools)
         return _execute(held, task, run, spec, backend, scratch, access)
@@ -226,12 +226,6 @@ def _image(job: Job) -> str:
     return job.agent_image or agent_image(job.agent)
 
 
-def _secrets(job: Job) -> dict[str, str]:
-    from runner.secrets import unseal
-
-    return unseal(job.sealed_env)
-
-
 def _env(job: Job, task: JobTask, secrets: dict[str, str]) -> dict[str, str]:
     return {
         **secrets,  # secrets: only ever into the sandbox's environment
@@ -373,7 +367,7 @@ def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm
 
 def _redactor(job: Job, access: llm_access.LlmAccess | None) -> Redactor:
     """The job's secrets (the real provider keys among them) and what the sandbox held in their place."""
-    values = list(_secrets(job).values())
+    values = list(job.secrets().values())
     if access is not None:
         values += access.sandbox_secrets.values()
     return Redactor(values)

@@ -158,6 +158,12 @@ class Job(models.Model):
     def status(self) -> str:
         return derive_status([t.status for t in self.tasks.all()])
 
+    def secrets(self) -> dict[str, str]:
+        """The job's secrets in the clear, for the sandbox's environment and for redaction only."""
+        from runner.secrets import unseal
+
+        return unseal(self.sealed_env)
+
     @property
     def queue(self) -> str:
         from runner.routing import queue_for

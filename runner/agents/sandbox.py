@@ -48,7 +48,7 @@ def adapt(spec: SandboxSpec, *, job: Job, task: JobTask, backend, paths, secrets
     if backend.name != "docker":
         raise RuntimeError(f"the MLE-bench agent {job.agent.name} runs only on Docker runners, not {backend.name}")
     variant = Variant.from_config(package_of(job))
-    secrets = _secrets(job) if secrets is None else secrets
+    secrets = job.secrets() if secrets is None else secrets
     try:
         argv, variables = variant.argv(secrets), variant.environment(secrets)
     except KeyError as exc:
@@ -91,9 +91,3 @@ def _duration(seconds: float) -> str:
     minutes, secs = divmod(rest, 60)
     parts = [(hours, "hour"), (minutes, "minute"), (secs, "second")]
     return ", ".join(f"{n} {unit}{'' if n == 1 else 's'}" for n, unit in parts if n) or "0 seconds"
-
-
-def _secrets(job: Job) -> dict[str, str]:
-    from runner.secrets import unseal
-
-    return unseal(job.sealed_env)
