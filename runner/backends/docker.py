@@ -153,7 +153,9 @@ class DockerBackend(Backend):
         """This runner's own leftover sandboxes (its name on the label); other runners' are left alone."""
         with _daemon_errors():
             mine = {"label": [f"{LABEL}=1", f"{RUNNER_LABEL}={self.runner_name}"]}
-            stale = [c for c in self.client.containers.list(all=True, filters=mine) if c.name.startswith(prefix)]
+            # One the daemon is already removing is not left over (runsc's take a moment to go).
+            stale = [c for c in self.client.containers.list(all=True, filters=mine)
+                     if c.name.startswith(prefix) and c.status != "removing"]
             for container in stale:
                 _remove(container)
         return len(stale)
