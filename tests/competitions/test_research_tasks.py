@@ -3,7 +3,6 @@ starters whose scores (run here, scored by each task's own eval.py) are recomput
 
 from __future__ import annotations
 
-import importlib.util
 import inspect
 import json
 import shutil
@@ -19,6 +18,7 @@ from django.core.management import call_command
 from sklearn.metrics import accuracy_score, mean_absolute_error, roc_auc_score
 
 from leaderboard.competitions import research_tasks
+from tests.research_support import load_eval
 
 TASKS = {t.slug: t for t in research_tasks.TASKS}
 ENV_FILES = ["data_description.txt", "test.csv", "train.csv", "train.py"]
@@ -32,15 +32,6 @@ def root(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("research-tasks")
     research_tasks.build(out)
     return out
-
-
-def load_eval(task_dir: Path):
-    """A task's scripts/eval.py as a module of its own (each task's has its own settings)."""
-    spec = importlib.util.spec_from_file_location(f"eval_{task_dir.name.replace('-', '_')}",
-                                                  task_dir / "scripts" / "eval.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def answers(task_dir: Path) -> pd.DataFrame:
