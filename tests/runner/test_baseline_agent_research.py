@@ -135,3 +135,26 @@ def test_the_agent_reads_nothing_outside_its_workspace(runs, slug):
     assert not [p for p in opened if p.startswith(str(runs["root"]))]  # the task folder: scripts/, answers
     others = [p for p in opened if p.startswith(str(runs["work"])) and not p.startswith((str(run), runs["hook"]))]
     assert not others  # nor another task's run
+
+
+@pytest.mark.parametrize("starter, message", [
+    (None, "the workspace has no train.py"),
+    ("print('trained, but wrote nothing')\n", "train.py exited with 0 and wrote no submission.csv"),
+    ("import pandas as pd\npd.DataFrame({'key': ['a'], 'y': [1]}).to_csv('submission.csv', index=False)\n",
+     "the workspace has no training file (a CSV with the columns y)"),
+])
+def test_a_workspace_it_cannot_learn_from_fails_with_the_reason(tmp_path, starter, message):
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    pd.DataFrame({"key": ["a", "b"], "x": [1.0, 2.0]}).to_csv(workspace / "test.csv", index=False)
+    if starter is not None:
+        (workspace / "train.py").write_text(starter)
+    env = {k: v for k, v in os.environ.items() if k not in ("DJANGO_SETTINGS_MODULE", "PYTHONPATH")}
+    env.update(TASK_KIND="research", WORKSPACE_DIR=str(workspace), LOGS_DIR=str(tmp_path / "logs"),
+               CODE_DIR=str(tmp_path / "code"), TIME_LIMIT_SECONDS="30", N_JOBS="1")
+    done = subprocess.run([sys.executable, str(AGENT)], cwd=workspace, env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == (0 if starter and "to_csv" in starter else 1)  # the starter's submission stands
+    assert message in done.stderr
+    (parsed,) = JsonlImporter().read(tmp_path / "logs" / "trajectory.jsonl")
+    assert message in [s for s in parsed.steps if s.kind == "error"][-1].text

@@ -54,6 +54,7 @@ def files() -> dict:
 if __name__ == "__main__":
     task_folder = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     for relative, text in files().items():
+        os.makedirs(os.path.dirname(os.path.join(task_folder, relative)), exist_ok=True)
         with open(os.path.join(task_folder, relative), "w", encoding="utf-8", newline="") as handle:
             handle.write(text)
         print(f"wrote {relative}")
