@@ -14,6 +14,15 @@ $PY manage.py migrate --noinput -v0
 $PY manage.py import_competitions
 if $PY manage.py help seed_demo >/dev/null 2>&1; then $PY manage.py seed_demo; fi
 if $PY manage.py help make_smoke_competitions >/dev/null 2>&1; then $PY manage.py make_smoke_competitions; fi
+# Research tasks in MLAgentBench's layout from scikit-learn's data; tasks.json says whose metric is lower-is-better.
+if $PY manage.py help import_research_tasks >/dev/null 2>&1; then
+  RESEARCH="${MEDALBOARD_VAR_DIR:-var}/research"
+  $PY manage.py make_research_tasks "$RESEARCH"
+  LOWER=$($PY -c 'import json, sys; print(" ".join("--lower-is-better=" + t["id"] for t in
+    json.load(open(sys.argv[1]))["tasks"] if t["lower_is_better"]))' "$RESEARCH/tasks.json")
+  # shellcheck disable=SC2086 # one word per flag
+  $PY manage.py import_research_tasks "$RESEARCH" $LOWER
+fi
 # One local-backend runner: a Celery worker for job tasks (jobs.cpu) and grading (celery), with the
 # recovery sweep and a heartbeat. It runs agents as subprocesses: trusted agents only (see README).
 $PY manage.py runner --backend local --name "local-$(hostname)" --concurrency 2 --loglevel INFO \

@@ -42,6 +42,7 @@ from sklearn.tree import DecisionTreeClassifier, DecisionTreeRegressor
 
 from leaderboard.grading.generic import registry_metric
 from leaderboard.grading.metrics import get_metric
+from leaderboard.lib.files import write_if_changed
 
 SPLIT = "smoke"
 ID = "id"
@@ -258,17 +259,6 @@ def _csv(frame: pd.DataFrame) -> str:
     return buffer.getvalue()
 
 
-def _write(path: Path, text: str) -> bool:
-    """Write only a changed file, so a second build leaves files (and their times) as they were."""
-    if path.is_file() and path.read_text(encoding="utf-8") == text:
-        return False
-    path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.tmp")
-    temporary.write_text(text, encoding="utf-8")
-    temporary.replace(path)
-    return True
-
-
 def _config(competition: SmokeCompetition) -> str:
     config = {
         "id": competition.slug, "name": competition.name, "competition_type": "smoke", "awards_medals": False,
@@ -307,11 +297,11 @@ def build_competition(competition: SmokeCompetition, root: Path) -> int:
         data / "public" / "description.md": description,
         data / "private" / "answers.csv": _csv(prepared.answers),
     }
-    return sum(_write(path, text) for path, text in files.items())
+    return sum(write_if_changed(path, text) for path, text in files.items())
 
 
 def build(root: Path) -> int:
     """Write every smoke competition and the smoke split under root; how many files changed."""
     root = Path(root)
     changed = sum(build_competition(c, root) for c in COMPETITIONS)
-    return changed + _write(root / "splits" / f"{SPLIT}.txt", "".join(f"{c.slug}\n" for c in COMPETITIONS))
+    return changed + write_if_changed(root / "splits" / f"{SPLIT}.txt", "".join(f"{c.slug}\n" for c in COMPETITIONS))

@@ -17,7 +17,8 @@ to CODE_DIR.
 
 Environment: DATA_DIR, SUBMISSION_DIR, LOGS_DIR, CODE_DIR, TOOLS_DIR, TIME_LIMIT_SECONDS, SEED
 (default 0), N_JOBS (default: up to 4 CPUs), COMPETITION_ID (optional, for the trajectory header).
-The command-line options override them; run `python baseline_agent.py --help`.
+The command-line options override them; run `python baseline_agent.py --help`. With TASK_KIND=research
+it works on an MLAgentBench research task instead (WORKSPACE_DIR, RESEARCH_PROBLEM; research_mode.py).
 
 Standalone: Python 3.9+ with numpy, pandas and scikit-learn only. Supported versions: scikit-learn
 1.2 to 1.9 and pandas 1.5 to 3.x (Debian bookworm's python3-sklearn 1.2 / python3-pandas 1.5 as well
@@ -524,20 +525,25 @@ class Agent:
     # ----------------------------------------------------------------------------- reading
     def load(self) -> None:
         data = self.args.data_dir
-        self.sample = pd.read_csv(os.path.join(data, "sample_submission.csv"), dtype=str, keep_default_na=False)
-        id_column = self.sample.columns[0]
+        self.sample_path = os.path.join(data, "sample_submission.csv")  # the format every submission is checked by
+        self.sample = pd.read_csv(self.sample_path, dtype=str, keep_default_na=False)
         path = os.path.join(data, "description.md")
         self.description = open(path, encoding="utf-8", errors="replace").read() if os.path.isfile(path) else ""
-        self.train = pd.read_csv(os.path.join(data, "train.csv"), dtype={id_column: str}, low_memory=False)
-        self.test = pd.read_csv(os.path.join(data, "test.csv"), dtype={id_column: str}, low_memory=False)
+        self.read_data(os.path.join(data, "train.csv"), os.path.join(data, "test.csv"))
+
+    def read_data(self, train_path: str, test_path: str) -> None:
+        id_column = self.sample.columns[0]
+        self.train = pd.read_csv(train_path, dtype={id_column: str}, low_memory=False)
+        self.test = pd.read_csv(test_path, dtype={id_column: str}, low_memory=False)
         # Labels as the file spells them, so they are written back exactly (True stays True, 01 stays 01).
-        self.train_raw = pd.read_csv(os.path.join(data, "train.csv"), dtype=str, keep_default_na=False,
+        self.train_raw = pd.read_csv(train_path, dtype=str, keep_default_na=False,
                                      usecols=[c for c in self.train.columns if c not in self.test.columns
                                               or c in self.sample.columns[1:]])
 
     def understand(self) -> None:
         self.task = infer_task(self.train_raw, list(self.test.columns), self.sample, self.description)
         labelled = ~np.any([_is_missing(self.train_raw[c]).to_numpy() for c in self.task.source], axis=0)
+        self.labelled_rows = np.flatnonzero(labelled)  # self.X's rows, as rows of self.train
         self.features = choose_features(self.train, self.test, self.task)
         self.X = feature_frame(self.train[labelled].reset_index(drop=True), self.features)
         self.y = self._target(self.train_raw[labelled].reset_index(drop=True))
@@ -735,7 +741,7 @@ class Agent:
         checker = os.path.join(self.args.tools_dir, "check_submission.py")
         if not os.path.isfile(checker):
             checker = os.path.join(os.path.dirname(os.path.abspath(__file__)), "check_submission.py")
-        command = [sys.executable, checker, path, "--sample", os.path.join(self.args.data_dir, "sample_submission.csv")]
+        command = [sys.executable, checker, path, "--sample", self.sample_path]
         began = time.monotonic()
         done = subprocess.run(command, capture_output=True, text=True)
         self.log.step("command", "check_submission.py", done.stdout, {
@@ -761,7 +767,20 @@ def parse_args(argv: list | None = None) -> argparse.Namespace:
     parser.add_argument("--seed", type=int, default=int(env("SEED", "0")))
     parser.add_argument("--n-jobs", type=int, default=int(THREADS))
     parser.add_argument("--competition", default=env("COMPETITION_ID", ""))
+    parser.add_argument("--task-kind", default=env("TASK_KIND", "mle-bench"), choices=["mle-bench", "research"],
+                        help="research: an MLAgentBench task, its workspace the current directory (research_mode.py)")
+    parser.add_argument("--workspace-dir", default=env("WORKSPACE_DIR", os.getcwd()))
+    parser.add_argument("--research-problem", default=env("RESEARCH_PROBLEM", ""),
+                        help="research: the file with the research problem's text")
     return parser.parse_args(argv)
+
+
+def make_agent(args: argparse.Namespace) -> Agent:
+    if args.task_kind == "research":
+        from research_mode import ResearchAgent  # beside this file; it builds on this module
+
+        return ResearchAgent(args)
+    return Agent(args)
 
 
 def _stop(signum, frame):
@@ -771,7 +790,7 @@ def _stop(signum, frame):
 def main(argv: list | None = None) -> int:
     args = parse_args(argv)
     signal.signal(signal.SIGTERM, _stop)
-    agent = Agent(args)
+    agent = make_agent(args)
     try:
         return agent.run()
     except SystemExit:
@@ -786,6 +805,7 @@ def main(argv: list | None = None) -> int:
 
 
 if __name__ == "__main__":
+    sys.modules.setdefault("baseline_agent", sys.modules[__name__])  # research_mode imports this very module
     code = main()
     sys.stdout.flush()
     sys.stderr.flush()
