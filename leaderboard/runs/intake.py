@@ -6,9 +6,9 @@ request killed before the row exists leaves files no row names, which the orphan
 its grace period), and hands the intake to Celery. The task `import_intake` claims it through the
 lease machine (webapp.leases: received -> importing, an owner, a short lease renewed while it
 imports, attempts + 1), runs `services.submit_run` on the staged files under the task's time limits
-(the hostile-input bounds of services stay), and records imported with the run in the transaction
-that created it (fenced: a lost claim commits nothing), or failed with the reason; the staged files
-are deleted once the outcome is recorded. `sweep_intakes` (called by the workers' sweep) re-queues
+(the hostile-input bounds of services stay; its transaction is fenced, so a lost claim commits no
+run), and records imported with the run, or failed with the reason; the staged files are deleted
+once the outcome is recorded. `sweep_intakes` (called by the workers' sweep) re-queues
 intakes nobody picked up and expired claims, and fails an intake after INTAKE_MAX_ATTEMPTS lost
 claims. `wait` lets a request answer with the outcome when the worker was quick.
 """
@@ -28,7 +28,7 @@ from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
 from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
-from django.db import OperationalError, transaction
+from django.db import OperationalError
 from django.db.models import Q
 from django.utils import timezone
 
@@ -150,10 +150,8 @@ def import_intake(self, intake_id: int) -> str:
     intake = RunIntake.objects.select_related("owner").get(pk=intake_id)
     held = leases.Lease(IMPORTS, intake_id, owner)
     try:
-        with leases.Heartbeat(held), transaction.atomic():
-            run = _submit(intake)
-            # The run and the intake's outcome commit together, or not at all if the lease was lost.
-            _record(intake, owner, run=run)
+        with leases.Heartbeat(held):
+            run = _submit(intake, fence=lambda: leases.fence(held))
     except leases.LeaseLost:
         log.warning("intake %s: import dropped, the claim moved on", intake_id)
         return "claim lost"
@@ -178,8 +176,7 @@ def import_intake(self, intake_id: int) -> str:
         log.exception("importing intake %s failed", intake_id)
         return _finish(intake, owner, failure=RunIntake.Failure.INTERNAL,
                        error=f"could not import the upload ({exc.__class__.__name__}: {exc})")
-    delete_staged(intake.files)
-    return RunIntake.Status.IMPORTED
+    return _finish(intake, owner, run=run)
 
 
 def _soft_limit(task) -> float:
@@ -196,7 +193,9 @@ def _claim(intake_id: int, owner: str) -> bool:
     return leases.claim(IMPORTS, intake_id, owner, updated_at=timezone.now()) is not None
 
 
-def _submit(intake: RunIntake) -> Run:
+def _submit(intake: RunIntake, fence) -> Run:
+    """submit_run on the staged files; `fence` runs in the transaction that creates the run, so a
+    claim lost meanwhile commits nothing (a fenced write raises LeaseLost)."""
     meta = dict(intake.metadata)
     team_id = meta.pop("team", None)
     files = {kind: [File(default_storage.open(f["path"], "rb"), name=f["name"])
@@ -206,7 +205,8 @@ def _submit(intake: RunIntake) -> Run:
         return services.submit_run(
             owner=intake.owner, origin=Run.Origin.UPLOAD, team=Team.objects.filter(pk=team_id).first(),
             submission=next(iter(files[Artifact.Kind.SUBMISSION]), None),
-            trajectory_files=files[Artifact.Kind.TRAJECTORY], snapshot_files=files[Artifact.Kind.SNAPSHOT], **meta,
+            trajectory_files=files[Artifact.Kind.TRAJECTORY], snapshot_files=files[Artifact.Kind.SNAPSHOT],
+            fence=fence, **meta,
         )
     finally:
         for opened in files.values():
@@ -216,23 +216,14 @@ def _submit(intake: RunIntake) -> Run:
 
 def _finish(intake: RunIntake, owner: str, *, run: Run | None = None, failure: str = "", error: str = "") -> str:
     """Record the outcome while the claim holds, then drop the staged files (a lost claim's are the
-    new holder's)."""
-    try:
-        _record(intake, owner, run=run, failure=failure, error=error)
-    except leases.LeaseLost:
-        log.warning("intake %s: outcome dropped, the claim moved on", intake.pk)
-        return "claim lost"
-    delete_staged(intake.files)
-    return RunIntake.Status.IMPORTED if run is not None else RunIntake.Status.FAILED
-
-
-def _record(intake: RunIntake, owner: str, *, run: Run | None = None, failure: str = "", error: str = "") -> None:
-    """The outcome, written only while `owner` holds the claim (else LeaseLost). An identical earlier
-    upload's run comes back from submit_run: its note says so."""
+    new holder's). An identical earlier upload's run comes back from submit_run: its note says so."""
     status = RunIntake.Status.IMPORTED if run is not None else RunIntake.Status.FAILED
     if not leases.end(leases.Lease(IMPORTS, intake.pk, owner), status, run=run, failure=failure,
                       error=error[:5000], note=getattr(run, "repeat_note", "")[:300], updated_at=timezone.now()):
-        raise leases.LeaseLost(f"intake {intake.pk}: the claim of {owner} was lost")
+        log.warning("intake %s: outcome dropped, the claim moved on", intake.pk)
+        return "claim lost"
+    delete_staged(intake.files)
+    return status
 
 
 def delete_staged(files: list[dict]) -> None:
