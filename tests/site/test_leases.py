@@ -191,3 +191,18 @@ def test_max_attempts_may_depend_on_the_row(row, alice):
                                   retry=lambda r: {}, give_up=lambda r: {"error": "gave up"})
     assert counts == {"retried": 1, "failed": 1}
     assert (state(row).status, state(other).status) == ("received", "failed")
+
+
+@pytest.mark.parametrize(("env", "expected"), [
+    ({"MEDALBOARD_INTAKE_TIME_LIMIT_S": "7200", "CELERY_TASK_TIME_LIMIT": "7200"}, [60.0, 60.0, 60.0]),
+    ({"MEDALBOARD_LEASE_S": "20", "MEDALBOARD_GRADING_LEASE_S": "5"}, [20.0, 5.0, 20.0]),
+])
+def test_leases_last_a_minute_whatever_the_time_limits_unless_configured(env, expected):
+    from tests.site.test_settings import _manage
+
+    unset = {name: "" for name in ("MEDALBOARD_LEASE_S", "MEDALBOARD_JOB_LEASE_S", "MEDALBOARD_GRADING_LEASE_S",
+                                   "MEDALBOARD_INTAKE_LEASE_S")}
+    result = _manage("shell", "--no-imports", "-c", "from django.conf import settings as s; "
+                     "print(s.JOB_LEASE_S, s.GRADING_LEASE_S, s.INTAKE_LEASE_S)",
+                     env={"DEBUG": "true", **unset, **env})
+    assert [float(n) for n in result.stdout.splitlines()[-1].split()] == expected, result.stderr
