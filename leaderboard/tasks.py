@@ -1,26 +1,24 @@
 """Celery tasks of the leaderboard: grading uploaded runs and their submission snapshots.
 
-Tasks take ids. A run is claimed with a conditional UPDATE (pending -> grading, an owner, a lease
-expiry, attempts + 1) so two workers never grade the same run, and its result is stored only while
-the claim still holds; the sweep (leaderboard.runs.recovery) re-queues expired claims and pending runs
-nobody picked up; transient failures (storage hiccups) are retried a bounded number of times,
-anything else marks the run failed with the reason.
+Tasks take ids. A run is claimed through the lease machine (webapp.leases: pending -> grading, an
+owner, a short lease renewed while it grades, attempts + 1) so two workers never grade the same run,
+and its result is stored only while the claim still holds; the sweep (leaderboard.runs.recovery)
+re-queues expired claims and pending runs nobody picked up; transient failures (storage hiccups)
+are retried a bounded number of times, anything else marks the run failed with the reason.
 """
 
 from __future__ import annotations
 
 import logging
 import uuid
-from datetime import timedelta
 
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.db import OperationalError
-from django.db.models import F
-from django.utils import timezone
 
 from leaderboard.models import Run, Snapshot
+from webapp import leases
 
 log = logging.getLogger(__name__)
 
@@ -35,57 +33,49 @@ GRADING_TASK = {
 }
 
 
+GRADINGS = leases.Leased(
+    Run, "grading of run", waiting=Run.Status.PENDING, working=Run.Status.GRADING, failed=Run.Status.FAILED,
+    lease_s=lambda: settings.GRADING_LEASE_S, owner="grading_owner", expires="grading_lease_expires_at",
+    attempts="grading_attempts",
+)
+
+
 def _claim(run_id: int, owner: str) -> bool:
     return claim_grading(run_id, owner)
 
 
 def claim_grading(run_id: int, owner: str) -> bool:
-    """pending -> grading, held by `owner` until the lease expires (the sweep then recovers it)."""
-    return Run.objects.filter(pk=run_id, status=Run.Status.PENDING).update(
-        status=Run.Status.GRADING, grading_owner=owner, grading_attempts=F("grading_attempts") + 1,
-        grading_lease_expires_at=timezone.now() + timedelta(seconds=settings.GRADING_LEASE_S),
-    ) == 1
+    """pending -> grading, held by `owner` while its lease is renewed (the sweep recovers it once not)."""
+    return leases.claim(GRADINGS, run_id, owner) is not None
 
 
-class ClaimLost(Exception):
-    """The grading claim expired and was handed on: this grader must not write its result."""
-
-
-def _fence(run_id: int, owner: str) -> None:
-    if Run.objects.filter(pk=run_id, status=Run.Status.GRADING, grading_owner=owner).update(
-        grading_lease_expires_at=None
-    ) != 1:
-        raise ClaimLost(f"run {run_id}: the grading claim of {owner} was lost")
+def _held(run_id: int, owner: str) -> leases.Lease:
+    return leases.Lease(GRADINGS, run_id, owner)
 
 
 def _fail(run_id: int, message: str, owner: str) -> None:
-    Run.objects.filter(pk=run_id, status=Run.Status.GRADING, grading_owner=owner).update(
-        status=Run.Status.FAILED, grading_error=message[:5000], grading_lease_expires_at=None
-    )
-
-
-def _release(run_id: int, owner: str) -> None:
-    Run.objects.filter(pk=run_id, status=Run.Status.GRADING, grading_owner=owner).update(
-        status=Run.Status.PENDING, grading_lease_expires_at=None, grading_enqueued_at=None
-    )
+    leases.end(_held(run_id, owner), Run.Status.FAILED, grading_error=message[:5000])
 
 
 def grade_claimed(run_id: int, owner: str) -> str:
-    """Grade a run this owner claimed; the result is stored only if the claim still holds (fenced in
-    the same transaction). Transient errors hand the run back as pending and re-raise."""
+    """Grade a run this owner claimed, renewing the claim meanwhile; the result is stored only if
+    the claim still holds (fenced in the same transaction). Transient errors hand the run back as
+    pending and re-raise."""
     from leaderboard.runs.outcome import grade_stored_run
 
+    held = _held(run_id, owner)
     run = Run.objects.select_related("competition").get(pk=run_id)
     try:
-        grade_stored_run(run, fence=lambda: _fence(run_id, owner))
-    except ClaimLost:
+        with leases.Heartbeat(held):
+            grade_stored_run(run, fence=lambda: leases.fence(held))
+    except leases.LeaseLost:
         log.warning("run %s: grading result dropped, the claim moved on", run_id)
         return "claim lost"
     except SoftTimeLimitExceeded:
         _fail(run_id, "grading took longer than its time limit", owner)
         return Run.Status.FAILED
     except TRANSIENT_ERRORS:
-        _release(run_id, owner)
+        leases.release(held, grading_enqueued_at=None)
         raise
     except Exception as exc:  # noqa: BLE001 - permanent: record why, never retry
         log.exception("grading run %s failed", run_id)

@@ -47,6 +47,7 @@ from runner.models import Job, JobTask, Runner
 from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Stored, store_outputs
 from runner.scratch import QUOTA_CHECK_S, Scratch
 from runner.secrets import Redactor
+from webapp.leases import Heartbeat
 
 log = logging.getLogger(__name__)
 TOOLS_DIR = Path(__file__).resolve().parent / "agent_tools"
@@ -69,7 +70,7 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
     """Run the claimed task to its end. Raises BackendUnavailable (the task was handed back to the
     queue: retry later) and LeaseLost (someone else owns it now: do nothing more)."""
     task = JobTask.objects.select_related("job__agent", "job__experiment", "job__created_by", "competition").get(
-        pk=held.task_id
+        pk=held.pk
     )
     try:
         backend.check()
@@ -97,7 +98,7 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
     try:
         sandbox = backend.start(spec)
     except BackendUnavailable as exc:
-        leases.free_gpus(held.task_id)
+        leases.free_gpus(held.pk)
         leases.release(held, error=f"{backend.name} unavailable: {exc}")
         raise
     except Exception as exc:  # noqa: BLE001 - ImageNotFound, StartFailed: permanent, say which
@@ -293,7 +294,7 @@ class Supervisor:
         return [*self.stream.tail.notes, *self.snapshots.notes]
 
     def tick(self, final: bool = False) -> None:
-        slots.touch(self.spec.runner_dir, self.held.task_id)
+        slots.touch(self.spec.runner_dir, self.held.pk)
         self.fence()
         self.stream.pump(self.fence)
         self._snapshot()
@@ -343,7 +344,7 @@ class Supervisor:
 def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_access.LlmAccess | None,
          notes: list[str] = ()) -> Outcome:
     """Store what the agent left, then grade it (unless cancelled) and end the task."""
-    job = JobTask.objects.select_related("job").get(pk=held.task_id).job
+    job = JobTask.objects.select_related("job").get(pk=held.pk).job
     redactor = _redactor(job, access)
     usage, llm_note = llm_access.finish(access) if access is not None else (None, "")
     error = "; ".join(part for part in (outcome.error, llm_note if outcome.error or usage else "") if part)
@@ -359,7 +360,8 @@ def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm
         Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="cancelled by its job",
                                              finished_at=timezone.now())
     else:
-        _grade(held, run)
+        with Heartbeat(held):  # the supervisor no longer polls: grading may outlast the lease
+            _grade(held, run)
         _mark_invalid(run, stored.submission_problem)
     leases.finish(held, outcome.status)
     return outcome
@@ -418,5 +420,5 @@ def _grade(held: Claim, run: Run) -> None:
     pending: the sweep hands it to the grading queue."""
     from leaderboard.runs.job_runs import grade
 
-    grade(run, owner=f"job-task-{held.task_id}-{held.token[:8]}")
+    grade(run, owner=f"job-task-{held.pk}-{held.owner[:8]}")
 

@@ -24,8 +24,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Artifact, Run
-from runner.leases import cancel_queued
+from runner.leases import JOB_TASKS, cancel_queued
 from runner.models import GpuSlot, JobTask
+from webapp import leases
 
 log = logging.getLogger(__name__)
 
@@ -33,10 +34,17 @@ log = logging.getLogger(__name__)
 def sweep_tasks() -> dict[str, int]:
     counts = {"tasks_requeued": 0, "tasks_failed": 0, "tasks_ended": 0, "tasks_cancelled": 0, "tasks_published": 0}
     now = timezone.now()
-    for task in JobTask.objects.filter(
-        status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING), lease_expires_at__lt=now
-    ).select_related("runner", "job"):
-        counts[_recover(task, now)] += 1
+    expired = leases.expired(JOB_TASKS, now=now).select_related("runner", "job")
+    for task in expired.filter(status=JobTask.Status.GRADING):
+        counts["tasks_ended"] += _end_graded(task, now)
+    for task in expired.filter(status=JobTask.Status.RUNNING, job__cancel_requested=True):
+        counts["tasks_cancelled"] += _cancel_lost(task, now)
+    lost = leases.sweep_expired(
+        JOB_TASKS, max_attempts=lambda task: task.max_attempts, retry=_retry, give_up=_give_up, then=_after_lost,
+        rows=JobTask.objects.filter(status=JobTask.Status.RUNNING, job__cancel_requested=False)
+        .select_related("runner", "job"),
+    )
+    counts["tasks_requeued"], counts["tasks_failed"] = lost["retried"], lost["failed"]
     counts["tasks_cancelled"] += cancel_queued(JobTask.objects.filter(job__cancel_requested=True))
     counts["tasks_published"] = _publish_unsent(now)
     GpuSlot.objects.exclude(task__status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING)).exclude(
@@ -45,31 +53,42 @@ def sweep_tasks() -> dict[str, int]:
     return counts
 
 
-def _recover(task: JobTask, now) -> str:
-    same = JobTask.objects.filter(pk=task.pk, status=task.status, lease_owner=task.lease_owner,
-                                  lease_expires_at__lt=now)
-    where = f" on {task.runner.name}" if task.runner else ""
-    if task.status == JobTask.Status.GRADING:
-        same.update(status=JobTask.Status.FAILED if task.error else JobTask.Status.SUCCEEDED,
-                    lease_expires_at=None, finished_at=now)
-        return "tasks_ended"
-    if task.job.cancel_requested:
-        with transaction.atomic():
-            why = f"cancelled; the runner{where} was lost before it stopped the sandbox (partial logs kept)"
-            if same.update(status=JobTask.Status.CANCELLED, lease_expires_at=None, finished_at=now, error=why):
-                _fail_run(task, why)
-        return "tasks_cancelled"
-    if task.attempts >= task.max_attempts:
-        with transaction.atomic():
-            why = (f"the runner{where} was lost during attempt {task.attempts} of {task.max_attempts} "
-                   "(no lease renewal); gave up, partial logs kept")
-            if same.update(status=JobTask.Status.FAILED, lease_expires_at=None, finished_at=now, error=why):
-                _fail_run(task, why)
-        return "tasks_failed"
-    if same.update(status=JobTask.Status.QUEUED, lease_owner="", lease_expires_at=None, enqueued_at=None,
-                   error=f"attempt {task.attempts}{where} was lost (no lease renewal); re-queued"):
+def _where(task: JobTask) -> str:
+    return f" on {task.runner.name}" if task.runner else ""
+
+
+def _end_graded(task: JobTask, now) -> bool:
+    """The agent had finished (its outputs are stored): the task ends as it was; the grading sweep
+    takes care of its run."""
+    status = JobTask.Status.FAILED if task.error else JobTask.Status.SUCCEEDED
+    return leases.take_over(JOB_TASKS, task, now, status, finished_at=now)
+
+
+def _cancel_lost(task: JobTask, now) -> bool:
+    why = f"cancelled; the runner{_where(task)} was lost before it stopped the sandbox (partial logs kept)"
+    with transaction.atomic():
+        if not leases.take_over(JOB_TASKS, task, now, JobTask.Status.CANCELLED, finished_at=now, error=why):
+            return False
+        _fail_run(task, why)
+    return True
+
+
+def _retry(task: JobTask) -> dict:
+    return {"enqueued_at": None,
+            "error": f"attempt {task.attempts}{_where(task)} was lost (no lease renewal); re-queued"}
+
+
+def _give_up(task: JobTask) -> dict:
+    return {"finished_at": timezone.now(), "error": (
+        f"the runner{_where(task)} was lost during attempt {task.attempts} of {task.max_attempts} "
+        "(no lease renewal); gave up, partial logs kept")}
+
+
+def _after_lost(task: JobTask, gave_up: bool) -> None:
+    if gave_up:
+        _fail_run(task, _give_up(task)["error"])
+    else:
         transaction.on_commit(lambda: _publish(task.pk))
-    return "tasks_requeued"
 
 
 def _fail_run(task: JobTask, why: str) -> None:

@@ -85,7 +85,7 @@ def _fail_held(held: leases.Claim, why: str) -> str:
     try:
         with transaction.atomic():
             leases.finish(held, JobTask.Status.FAILED, error=why[:5000])
-            _fail_run(held.task_id, why)
+            _fail_run(held.pk, why)
     except leases.LeaseLost:
         return "lease lost"
     return JobTask.Status.FAILED

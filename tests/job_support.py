@@ -121,3 +121,22 @@ def wait_until(check, timeout: float, what: str, worker: WorkerProcess | None = 
         time.sleep(0.2)
     log = f"\n--- worker log ---\n{worker.output()}" if worker else ""
     raise AssertionError(f"not {what} after {timeout} s{log}")
+
+
+# --- slow work, for killing a worker in the middle of it ------------------------------------------
+
+
+def slow_work_env(log_path: Path, seconds: float, **settings_env: str) -> dict[str, str]:
+    """Worker environment in which grading and importing take `seconds` longer and are noted in
+    `log_path` (tests/slow_work.py), plus MEDALBOARD_<name> variables from `settings_env`."""
+    return {"MEDALBOARD_TEST_WORKER_IMPORTS": "tests.slow_work", "MEDALBOARD_TEST_SLOW_WORK_S": str(seconds),
+            "MEDALBOARD_TEST_WORK_LOG": str(log_path),
+            **{f"MEDALBOARD_{name}": value for name, value in settings_env.items()}}
+
+
+def work_log(log_path: Path) -> list[tuple[str, str, int, float]]:
+    """(event, what, pid, time) for each start and end of slowed work, in order."""
+    if not log_path.exists():
+        return []
+    return [(event, what, int(pid), float(at))
+            for event, what, pid, at in (line.split() for line in log_path.read_text().splitlines())]

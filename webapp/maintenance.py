@@ -5,7 +5,9 @@ It joins the two apps' recoveries, so it lives above both: the job tasks' (runne
 job leases, tasks never published, GPUs held by tasks that no longer run), the grading's
 (leaderboard.runs.recovery: runs and snapshots), the uploads' (leaderboard.runs.intake: intakes
 nobody picked up, expired import claims) and the orphaned files' (leaderboard.runs.orphans).
-Every step makes conditional UPDATEs on the state it read, so concurrent sweepers are safe.
+Expired claims of all three kinds of leased work go through the one lease machine's
+`webapp.leases.sweep_expired`. Every step makes conditional UPDATEs on the state it read, so
+concurrent sweepers are safe.
 """
 
 from __future__ import annotations

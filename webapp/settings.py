@@ -263,7 +263,11 @@ RUNNER_WORK_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_WORK_DIR", VAR_DIR / "r
 MAX_TIME_LIMIT_MINUTES = env_float("MEDALBOARD_MAX_TIME_LIMIT_MINUTES", 24 * 60)
 MAX_SEEDS = env_int("MEDALBOARD_MAX_SEEDS", 20)
 MAX_GPUS = env_int("MEDALBOARD_MAX_GPUS", 8)  # a job's GPU count while no runner has registered yet
-JOB_LEASE_S = env_float("MEDALBOARD_JOB_LEASE_S", 60.0)  # a running task's claim, renewed every second
+# Every claim of work (webapp.leases: job tasks, gradings, upload imports) is a short lease its holder
+# renews while it works, so a worker killed mid-work is noticed within about LEASE_S plus a sweep
+# interval, whatever the work's time limit. Each kind may be given its own length below.
+LEASE_S = env_float("MEDALBOARD_LEASE_S", 60.0)
+JOB_LEASE_S = env_float("MEDALBOARD_JOB_LEASE_S", LEASE_S)  # a running task's claim, renewed at every poll
 JOB_MAX_ATTEMPTS = env_int("MEDALBOARD_JOB_MAX_ATTEMPTS", 2)
 JOB_POLL_S = env_float("MEDALBOARD_JOB_POLL_S", 1.0)
 JOB_STOP_GRACE_S = env_float("MEDALBOARD_JOB_STOP_GRACE_S", 5.0)
@@ -289,14 +293,14 @@ JOB_RUNS_PRIVATE_DEFAULT = env_bool("MEDALBOARD_JOB_RUNS_PRIVATE_DEFAULT", False
 # is not reachable from this runner's sandboxes. LLM_TIMEOUT_S: the longest wait for an upstream's bytes.
 LLM_UPSTREAMS = env_upstreams("MEDALBOARD_LLM_UPSTREAMS")
 LLM_TIMEOUT_S = env_float("MEDALBOARD_LLM_TIMEOUT_S", 600.0)
-GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", 2100.0)  # above grade_run's hard time limit
+GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", LEASE_S)  # renewed every third of it while grading
 GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
 STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued
 SWEEP_INTERVAL_S = env_float("MEDALBOARD_SWEEP_INTERVAL_S", 30.0)
 # Uploads (leaderboard.runs.intake): the request stages the files and a worker imports them under these
 # limits; the request waits up to INTAKE_WAIT_S for the outcome before answering "202: still importing".
 INTAKE_TIME_LIMIT_S = env_float("MEDALBOARD_INTAKE_TIME_LIMIT_S", 600.0)  # soft limit; the hard one is 30 s later
-INTAKE_LEASE_S = env_float("MEDALBOARD_INTAKE_LEASE_S", INTAKE_TIME_LIMIT_S + 120.0)  # above the hard limit
+INTAKE_LEASE_S = env_float("MEDALBOARD_INTAKE_LEASE_S", LEASE_S)  # renewed every third of it while importing
 INTAKE_MAX_ATTEMPTS = env_int("MEDALBOARD_INTAKE_MAX_ATTEMPTS", 2)
 INTAKE_WAIT_S = env_float("MEDALBOARD_INTAKE_WAIT_S", 0.25)  # a sync web worker that waits serves nobody
 # Import inside the request instead (the test suite; a site with no worker at all). Not for a public site.

@@ -49,3 +49,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
         "MEDALBOARD_TEST_DB", str(Path(tempfile.mkdtemp(prefix="medalboard-test-db-")) / "test.sqlite3"))}  # noqa: F405
 
 RUNNER_SECRETS_FERNET_KEY = "dGVzdC1zdWl0ZS1vbmx5LWZlcm5ldC1rZXktMDEyMzQ="  # a fixed Fernet key for the suite only
+
+# A test's worker process may import modules at start (Celery's `imports`): tests/slow_work.py makes
+# grading and importing slow, so a test can kill the worker mid-work (tests/job_support.slow_work_env).
+CELERY_IMPORTS = tuple(name for name in os.environ.get("MEDALBOARD_TEST_WORKER_IMPORTS", "").split(",") if name)
+TEST_SLOW_WORK_S = float(os.environ.get("MEDALBOARD_TEST_SLOW_WORK_S", "0"))
+TEST_WORK_LOG = os.environ.get("MEDALBOARD_TEST_WORK_LOG", "")

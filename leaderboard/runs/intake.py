@@ -3,11 +3,12 @@
 The form and the API call `receive`: it checks what is cheap (the daily grading quota), writes the
 files to artifact storage under `intake/<token>/` and then creates a `RunIntake` row naming them (a
 request killed before the row exists leaves files no row names, which the orphan sweep deletes after
-its grace period), and hands the intake to Celery. The task `import_intake` claims it with a
-conditional UPDATE (received -> importing, an owner, a lease, attempts + 1), runs
-`services.submit_run` on the staged files under the task's time limits (the hostile-input bounds of
-services stay), and records imported with the run, or failed with the reason; the staged files are
-deleted once the outcome is recorded. `sweep_intakes` (called by the workers' sweep) re-queues
+its grace period), and hands the intake to Celery. The task `import_intake` claims it through the
+lease machine (webapp.leases: received -> importing, an owner, a short lease renewed while it
+imports, attempts + 1), runs `services.submit_run` on the staged files under the task's time limits
+(the hostile-input bounds of services stay; its transaction is fenced, so a lost claim commits no
+run), and records imported with the run, or failed with the reason; the staged files are deleted
+once the outcome is recorded. `sweep_intakes` (called by the workers' sweep) re-queues
 intakes nobody picked up and expired claims, and fails an intake after INTAKE_MAX_ATTEMPTS lost
 claims. `wait` lets a request answer with the outcome when the worker was quick.
 """
@@ -28,17 +29,22 @@ from django.conf import settings
 from django.core.files import File
 from django.core.files.storage import default_storage
 from django.db import OperationalError
-from django.db.models import F, Q
+from django.db.models import Q
 from django.utils import timezone
 
 from leaderboard.models import Artifact, Competition, Run, RunIntake, Team
 from leaderboard.runs import artifacts, quotas
 from leaderboard.runs import submission as services
+from webapp import leases
 
 log = logging.getLogger(__name__)
 FOLDER = "intake"
 INTAKE_TASK = {"acks_late": True, "soft_time_limit": settings.INTAKE_TIME_LIMIT_S,
                "time_limit": settings.INTAKE_TIME_LIMIT_S + 30}
+IMPORTS = leases.Leased(
+    RunIntake, "import of intake", waiting=RunIntake.Status.RECEIVED, working=RunIntake.Status.IMPORTING,
+    failed=RunIntake.Status.FAILED, lease_s=lambda: settings.INTAKE_LEASE_S,
+)
 
 
 # --- in the request -----------------------------------------------------------------------------
@@ -142,14 +148,19 @@ def import_intake(self, intake_id: int) -> str:
     if not _claim(intake_id, owner):
         return "not received"
     intake = RunIntake.objects.select_related("owner").get(pk=intake_id)
+    held = leases.Lease(IMPORTS, intake_id, owner)
     try:
-        run = _submit(intake)
+        with leases.Heartbeat(held):
+            run = _submit(intake, fence=lambda: leases.fence(held))
+    except leases.LeaseLost:
+        log.warning("intake %s: import dropped, the claim moved on", intake_id)
+        return "claim lost"
     except OperationalError as exc:  # the database was briefly unavailable: the sweep tries again, boundedly
         if intake.attempts >= settings.INTAKE_MAX_ATTEMPTS:
             return _finish(intake, owner, failure=RunIntake.Failure.INTERNAL,
                            error=f"could not import the upload: the database failed {intake.attempts} times ({exc})")
         log.warning("intake %s: %s; handed back", intake_id, exc)
-        _release(intake_id, owner)
+        leases.release(held, enqueued_at=None, updated_at=timezone.now())
         return RunIntake.Status.RECEIVED
     except artifacts.UploadError as exc:
         if not isinstance(exc.__cause__, SoftTimeLimitExceeded):  # services wraps what an importer raised
@@ -179,18 +190,12 @@ def _timed_out(intake: RunIntake, owner: str, seconds: float) -> str:
 
 
 def _claim(intake_id: int, owner: str) -> bool:
-    return RunIntake.objects.filter(pk=intake_id, status=RunIntake.Status.RECEIVED).update(
-        status=RunIntake.Status.IMPORTING, lease_owner=owner, attempts=F("attempts") + 1,
-        lease_expires_at=timezone.now() + timedelta(seconds=settings.INTAKE_LEASE_S), updated_at=timezone.now(),
-    ) == 1
+    return leases.claim(IMPORTS, intake_id, owner, updated_at=timezone.now()) is not None
 
 
-def _release(intake_id: int, owner: str) -> None:
-    RunIntake.objects.filter(pk=intake_id, status=RunIntake.Status.IMPORTING, lease_owner=owner).update(
-        status=RunIntake.Status.RECEIVED, lease_expires_at=None, enqueued_at=None, updated_at=timezone.now())
-
-
-def _submit(intake: RunIntake) -> Run:
+def _submit(intake: RunIntake, fence) -> Run:
+    """submit_run on the staged files; `fence` runs in the transaction that creates the run, so a
+    claim lost meanwhile commits nothing (a fenced write raises LeaseLost)."""
     meta = dict(intake.metadata)
     team_id = meta.pop("team", None)
     files = {kind: [File(default_storage.open(f["path"], "rb"), name=f["name"])
@@ -200,7 +205,8 @@ def _submit(intake: RunIntake) -> Run:
         return services.submit_run(
             owner=intake.owner, origin=Run.Origin.UPLOAD, team=Team.objects.filter(pk=team_id).first(),
             submission=next(iter(files[Artifact.Kind.SUBMISSION]), None),
-            trajectory_files=files[Artifact.Kind.TRAJECTORY], snapshot_files=files[Artifact.Kind.SNAPSHOT], **meta,
+            trajectory_files=files[Artifact.Kind.TRAJECTORY], snapshot_files=files[Artifact.Kind.SNAPSHOT],
+            fence=fence, **meta,
         )
     finally:
         for opened in files.values():
@@ -212,10 +218,8 @@ def _finish(intake: RunIntake, owner: str, *, run: Run | None = None, failure: s
     """Record the outcome while the claim holds, then drop the staged files (a lost claim's are the
     new holder's). An identical earlier upload's run comes back from submit_run: its note says so."""
     status = RunIntake.Status.IMPORTED if run is not None else RunIntake.Status.FAILED
-    if RunIntake.objects.filter(pk=intake.pk, status=RunIntake.Status.IMPORTING, lease_owner=owner).update(
-        status=status, run=run, failure=failure, error=error[:5000], lease_expires_at=None,
-        note=getattr(run, "repeat_note", "")[:300], updated_at=timezone.now(),
-    ) != 1:
+    if not leases.end(leases.Lease(IMPORTS, intake.pk, owner), status, run=run, failure=failure,
+                      error=error[:5000], note=getattr(run, "repeat_note", "")[:300], updated_at=timezone.now()):
         log.warning("intake %s: outcome dropped, the claim moved on", intake.pk)
         return "claim lost"
     delete_staged(intake.files)
@@ -242,24 +246,23 @@ def staged_names() -> set[str]:
 def sweep_intakes() -> dict[str, int]:
     """Expired claims go back to received (or fail after INTAKE_MAX_ATTEMPTS); received intakes that
     waited STALE_PENDING_S unpublished, or published but untouched, are enqueued again."""
-    counts = {"intakes_retried": 0, "intakes_failed": 0, "intakes_requeued": 0}
     now = timezone.now()
-    for intake in RunIntake.objects.filter(status=RunIntake.Status.IMPORTING, lease_expires_at__lt=now):
-        same = RunIntake.objects.filter(pk=intake.pk, status=RunIntake.Status.IMPORTING,
-                                        lease_owner=intake.lease_owner, lease_expires_at__lt=now)
-        n = intake.attempts
-        if n >= settings.INTAKE_MAX_ATTEMPTS:
-            why = f"importing was interrupted {n} times (the worker importing it was lost); gave up"
-            if same.update(status=RunIntake.Status.FAILED, failure=RunIntake.Failure.INTERRUPTED, error=why,
-                           lease_expires_at=None, updated_at=now):
-                counts["intakes_failed"] += 1
-                delete_staged(intake.files)
-        else:
-            counts["intakes_retried"] += same.update(
-                status=RunIntake.Status.RECEIVED, lease_expires_at=None, enqueued_at=None, updated_at=now,
-                error=f"import attempt {n} was interrupted (the worker importing it was lost); retrying")
+    expired = leases.sweep_expired(
+        IMPORTS, max_attempts=settings.INTAKE_MAX_ATTEMPTS,
+        retry=lambda intake: {"enqueued_at": None, "updated_at": now, "error": (
+            f"import attempt {intake.attempts} was interrupted (the worker importing it was lost); retrying")},
+        give_up=lambda intake: {"failure": RunIntake.Failure.INTERRUPTED, "updated_at": now, "error": (
+            f"importing was interrupted {intake.attempts} times (the worker importing it was lost); gave up")},
+        then=_drop_staged_of_failed,
+    )
+    counts = {"intakes_retried": expired["retried"], "intakes_failed": expired["failed"]}
     counts["intakes_requeued"] = _requeue_stale(now)
     return counts
+
+
+def _drop_staged_of_failed(intake: RunIntake, gave_up: bool) -> None:
+    if gave_up:  # once failed, nothing will read them again
+        delete_staged(intake.files)
 
 
 def _requeue_stale(now) -> int:

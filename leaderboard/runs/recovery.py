@@ -1,7 +1,8 @@
 """The grading half of the periodic sweep: no run is stuck pending or grading, none graded twice.
 
-- An expired grading claim (the worker died mid-grading) goes back to pending and is enqueued again,
-  until GRADING_MAX_ATTEMPTS claims were lost; then the run fails with the reason.
+- An expired grading claim (the worker died mid-grading: its lease, renewed while it grades, ran out)
+  goes back to pending and is enqueued again, until GRADING_MAX_ATTEMPTS claims were lost; then the
+  run fails with the reason (webapp.leases.sweep_expired).
 - A pending run that was never enqueued (the broker was down at upload time), or whose message
   was lost, is enqueued again once it has waited STALE_PENDING_S.
 - So is a pending snapshot (`sweep_snapshots`): one stored while the broker was down stays pending
@@ -22,6 +23,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from leaderboard.models import Run, Snapshot
+from webapp import leases
 
 log = logging.getLogger(__name__)
 
@@ -41,25 +43,16 @@ def sweep_snapshots() -> dict[str, int]:
 
 
 def _expired_claims() -> dict[str, int]:
-    counts = {"retried": 0, "failed": 0}
-    now = timezone.now()
-    for run in Run.objects.filter(status=Run.Status.GRADING, grading_lease_expires_at__lt=now).only(
-        "pk", "grading_owner", "grading_attempts"
-    ):
-        same = Run.objects.filter(pk=run.pk, status=Run.Status.GRADING, grading_owner=run.grading_owner,
-                                  grading_lease_expires_at__lt=now)
-        n = run.grading_attempts
-        if n >= settings.GRADING_MAX_ATTEMPTS:
-            counts["failed"] += same.update(
-                status=Run.Status.FAILED, grading_lease_expires_at=None,
-                grading_error=f"grading was interrupted {n} times (the worker grading it was lost); gave up",
-            )
-        else:
-            counts["retried"] += same.update(
-                status=Run.Status.PENDING, grading_lease_expires_at=None, grading_enqueued_at=None,
-                grading_error=f"grading attempt {n} was interrupted (the worker grading it was lost); retrying",
-            )
-    return counts
+    from leaderboard.tasks import GRADINGS
+
+    return leases.sweep_expired(
+        GRADINGS, max_attempts=settings.GRADING_MAX_ATTEMPTS,
+        retry=lambda run: {"grading_enqueued_at": None, "grading_error": (
+            f"grading attempt {run.grading_attempts} was interrupted (the worker grading it was lost); retrying")},
+        give_up=lambda run: {"grading_error": (
+            f"grading was interrupted {run.grading_attempts} times (the worker grading it was lost); gave up")},
+        rows=Run.objects.only("pk", "status", "grading_owner", "grading_attempts"),
+    )
 
 
 def _stale_pending() -> int:

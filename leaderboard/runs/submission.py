@@ -9,7 +9,7 @@ import hashlib
 import json
 import logging
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +66,7 @@ def submit_run(
     self_reported_score: float | None = None,
     reported: dict[str, Any] | None = None,
     team: Team | None = None,
+    fence: Callable[[], None] | None = None,
 ) -> Run:
     """Validate, store and register one run; grading is enqueued once the transaction commits.
 
@@ -78,6 +79,8 @@ def submit_run(
     `submission` may also be a .zip/.tar(.gz) of a run folder (submission/, logs/, code/);
     `run_folder` is such a folder on disk (the CLI). `parsed_trajectory` is one already read.
     `snapshot_files` are submission snapshots named `<elapsed-seconds>.csv` (leaderboard.runs.snapshots).
+    `fence`, if given, runs last in the transaction that stores the run (it raises if the importing
+    worker lost its claim: then nothing is kept).
     """
     agent_name, model_name, competition = agent_name.strip(), model_name.strip(), competition.strip()
     if not agent_name or not model_name:
@@ -130,6 +133,8 @@ def submit_run(
                 set_outcome(run, uploads, self_reported_score, reported)
                 if run.status == Run.Status.PENDING:
                     transaction.on_commit(lambda: _enqueue_grading(run.pk))
+                if fence is not None:
+                    fence()
         except _SameUploadAtOnce:
             written.delete_all()
             return _repeat(Run.objects.get(content_hash=content_hash), is_private=is_private, notes=notes)

@@ -35,7 +35,7 @@ def test_a_lost_running_task_of_a_cancelled_job_ends_instead_of_going_back_to_th
 ):
     published = []
     monkeypatch.setattr(services, "enqueue_task", published.append)
-    task = JobTask.objects.get(pk=claimed.task_id)
+    task = JobTask.objects.get(pk=claimed.pk)
     cancel_job(job=task.job, user=alice)  # the runner is gone: nobody stops the sandbox
     assert JobTask.objects.get(pk=task.pk).status == JobTask.Status.RUNNING
     expire(task.pk)
@@ -50,7 +50,7 @@ def test_a_lost_running_task_of_a_cancelled_job_ends_instead_of_going_back_to_th
 
 
 def test_a_task_back_in_the_queue_after_the_cancel_is_never_claimed(alice, claimed, job_world):
-    task = JobTask.objects.get(pk=claimed.task_id)
+    task = JobTask.objects.get(pk=claimed.pk)
     Job.objects.filter(pk=task.job_id).update(cancel_requested=True)  # cancelled while it was held...
     assert leases.release(claimed)  # ...then handed back (no free GPU, engine down)
     assert leases.claim(task.pk, job_world) is None

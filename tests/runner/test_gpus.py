@@ -114,9 +114,9 @@ def test_concurrent_takes_never_share_a_gpu(transactional_db, alice, gpu_runner)
     def take(held):
         barrier.wait()
         try:
-            got[held.task_id] = leases.take_gpus(held, gpu_runner, 1)
+            got[held.pk] = leases.take_gpus(held, gpu_runner, 1)
         except leases.NoFreeGpus:
-            got[held.task_id] = []
+            got[held.pk] = []
         finally:
             connection.close()
 

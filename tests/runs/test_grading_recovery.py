@@ -1,9 +1,11 @@
 """A run is never stuck and never graded twice. Grading claims have an owner and
 a lease; the sweep re-queues expired claims and pending runs nobody picked up, with bounded attempts;
-a grader that lost its claim writes nothing; a real worker killed mid-grading is recovered."""
+a grader that lost its claim writes nothing; a real worker killed mid-grading is noticed within a
+lease (renewed while it grades) and its run graded once by another."""
 
 from __future__ import annotations
 
+import time
 from datetime import timedelta
 
 import pytest
@@ -12,8 +14,8 @@ from django.utils import timezone
 from leaderboard import tasks
 from leaderboard.models import Run
 from leaderboard.runs import recovery
-from tests.job_support import WorkerProcess, wait_until
-from tests.runs.test_submission import IDS, answers_for, submit
+from tests.job_support import WorkerProcess, slow_work_env, wait_until, work_log
+from tests.runs.test_submission import answers_for, submit
 
 
 @pytest.fixture
@@ -93,44 +95,48 @@ def test_a_run_whose_grading_could_not_be_enqueued_is_picked_up_by_the_sweep(
     assert run.grading_enqueued_at is not None
 
 
-def slow_answers(tmp_path, catalogue, rows: int = 1_500_000):
-    """Answers big enough that grading takes seconds: time to kill the worker in the middle."""
-    from leaderboard.models import CompetitionAnswers
-
-    ids = [f"{i:07d}_01" for i in range(rows)]
-    path = tmp_path / "big-answers.csv"
-    path.write_text("PassengerId,Transported\n" + "".join(f"{i},{n % 2 == 0}\n" for n, i in enumerate(ids)))
-    CompetitionAnswers.objects.update_or_create(competition=catalogue.get(slug="spaceship-titanic"),
-                                                defaults={"answers_path": str(path)})
-    from django.core.files.base import ContentFile
-
-    return ContentFile(path.read_bytes(), name="submission.csv")
+# The workers' leases and sweeps, scaled down from a minute and 30 s so the test takes seconds; the
+# grading takes twice a lease, so it is only ever done once if its lease is renewed while it runs.
+LEASE_S, SWEEP_S, SLOW_S = 3.0, 1.0, 6.0
 
 
-def test_kill_9_of_a_worker_mid_grading_ends_graded_once(transactional_db, catalogue, alice, tmp_path, settings):
-    assert IDS  # the small fixture's ids are not used: the answers are big on purpose
-    big = slow_answers(tmp_path, catalogue)
-    first = WorkerProcess(tmp_path / "worker-1.log", "celery")
+def test_kill_9_of_a_worker_mid_grading_ends_graded_once(transactional_db, catalogue, alice, tmp_path):
+    """Two real workers, each sweeping every second. The one grading is killed (SIGKILL) halfway; the
+    other notices within a lease and a sweep, grades the run again (renewing its own short lease,
+    so its own sweeps leave it alone) and the run is graded once, on attempt 2."""
+    from webapp.celery import app
+
+    answers_for(tmp_path, catalogue)
+    app.control.purge()
+    log = tmp_path / "work.log"
+    env = slow_work_env(log, SLOW_S, GRADING_LEASE_S=str(LEASE_S), SWEEP_INTERVAL_S=str(SWEEP_S))
+    workers = [WorkerProcess(tmp_path / f"worker-{n}.log", "celery", extra_env=env) for n in (1, 2)]
     try:
-        run = submit(alice, submission=big)  # autocommit: enqueued at once
-        wait_until(lambda: Run.objects.filter(pk=run.pk, status=Run.Status.GRADING).exists(), 60,
-                   "grading", first)
-        first.kill9()
+        run = submit(alice)  # autocommit: enqueued at once
+        started = wait_until(lambda: [entry for entry in work_log(log) if entry[0] == "start"], 90, "grading")
+        holder = next(w for w in workers if w.process.pid == started[0][2])
+        survivor = next(w for w in workers if w is not holder)
+        time.sleep(1.5 * LEASE_S)  # past a lease length, with the survivor sweeping all along
+        run.refresh_from_db()
+        assert run.status == Run.Status.GRADING and run.grading_attempts == 1, run.grading_error
+        holder.kill9()
+        killed = time.time()
+        run = wait_until(lambda: Run.objects.filter(pk=run.pk, status__in=("graded", "failed")).first(), 120,
+                         "graded again", survivor)
+        took = time.time() - killed
     finally:
-        first.stop()
-    run.refresh_from_db()
-    assert run.status == Run.Status.GRADING and run.grading_attempts == 1
-    # Its own sweep finds the expired claim. Its lease outlasts its grading, as in production (where
-    # GRADING_LEASE_S is above grade_run's hard time limit); the first one's 4 s lease made the test quick.
-    second = WorkerProcess(tmp_path / "worker-2.log", "celery", extra_env={"MEDALBOARD_GRADING_LEASE_S": "120"})
-    try:
-        run = wait_until(lambda: Run.objects.filter(pk=run.pk, status__in=("graded", "failed")).first(), 90,
-                         "graded", second)
-    finally:
-        second.stop()
+        for worker in workers:
+            worker.stop()
     assert run.status == Run.Status.GRADED, run.grading_error
     assert run.grading_attempts == 2 and run.score == pytest.approx(1.0)
     assert "attempt 1 was interrupted" in run.grading_error or run.grading_error == ""
+    done = work_log(log)
+    assert [(event, pid) for event, _, pid, _ in done] == [
+        ("start", holder.process.pid), ("start", survivor.process.pid), ("done", survivor.process.pid)]
+    noticed = done[1][3] - killed  # from the kill to the second grading's start
+    assert noticed < LEASE_S + SWEEP_S + 10, f"noticed {noticed:.1f} s after the kill"
+    assert took < 120
+    print(f"killed mid-grading: graded again {noticed:.1f} s after the kill, graded {took:.1f} s after it")
 
 
 def test_the_progress_page_says_what_is_happening(client, alice, catalogue, published):

@@ -28,16 +28,19 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # rule checks, code similarity, disclosures, reproductions: they read runs and trajectories
     "trust": (*LEADERBOARD_BELOW_WEB, "leaderboard.grading", "leaderboard.trajectories", "leaderboard.analysis",
               "leaderboard.competitions", "webapp.celery"),
-    # the write side: everything below it, and the Celery app to publish its tasks
+    # the write side: everything below it, the Celery app to publish its tasks, and the one lease
+    # machine (webapp.leases, which imports nothing of the apps) to claim gradings and imports
     "runs": (*LEADERBOARD_BELOW_WEB, "leaderboard.grading", "leaderboard.trajectories", "leaderboard.analysis",
-             "leaderboard.competitions", "leaderboard.trust", "leaderboard.tasks", "webapp.celery"),
+             "leaderboard.competitions", "leaderboard.trust", "leaderboard.tasks", "webapp.celery", "webapp.leases"),
     # pages, API, admin, commands: all of leaderboard, never the runner
     "web": ("leaderboard", "webapp.celery"),
     "api": ("leaderboard", "webapp.celery"),
     "top": ("leaderboard", "webapp.celery"),
-    # the runner reaches its runs through one door
+    # the runner reaches its runs through one door, and claims its tasks with the one lease machine
     "runner": ("leaderboard.models", "leaderboard.runs.job_runs", "runner", "webapp.celery", "webapp.parsers",
-               "webapp.maintenance"),
+               "webapp.maintenance", "webapp.leases"),
+    # the lease machine works on whatever model it is given: it imports nothing of the project
+    "leases": (),
     # settings, URL map, Celery app and the site-wide sweep join the two apps
     "webapp": ("leaderboard", "runner", "webapp"),
 }
@@ -47,6 +50,8 @@ PROJECT = ("leaderboard", "runner", "webapp")
 def part_of(module: str) -> str:
     """Which rule a module follows."""
     parts = module.split(".")
+    if module == "webapp.leases":
+        return "leases"
     if parts[0] in ("runner", "webapp"):
         return parts[0]
     if module.startswith("leaderboard.competitions.medals"):
