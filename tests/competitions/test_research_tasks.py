@@ -24,7 +24,6 @@ TASKS = {t.slug: t for t in research_tasks.TASKS}
 ENV_FILES = ["data_description.txt", "test.csv", "train.csv", "train.py"]
 SCRIPT_FILES = ["answer.csv", "eval.py", "prepare.py", "read_only_files.txt", "research_problem.txt"]
 SKLEARN = {"accuracy": accuracy_score, "mean_absolute_error": mean_absolute_error, "roc_auc": roc_auc_score}
-STARTER_LIMIT_S = 10
 
 
 @pytest.fixture(scope="module")
@@ -115,10 +114,9 @@ def starter_runs(root, tmp_path_factory) -> dict:
 
 
 @pytest.mark.parametrize("slug", list(TASKS))
-def test_starter_runs_fast_and_its_score_is_the_metric_of_its_predictions(root, starter_runs, slug):
+def test_starter_score_is_the_metric_of_its_predictions(root, starter_runs, slug):
     run, task = starter_runs[slug], TASKS[slug]
     assert run["rc"] == 0, run["output"]
-    assert run["seconds"] < STARTER_LIMIT_S * 3  # three at once on a shared machine; alone each takes ~2 s
     assert "Validation" in run["output"]
     score = load_eval(root / slug).get_score(str(run["workspace"]))
     truth = answers(root / slug).set_index("id")[task.target]
