@@ -147,6 +147,8 @@ class CompetitionAnswers(models.Model):
     answers_path = models.CharField(max_length=1000, blank=True)
     sample_submission_path = models.CharField(max_length=1000, blank=True)
     gold_submission_path = models.CharField(max_length=1000, blank=True)
+    # A research task's scripts/ (eval.py and the answers it reads): never mounted in an agent's sandbox
+    research_scripts_dir = models.CharField(max_length=1000, blank=True)
 
     class Meta:
         verbose_name_plural = "competition answers"
@@ -751,4 +753,5 @@ def _split_membership_changed(sender, instance, action, reverse, pk_set, **kwarg
         maintenance.split_membership_changed(getattr(instance, "_cleared_competitions", []))
     elif action in ("post_add", "post_remove") and pk_set:
         maintenance.split_membership_changed(pk_set if isinstance(instance, Split) else [instance.pk])
+from leaderboard.competitions.research_models import ResearchTask  # noqa: E402,F401 - registers the model
 from leaderboard.trust.models import Finding, FindingReview  # noqa: E402,F401 - registers the models
