@@ -2,8 +2,8 @@
 a weak starter train.py, data_description.txt) and `<task>/scripts/` (eval.py with get_score,
 answer.csv, research_problem.txt, read_only_files.txt).
 
-The data: label = 1 when x1 + x2 > 1 (about a third of the rows), so the starter's constant
-prediction of the majority class scores about 0.65 accuracy and a threshold on x1 + x2 scores 1.0.
+The data: label = 1 when x1 + x2 > 1 (about 40% of the rows), so the starter's constant
+prediction of the majority class scores about 0.6 accuracy and a threshold on x1 + x2 scores 1.0.
 Pure Python (csv), so it runs in the runner's Python and in the agent image alike.
 """
 
@@ -64,7 +64,7 @@ def rows(seed: int = 0) -> list[tuple[int, float, float, int]]:
     rng = random.Random(seed)
     out = []
     for i in range(N_TRAIN + N_TEST):
-        x1, x2 = round(rng.random() * 1.2, 4), round(rng.random() * 0.9, 4)
+        x1, x2 = round(rng.random(), 4), round(rng.random() * 0.8, 4)
         out.append((i, x1, x2, int(x1 + x2 > 1)))
     return out
 
@@ -81,7 +81,7 @@ def build_task(root: Path, slug: str = "tiny-accuracy", *, lower_is_better: bool
     (env / "train.csv").write_text("id,x1,x2,label\n" + "".join(f"{i},{a},{b},{y}\n" for i, a, b, y in train))
     (env / "test.csv").write_text("id,x1,x2\n" + "".join(f"{i},{a},{b}\n" for i, a, b, _ in test))
     (env / "train.py").write_text(starter)
-    (env / "data_description.txt").write_text("Two features x1, x2 in [0, 1.2) and [0, 0.9); a binary label.\n")
+    (env / "data_description.txt").write_text("Two features x1, x2 in [0, 1) and [0, 0.8); a binary label.\n")
     for name, text in (extra_env or {}).items():
         (env / name).parent.mkdir(parents=True, exist_ok=True)
         (env / name).write_text(text)
