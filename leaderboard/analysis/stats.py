@@ -317,6 +317,11 @@ def improvement(score: float | None, baseline: float, lower_is_better: bool) -> 
     return gain / abs(baseline)
 
 
+def research_success(gain: float | None) -> bool:
+    """MLAgentBench's success: at least 10% better than the baseline. The one place for the rule."""
+    return gain is not None and gain >= RESEARCH_SUCCESS_IMPROVEMENT - 1e-12
+
+
 @dataclass
 class ResearchStats:
     experiment: Experiment
@@ -342,7 +347,7 @@ def research_results(runs: Iterable[Run]) -> list[ResearchStats]:
         gains = [improvement(r.score, r.competition.baseline_score, bool(r.competition.is_lower_better))
                  for r in group]
         known = [g for g in gains if g is not None]
-        successes = sum(1 for g in known if g >= RESEARCH_SUCCESS_IMPROVEMENT - 1e-12)
+        successes = sum(1 for g in known if research_success(g))
         results.append(ResearchStats(
             experiment=experiments[experiment_id], n_runs=len(group), n_success=successes,
             success_rate=100.0 * successes / len(group),

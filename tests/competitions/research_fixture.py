@@ -30,17 +30,6 @@ with open("submission.csv", "w") as out:
         out.write(f"{i},{majority}\\n")
 '''
 
-IMPROVED = '''"""Improved: label 1 where x1 + x2 > 1."""
-import csv
-
-with open("test.csv") as f:
-    rows = list(csv.DictReader(f))
-with open("submission.csv", "w") as out:
-    out.write("id,label\\n")
-    for row in rows:
-        out.write(f"{row['id']},{int(float(row['x1']) + float(row['x2']) > 1)}\\n")
-'''
-
 ACCURACY_EVAL = '''import csv
 import os
 

@@ -1,0 +1,115 @@
+"""A job's task on a research task: the agent works in a writable copy of the task's env/, and its
+workspace, not a submission file, is what the task's eval.py scores.
+
+- `prepare(spec, competition, backend)`: the workspace (WORKSPACE_DIR, the agent's current folder;
+  /home/workspace under Docker) copied from env/, the research problem as the agent's instructions
+  (RESEARCH_PROBLEM and DESCRIPTION_FILE name it, in a read-only folder of its own at DATA_DIR), the
+  read-only files named on the spec (Docker mounts them read-only), TASK_KIND=research. The task's
+  scripts/ are never part of the spec.
+- `Snapshots`: while the agent runs, a copy of its workspace (read-only files left out, as
+  MLAgentBench's traces/step_<n>_files leave them out) each time it changed, at most every
+  RESEARCH_SNAPSHOT_EVERY_S and RESEARCH_MAX_SNAPSHOTS in all, in the runner's own folder.
+- `finish(...)`: the read-only files checked unchanged, the final workspace and each snapshot scored
+  in the grading sandbox (runner.research.grading), and the outcome recorded through
+  leaderboard.runs.job_runs.record_research_result.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+from django.conf import settings
+
+from leaderboard.models import Competition, ResearchTask, Run
+from runner.backends import Backend, SandboxSpec
+from runner.research import grading, workspace
+
+log = logging.getLogger(__name__)
+PROBLEM_FILE = "research_problem.txt"
+OUTPUT_TAIL_BYTES = 1 << 20  # of the agent's output, searched for MLAgentBench's failure classes
+
+
+def is_research(competition: Competition) -> bool:
+    return competition.kind == Competition.Kind.RESEARCH
+
+
+def prepare(spec: SandboxSpec, competition: Competition, backend: Backend) -> SandboxSpec:
+    task = ResearchTask.objects.get(competition=competition)
+    files = spec.workdir / "workspace"
+    workspace.copy_env(Path(competition.public_data_dir), files)
+    data = spec.workdir / "task"
+    data.mkdir(parents=True, exist_ok=True)
+    (data / PROBLEM_FILE).write_text(task.research_problem)
+    (data / "description.md").write_text(competition.description or task.research_problem)
+    spec = dataclasses.replace(spec, data_dir=data, workspace_dir=files, read_only_files=tuple(task.read_only_files))
+    paths = backend.paths(spec)
+    return dataclasses.replace(spec, env={**spec.env, "TASK_KIND": "research",
+                                          "RESEARCH_PROBLEM": f"{paths.data}/{PROBLEM_FILE}"})
+
+
+class Snapshots:
+    def __init__(self, spec: SandboxSpec) -> None:
+        self.spec = spec
+        self.read_only = set(spec.read_only_files)
+        self.folder = spec.runner_dir / "research-snapshots"
+        self.taken: list[tuple[float, Path]] = []
+        self.last = workspace.fingerprint(spec.workspace_dir, self.read_only)  # the starter as given
+        self.last_time = 0.0
+
+    def tick(self, elapsed: float) -> None:
+        full = len(self.taken) >= settings.RESEARCH_MAX_SNAPSHOTS
+        if full or elapsed - self.last_time < settings.RESEARCH_SNAPSHOT_EVERY_S:
+            return
+        self.last_time = elapsed
+        current = workspace.fingerprint(self.spec.workspace_dir, self.read_only)
+        if current == self.last:
+            return
+        target = self.folder / f"{len(self.taken):03d}"
+        workspace.copy_files(self.spec.workspace_dir, target, skip=self.read_only,
+                             max_file_bytes=workspace.SNAPSHOT_FILE_BYTES)
+        self.taken.append((round(elapsed, 1), target))
+        self.last = current
+
+
+def finish(run: Run, spec: SandboxSpec, *, backend: Backend, snapshots: Snapshots | None, status: str,
+           exit_code: int | None, elapsed_s: float | None, fence: Callable[[], None]) -> None:
+    """Check, score and record the run's workspace (and its snapshots)."""
+    from leaderboard.runs.job_runs import ResearchEvidence, record_research_result
+
+    task = ResearchTask.objects.select_related("competition").get(competition_id=run.competition_id)
+    changes = workspace.read_only_changes(spec.workspace_dir, task.read_only_files)
+    work = spec.runner_dir / "grading"
+    try:
+        final = _score(task, spec.workspace_dir, backend, work, f"run-{run.pk}-final", fence)
+        points = [(seconds, _score(task, folder, backend, work, f"run-{run.pk}-{i}", fence))
+                  for i, (seconds, folder) in enumerate(snapshots.taken if snapshots else [])]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    record_research_result(run, ResearchEvidence(
+        score=final.score, error=final.error, read_only_changes=changes,
+        snapshots=[(seconds, point.score, point.error) for seconds, point in points], final_seconds=elapsed_s,
+        output=_output(spec), job_status=status, exit_code=exit_code,
+        has_submission=(spec.workspace_dir / "submission.csv").is_file(),
+    ))
+
+
+def _score(task: ResearchTask, files: Path, backend: Backend, work: Path, label: str, fence) -> grading.Score:
+    try:
+        return grading.score_workspace(task.competition, files, backend=backend, work=work, label=label,
+                                       read_only=set(task.read_only_files), fence=fence)
+    except grading.NotGradable as exc:
+        return grading.Score(None, str(exc))
+    except Exception as exc:  # noqa: BLE001 - the grading sandbox could not run: the run says why
+        log.exception("grading %s failed", label)
+        return grading.Score(None, f"the grading sandbox failed: {exc.__class__.__name__}: {exc}")
+
+
+def _output(spec: SandboxSpec) -> str:
+    """The end of the agent's output (the runner's own copy), for the failure classes."""
+    from runner.backends.base import file_tail
+
+    return file_tail(spec.host_output_log, OUTPUT_TAIL_BYTES)

@@ -1,0 +1,117 @@
+"""A job on a research task: the agent works in a copy of env/ (its current folder), the final
+workspace is stored and scored by the task's eval.py in the grading sandbox, snapshots of the
+workspace are scored as it goes, an agent that edits a read-only file is flagged, and one that looks
+for the task's scripts finds nothing; on the local backend and under Docker."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.utils import timezone
+
+from leaderboard.analysis import stats
+from leaderboard.models import Artifact, Run
+from runner import execution, leases
+from runner.backends.local import LocalBackend
+from runner.models import AgentDefinition, JobTask, Runner
+from runner.services import create_job
+from tests.competitions.research_fixture import build_task, expected_scores
+
+AGENT = Path(__file__).resolve().parents[1] / "job_agents" / "research_agent.py"
+TASK = "tiny-accuracy"
+
+
+@pytest.fixture
+def research_world(db, tmp_path, fast_jobs, settings):
+    settings.RESEARCH_DIR = tmp_path / "stored"
+    settings.RESEARCH_SNAPSHOT_EVERY_S = 0.3
+    build_task(tmp_path / "tasks", TASK)
+    call_command("import_research_tasks", str(tmp_path / "tasks" / TASK), "--baseline-score",
+                 str(expected_scores()[0]), stdout=io.StringIO())
+    AgentDefinition.objects.update_or_create(name="research-scripted", defaults={
+        "command": [sys.executable, str(AGENT)], "image": ""})
+    return Runner.objects.create(name="research-runner", backend="local", images=["*"], cpu_count=2,
+                                 last_heartbeat=timezone.now(), queues=["jobs.cpu"])
+
+
+def run_job(user, runner, backend, django_capture_on_commit_callbacks, **agent_settings) -> Run:
+    with django_capture_on_commit_callbacks(execute=False):
+        job = create_job(user=user, agent="research-scripted", competitions=[TASK], seeds=1, time_limit_minutes=1,
+                         settings=agent_settings)
+    task = job.tasks.get()
+    held = leases.claim(task.pk, runner)
+    outcome = execution.execute(held, runner=runner, backend=backend)
+    task.refresh_from_db()
+    assert task.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
+    return Run.objects.get(pk=task.run_id)
+
+
+def artifact_text(run: Run, name: str) -> str:
+    artifact = run.artifacts.get(name=name)
+    with artifact.file.open("rb") as f:
+        return f.read().decode()
+
+
+def check_graded_run(run: Run) -> None:
+    baseline, improved = expected_scores()
+    assert run.status == Run.Status.GRADED and run.verification == Run.Verification.VERIFIED
+    assert run.score == pytest.approx(improved) and run.valid_submission and not run.grading_error
+    gain = stats.improvement(run.score, run.competition.baseline_score, lower_is_better=False)
+    assert gain == pytest.approx((improved - baseline) / baseline) and stats.research_success(gain)
+    names = set(run.artifacts.values_list("kind", "name"))
+    assert {(Artifact.Kind.CODE, "workspace/train.py"), (Artifact.Kind.CODE, "workspace/submission.csv")} <= names
+    assert not {n for _, n in names if n in ("workspace/train.csv", "workspace/test.csv")}  # read-only: not again
+    assert "> 1.0" in artifact_text(run, "workspace/train.py")
+    assert "failure_classes" in run.grading_report["research"]
+
+
+def test_a_research_job_is_scored_by_eval_py_with_snapshots_over_time(alice, research_world,
+                                                                     django_capture_on_commit_callbacks):
+    run = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks, steps=4, sleep=0.5)
+    check_graded_run(run)
+    assert run.grading_report["research"]["failure_classes"] == []
+    snapshots = list(run.snapshots.order_by("elapsed_seconds"))
+    assert len(snapshots) >= 3 and all(s.status == "graded" for s in snapshots)
+    scores = [s.score for s in snapshots]
+    assert scores[-1] == pytest.approx(expected_scores()[1]) and scores[0] < scores[-1]
+    assert run.snapshot_timeline  # the time curve reads it
+    assert not run.findings.exists()
+
+
+def test_an_agent_that_edits_a_read_only_file_is_flagged(alice, research_world, django_capture_on_commit_callbacks):
+    run = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks, edit_read_only=True)
+    finding = run.findings.get()
+    assert finding.check_name == "read-only-files" and finding.evidence == {"files": ["train.csv: changed"]}
+    assert any("read-only" in note and "train.csv" in note for note in run.import_warnings)
+    assert run.score == pytest.approx(expected_scores()[1])  # graded with train.csv as the task gave it
+
+
+def test_an_agent_that_looks_for_the_scripts_finds_nothing(alice, research_world, django_capture_on_commit_callbacks):
+    run = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks, look_for_scripts=True)
+    assert json.loads(artifact_text(run, "logs/found.json")) == []
+    task = JobTask.objects.get(run=run)
+    assert "problem: Improve the test accuracy" in task.log_tail
+
+
+def test_a_starter_left_alone_is_no_success_and_a_timeout_no_final_answer(alice, research_world,
+                                                                          django_capture_on_commit_callbacks):
+    run = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks, improve=False)
+    assert run.score == pytest.approx(expected_scores()[0])
+    gain = stats.improvement(run.score, run.competition.baseline_score, lower_is_better=False)
+    assert gain == pytest.approx(0.0) and not stats.research_success(gain)
+
+
+@pytest.mark.docker
+def test_a_research_job_under_docker(alice, research_world, docker_backend, django_capture_on_commit_callbacks):
+    AgentDefinition.objects.filter(name="research-scripted").update(command=["python3", "-c", AGENT.read_text()])
+    run = run_job(alice, research_world, docker_backend, django_capture_on_commit_callbacks, edit_read_only=True,
+                  look_for_scripts=True)
+    check_graded_run(run)
+    assert json.loads(artifact_text(run, "logs/found.json")) == []
+    assert not run.findings.exists()  # mounted read-only: the edit failed
+    assert "train.csv is read-only here" in JobTask.objects.get(run=run).log_tail
