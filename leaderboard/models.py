@@ -459,6 +459,8 @@ class Run(MedalFlags):
     n_steps = models.PositiveIntegerField(default=0)
     trajectory_format = models.CharField(max_length=50, blank=True)
     import_warnings = models.JSONField(default=list, blank=True)
+    # A research task's run: MLAgentBench's failure classes that apply (leaderboard.lib.research_failures)
+    failure_classes = models.JSONField(default=list, blank=True)
     notes = models.TextField(blank=True)
     # Scored against synthetic answers (seed_demo): its medals say nothing about Kaggle's humans.
     is_demo = models.BooleanField(default=False)

@@ -42,7 +42,7 @@ def record_research_result(run: Run, evidence: ResearchEvidence) -> None:
     classes = failure_classes(
         evidence.output, final_answer=evidence.score is not None and evidence.job_status in ENDED_BY_ITSELF,
         killed_for_memory=evidence.exit_code == 137 and evidence.job_status == "failed")
-    report = {"research": {"eval": "scripts/eval.py get_score", "failure_classes": classes,
+    report = {"research": {"eval": "scripts/eval.py get_score",
                            "read_only_changes": evidence.read_only_changes[:100],
                            "snapshots": len(evidence.snapshots)}}
     notes = [f"the agent changed files the task gives read-only: {', '.join(evidence.read_only_changes[:20])}"] \
@@ -51,7 +51,7 @@ def record_research_result(run: Run, evidence: ResearchEvidence) -> None:
         status=Run.Status.GRADED, score=evidence.score, valid_submission=evidence.score is not None,
         submission_exists=evidence.has_submission or evidence.score is not None, grading_error=evidence.error[:5000],
         grading_report=report, finished_at=run.finished_at or timezone.now(),
-        import_warnings=[*run.import_warnings, *notes],
+        import_warnings=[*run.import_warnings, *notes], failure_classes=classes,
     )
     _snapshots(run, evidence)
     if evidence.read_only_changes:

@@ -67,14 +67,14 @@ def check_graded_run(run: Run) -> None:
     assert {(Artifact.Kind.CODE, "workspace/train.py"), (Artifact.Kind.CODE, "workspace/submission.csv")} <= names
     assert not {n for _, n in names if n in ("workspace/train.csv", "workspace/test.csv")}  # read-only: not again
     assert "> 1.0" in artifact_text(run, "workspace/train.py")
-    assert "failure_classes" in run.grading_report["research"]
+    assert run.grading_report["research"]["eval"] == "scripts/eval.py get_score"
 
 
 def test_a_research_job_is_scored_by_eval_py_with_snapshots_over_time(alice, research_world,
                                                                      django_capture_on_commit_callbacks):
     run = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks, steps=4, sleep=0.5)
     check_graded_run(run)
-    assert run.grading_report["research"]["failure_classes"] == []
+    assert run.failure_classes == []
     snapshots = list(run.snapshots.order_by("elapsed_seconds"))
     assert len(snapshots) >= 3 and all(s.status == "graded" for s in snapshots)
     scores = [s.score for s in snapshots]
