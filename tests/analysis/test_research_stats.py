@@ -53,7 +53,8 @@ def test_mean_and_sem_over_seeds_per_task_and_overall(db):
     Run.objects.create(experiment=exp, competition=acc, seed=0, score=0.1, status=Run.Status.GRADED)  # replaced
     for (task, seed), score in scores.items():
         Run.objects.create(experiment=exp, competition=task, seed=seed, score=score, status=Run.Status.GRADED,
-                           valid_submission=score is not None, duration_s=100.0 * (seed + 1), tokens_in=10, tokens_out=5)
+                           valid_submission=score is not None, duration_s=100.0 * (seed + 1), tokens_in=10,
+                           tokens_out=5)
     gains = {key: None if s is None else by_hand(s, key[0].baseline_score, key[0].is_lower_better)[0]
              for key, s in scores.items()}
     success = {key: g is not None and g >= 0.1 - 1e-12 for key, g in gains.items()}
@@ -75,4 +76,5 @@ def test_mean_and_sem_over_seeds_per_task_and_overall(db):
         row = per_task[task.slug]
         assert row.n_seeds == 3 and row.success.mean == pytest.approx(np.mean(ok))
         assert row.success.sem == pytest.approx(sem(ok))
-        assert row.improvement.mean == pytest.approx(np.mean(known)) and row.improvement.sem == pytest.approx(sem(known))
+        assert row.improvement.mean == pytest.approx(np.mean(known))
+        assert row.improvement.sem == pytest.approx(sem(known))
