@@ -62,6 +62,7 @@ class Imported:
     task: ResearchTask
     changed: bool  # copied (first import or new content) rather than found unchanged
     needs_baseline: bool  # the site must ask a runner for the starter's baseline
+    linked: int = 0  # runs imported earlier under the task's id, linked to it now
 
 
 def find_tasks(path: Path) -> list[Path]:

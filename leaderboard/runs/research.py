@@ -76,3 +76,40 @@ def _flag(run: Run, changes: list[str]) -> None:
         "summary": f"The agent changed {len(changes)} file(s) the task gives read-only; they were graded as given",
         "evidence": {"files": changes[:100]},
     })
+
+
+# --- imported traces (MLAgentBench's own logs) -----------------------------------------------------
+
+SCAN_BYTES = 4 << 20  # of a trace's observation text searched for the failure markers
+
+
+def classify_imported(run: Run) -> None:
+    """An imported run on a research task: MLAgentBench's failure classes from its steps (a "Final
+    Answer" action is the importer's submission step; the markers are searched in what the tools
+    answered)."""
+    from leaderboard.trajectories.store import StoredTrajectory
+
+    if not hasattr(run, "trajectory"):
+        return
+    stored = StoredTrajectory.of(run)
+    final_answer = stored.count(["submission"]) > 0
+    text, size = [], 0
+    for step in stored.steps(kinds=["observation", "error", "command"]):
+        part = str(step.text or "")[: SCAN_BYTES - size]
+        text.append(part)
+        size += len(part)
+        if size >= SCAN_BYTES:
+            break
+    classes = failure_classes("\n".join(text), final_answer=final_answer)
+    Run.objects.filter(pk=run.pk).update(failure_classes=classes)
+
+
+def link_imported_runs(competition) -> int:
+    """Runs imported before their research task was, named by its id: now on the task (their score
+    counts against its baseline), with their failure classes. Returns how many."""
+    runs = list(Run.objects.filter(competition__isnull=True, task_name=competition.slug))
+    if runs:
+        Run.objects.filter(pk__in=[r.pk for r in runs]).update(competition=competition)
+        for run in runs:
+            classify_imported(run)
+    return len(runs)

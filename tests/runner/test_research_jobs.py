@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.utils import timezone
+from rest_framework.test import APIClient
 
 from leaderboard.analysis import stats
 from leaderboard.models import Artifact, Run
@@ -39,15 +40,16 @@ def research_world(db, tmp_path, fast_jobs, settings):
                                  last_heartbeat=timezone.now(), queues=["jobs.cpu"])
 
 
-def run_job(user, runner, backend, django_capture_on_commit_callbacks, **agent_settings) -> Run:
+def run_job(user, runner, backend, django_capture_on_commit_callbacks, minutes=1.0,
+            expect=JobTask.Status.SUCCEEDED, **agent_settings) -> Run:
     with django_capture_on_commit_callbacks(execute=False):
-        job = create_job(user=user, agent="research-scripted", competitions=[TASK], seeds=1, time_limit_minutes=1,
-                         settings=agent_settings)
+        job = create_job(user=user, agent="research-scripted", competitions=[TASK], seeds=1,
+                         time_limit_minutes=minutes, settings=agent_settings)
     task = job.tasks.get()
     held = leases.claim(task.pk, runner)
     outcome = execution.execute(held, runner=runner, backend=backend)
     task.refresh_from_db()
-    assert task.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
+    assert task.status == expect, (outcome.error, task.log_tail)
     return Run.objects.get(pk=task.run_id)
 
 
@@ -98,12 +100,23 @@ def test_an_agent_that_looks_for_the_scripts_finds_nothing(alice, research_world
     assert "problem: Improve the test accuracy" in task.log_tail
 
 
-def test_a_starter_left_alone_is_no_success_and_a_timeout_no_final_answer(alice, research_world,
-                                                                          django_capture_on_commit_callbacks):
+def test_a_starter_left_alone_is_no_success(alice, research_world, django_capture_on_commit_callbacks):
     run = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks, improve=False)
     assert run.score == pytest.approx(expected_scores()[0])
     gain = stats.improvement(run.score, run.competition.baseline_score, lower_is_better=False)
     assert gain == pytest.approx(0.0) and not stats.research_success(gain)
+
+
+def test_mlagentbench_failure_classes_of_a_job(alice, research_world, django_capture_on_commit_callbacks):
+    oom = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks,
+                  expect=JobTask.Status.FAILED, say="RuntimeError: CUDA out of memory. Tried to allocate 2 GiB",
+                  exit=1)
+    assert oom.failure_classes == ["out_of_memory"] and oom.score == pytest.approx(expected_scores()[1])
+    late = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks, minutes=3 / 60,
+                   expect=JobTask.Status.TIMED_OUT, say="openai.APIConnectionError: Connection error.", hang=60)
+    assert late.failure_classes == ["llm_connection", "no_final_answer"]
+    page = APIClient().get(f"/api/runs/{late.pk}/").json()
+    assert page["failure_classes"] == ["llm_connection", "no_final_answer"] and page["success"] is True
 
 
 @pytest.mark.docker

@@ -16,6 +16,7 @@ from django.db import transaction
 
 from leaderboard.competitions import research_import
 from leaderboard.models import ResearchTask
+from leaderboard.runs import research
 
 BASELINE_TASK = "runner.research.compute_baseline"  # the runner's task, reached by name only
 
@@ -48,13 +49,15 @@ class Command(BaseCommand):
                     Path(path), lower_is_better=set(lower_is_better), splits=split, baseline_scores=given,
                     time_limit_s=time_limit_minutes * 60)
                 for item in imported:
+                    item.linked = research.link_imported_runs(item.competition)
                     if item.needs_baseline:
                         transaction.on_commit(lambda pk=item.task.pk: _ask_for_baseline(pk))
         except research_import.Refused as exc:
             raise CommandError(str(exc)) from None
         for item in imported:
+            linked = f", {item.linked} earlier run(s) linked" if item.linked else ""
             self.stdout.write(f"{item.competition.slug}: {'imported' if item.changed else 'unchanged'}, "
-                              f"baseline {_baseline_words(item.task)}")
+                              f"baseline {_baseline_words(item.task)}{linked}")
         if wait:
             self._wait([item.task.pk for item in imported if item.needs_baseline], wait_seconds)
         for name, why in refused.items():
