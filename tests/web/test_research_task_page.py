@@ -69,3 +69,23 @@ def test_the_api_gives_the_baseline_and_each_runs_improvement_and_success(client
             assert row["improvement_over_baseline"] == pytest.approx(gain) and row["success"] is success
     other = client.get("/api/competitions/spaceship-titanic/").json()
     assert other["research"] is None and other["baseline_score"] is None
+
+
+def test_the_run_page_shows_the_improvement_and_draws_the_baseline_on_the_score_curve(client, research_task):
+    from leaderboard.models import Snapshot
+    from leaderboard.runs.snapshots import refresh_timeline
+
+    _, error = research_task  # lower is better, baseline 0.4
+    run = graded(experiment("ResearchAgent", "gemini-pro"), error, 0.3, failure_classes=["llm_connection"])
+    for seconds, score in ((10.0, 0.38), (20.0, 0.3)):
+        Snapshot.objects.create(run=run, elapsed_seconds=seconds, status=Snapshot.Status.GRADED, score=score,
+                                valid_submission=True)
+    refresh_timeline(run.pk)
+    response = client.get(f"/runs/{run.pk}/")
+    page = response.content.decode()
+    outcome = page.split('id="research-outcome"')[1].split("</div>")[0]
+    assert "+25.0%" in outcome and "success" in outcome and "LLM connection errors" in outcome
+    figure = response.context["snapshots_figure"]
+    lines = {round(shape["y0"], 9) for shape in figure["layout"]["shapes"]}
+    assert {0.4, round(0.4 - 0.1 * 0.4, 9)} <= lines  # the baseline and the score a success needs
+    assert list(figure["data"][0]["y"]) == [0.38, 0.3]
