@@ -291,6 +291,6 @@ def _research_task(competition: Competition, folder: TaskFolder, target: Path, d
 
 def _set_baseline(task: ResearchTask, status: str, score: float | None, *, log: str, error: str) -> None:
     task.baseline_status, task.baseline_log, task.baseline_error = status, log, error
-    task.baseline_at = timezone.now() if status == ResearchTask.Baseline.GIVEN else None
+    task.baseline_at = timezone.now() if status != ResearchTask.Baseline.NONE else None  # given, or asked for
     Competition.objects.filter(pk=task.competition_id).update(baseline_score=score)
     task.competition.baseline_score = score

@@ -36,7 +36,7 @@ POLL_S = 0.2
 def compute_baseline(task_id: int, *, backend: Backend) -> str:
     """Run the starter and score it; returns the task's baseline status afterwards."""
     claimed = ResearchTask.objects.filter(pk=task_id, baseline_status=ResearchTask.Baseline.PENDING).update(
-        baseline_status=ResearchTask.Baseline.RUNNING, baseline_error="")
+        baseline_status=ResearchTask.Baseline.RUNNING, baseline_error="", baseline_at=timezone.now())
     if not claimed:
         return "not pending"
     task = ResearchTask.objects.select_related("competition").get(pk=task_id)

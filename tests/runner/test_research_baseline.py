@@ -81,3 +81,28 @@ def test_the_baseline_under_docker(db, tmp_path, research_dir, settings):
         ResearchTask.objects.get(pk=task.pk).baseline_error
     assert Competition.objects.get(pk=task.competition_id).baseline_score == pytest.approx(expected_scores()[0])
     assert backend.remove_stale() == 0
+
+
+def test_the_sweep_asks_again_for_a_baseline_never_sent_or_lost_with_its_runner(db, tmp_path, research_dir,
+                                                                                 settings, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from runner.research import recovery
+
+    sent = []
+    monkeypatch.setattr(recovery, "publish", lambda pk: sent.append(pk) or 1)
+    settings.STALE_PENDING_S = 60
+    pending = imported(tmp_path)  # asked for just now: not stale yet
+    assert recovery.sweep_baselines() == {"baselines_recovered": 0, "baselines_published": 0}
+    ResearchTask.objects.filter(pk=pending.pk).update(baseline_at=timezone.now() - timedelta(seconds=61))
+    assert recovery.sweep_baselines() == {"baselines_recovered": 0, "baselines_published": 1} and sent == [pending.pk]
+    assert recovery.sweep_baselines()["baselines_published"] == 0  # asked again just now
+    long_ago = timezone.now() - timedelta(seconds=pending.time_limit_s + settings.RESEARCH_EVAL_TIME_LIMIT_S + 301)
+    ResearchTask.objects.filter(pk=pending.pk).update(baseline_status=ResearchTask.Baseline.RUNNING,
+                                                       baseline_at=long_ago)
+    assert recovery.sweep_baselines() == {"baselines_recovered": 1, "baselines_published": 1}
+    task = ResearchTask.objects.get(pk=pending.pk)
+    assert task.baseline_status == ResearchTask.Baseline.PENDING and "was lost" in task.baseline_error
+    assert compute_baseline(task.pk, backend=LocalBackend()) == ResearchTask.Baseline.DONE
