@@ -7,6 +7,7 @@ AGENT_SETTINGS (JSON):
   edit_read_only: append a row to train.csv, a file the task gives read-only
   look_for_scripts: search every folder the sandbox names for the task's eval.py / answer.csv and
       write what it found to LOGS_DIR/found.json
+  plant_links: replace submission.csv by a link to /etc/passwd and leave a FIFO in the workspace
   say: print this line at the end (e.g. an error message)
   hang: sleep this many seconds at the end (past the job's time limit)
   exit: exit with this code at the end
@@ -69,6 +70,11 @@ if settings.get("edit_read_only"):
 if settings.get("look_for_scripts"):
     with open(os.path.join(os.environ["LOGS_DIR"], "found.json"), "w") as f:
         json.dump(look_for_scripts(), f)
+
+if settings.get("plant_links"):
+    os.remove("submission.csv")
+    os.symlink("/etc/passwd", "submission.csv")
+    os.mkfifo("pipe")
 
 if settings.get("say"):
     print(settings["say"], flush=True)

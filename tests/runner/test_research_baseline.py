@@ -106,3 +106,24 @@ def test_the_sweep_asks_again_for_a_baseline_never_sent_or_lost_with_its_runner(
     task = ResearchTask.objects.get(pk=pending.pk)
     assert task.baseline_status == ResearchTask.Baseline.PENDING and "was lost" in task.baseline_error
     assert compute_baseline(task.pk, backend=LocalBackend()) == ResearchTask.Baseline.DONE
+
+
+def test_import_asks_a_runner_for_the_baseline_by_task_name_and_waits(transactional_db, tmp_path, research_dir,
+                                                                      catalogue):
+    """No import of the runner in the site: the command publishes `runner.research.compute_baseline`
+    and a real runner process (a Celery worker on jobs.cpu) computes it."""
+    from tests.job_support import WorkerProcess
+
+    build_task(tmp_path / "tasks", "tiny-accuracy")
+    runner = WorkerProcess(tmp_path / "runner.log", "jobs.cpu", runner="research-runner",
+                           extra_env={"MEDALBOARD_RESEARCH_DIR": str(research_dir)})
+    out = io.StringIO()
+    try:
+        call_command("import_research_tasks", str(tmp_path / "tasks"), "--wait", "--wait-seconds", "120", stdout=out)
+    except BaseException:
+        print(runner.output())
+        raise
+    finally:
+        runner.stop()
+    assert f"tiny-accuracy: baseline {expected_scores()[0]:g} (computed by running the starter)" in out.getvalue()
+    assert Competition.objects.get(slug="tiny-accuracy").baseline_score == pytest.approx(expected_scores()[0])

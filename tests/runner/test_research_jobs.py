@@ -119,6 +119,16 @@ def test_mlagentbench_failure_classes_of_a_job(alice, research_world, django_cap
     assert page["failure_classes"] == ["llm_connection", "no_final_answer"] and page["success"] is True
 
 
+def test_links_and_fifos_in_the_workspace_are_never_followed(alice, research_world,
+                                                            django_capture_on_commit_callbacks):
+    run = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks, plant_links=True)
+    assert run.status == Run.Status.GRADED and run.score is None and not run.valid_submission
+    assert "eval.py: FileNotFoundError" in run.grading_error  # the eval saw no submission.csv at all
+    assert not run.artifacts.filter(name__in=["workspace/submission.csv", "workspace/pipe"]).exists()
+    assert any("submission.csv" in note and "link" in note for note in run.import_warnings)
+    assert "root:" not in "".join(artifact_text(run, a.name) for a in run.artifacts.filter(kind=Artifact.Kind.CODE))
+
+
 @pytest.mark.docker
 def test_a_research_job_under_docker(alice, research_world, docker_backend, django_capture_on_commit_callbacks):
     AgentDefinition.objects.filter(name="research-scripted").update(command=["python3", "-c", AGENT.read_text()])
