@@ -89,3 +89,16 @@ def test_the_run_page_shows_the_improvement_and_draws_the_baseline_on_the_score_
     lines = {round(shape["y0"], 9) for shape in figure["layout"]["shapes"]}
     assert {0.4, round(0.4 - 0.1 * 0.4, 9)} <= lines  # the baseline and the score a success needs
     assert list(figure["data"][0]["y"]) == [0.38, 0.3]
+
+
+def test_the_research_sections_show_mean_and_sem_over_seeds_per_task_and_overall(client, research_task, catalogue):
+    accuracy, error = research_task
+    exp = experiment("ResearchAgent", "gemini-pro")
+    graded(exp, accuracy, 0.6, seed=0, duration_s=30.0, tokens_in=1500, tokens_out=500)  # +20%: success
+    graded(exp, accuracy, 0.5, seed=1, duration_s=90.0, tokens_in=500, tokens_out=500)   # 0%
+    # per seed: success 100% and 0% -> 50 ± 50; improvement 20% and 0% -> 10 ± 10; time 60 s; tokens 1.5 k
+    for page in (client.get("/").content.decode(), client.get(f"/experiments/{exp.pk}/").content.decode()):
+        overall = page.split('id="research-overall"')[1].split("</table>")[0]
+        assert "50.0% ± 50.0" in overall and "10.0% ± 10.0" in overall and "60 s" in overall and "1.5 k" in overall
+        per_task = page.split('id="research-per-task"')[1].split("</table>")[0]
+        assert "tiny-accuracy" in per_task and "50.0% ± 50.0" in per_task and "tiny-error" not in per_task
