@@ -374,7 +374,7 @@ def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm
                                              finished_at=timezone.now())
     elif spec.workspace_dir is not None:
         research_jobs.finish(run, spec, backend=backend, snapshots=supervisor.research if supervisor else None,
-                             status=outcome.status, exit_code=outcome.exit_code,
+                             status=outcome.status, exit_code=outcome.exit_code, redactor=redactor,
                              elapsed_s=supervisor.elapsed() if supervisor else None, fence=lambda: leases.fence(held))
     else:
         _grade(held, run)

@@ -27,6 +27,7 @@ from django.conf import settings
 from leaderboard.models import Competition, ResearchTask, Run
 from runner.backends import Backend, SandboxSpec
 from runner.research import grading, workspace
+from runner.secrets import Redactor
 
 log = logging.getLogger(__name__)
 PROBLEM_FILE = "research_problem.txt"
@@ -76,8 +77,9 @@ class Snapshots:
 
 
 def finish(run: Run, spec: SandboxSpec, *, backend: Backend, snapshots: Snapshots | None, status: str,
-           exit_code: int | None, elapsed_s: float | None, fence: Callable[[], None]) -> None:
-    """Check, score and record the run's workspace (and its snapshots)."""
+           exit_code: int | None, elapsed_s: float | None, fence: Callable[[], None], redactor: Redactor) -> None:
+    """Check, score and record the run's workspace (and its snapshots). What the eval says goes
+    through the job's Redactor: it quotes the agent's files, which may hold a secret's value."""
     from leaderboard.runs.job_runs import ResearchEvidence, record_research_result
 
     task = ResearchTask.objects.select_related("competition").get(competition_id=run.competition_id)
@@ -90,9 +92,9 @@ def finish(run: Run, spec: SandboxSpec, *, backend: Backend, snapshots: Snapshot
     finally:
         shutil.rmtree(work, ignore_errors=True)
     record_research_result(run, ResearchEvidence(
-        score=final.score, error=final.error, read_only_changes=changes,
-        snapshots=[(seconds, point.score, point.error) for seconds, point in points], final_seconds=elapsed_s,
-        output=_output(spec), job_status=status, exit_code=exit_code,
+        score=final.score, error=redactor.text(final.error), read_only_changes=[redactor.text(c) for c in changes],
+        snapshots=[(seconds, point.score, redactor.text(point.error)) for seconds, point in points],
+        final_seconds=elapsed_s, output=_output(spec), job_status=status, exit_code=exit_code,
         has_submission=(spec.workspace_dir / "submission.csv").is_file(),
     ))
 

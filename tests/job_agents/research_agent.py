@@ -8,6 +8,7 @@ AGENT_SETTINGS (JSON):
   look_for_scripts: search every folder the sandbox names for the task's eval.py / answer.csv and
       write what it found to LOGS_DIR/found.json
   plant_links: replace submission.csv by a link to /etc/passwd and leave a FIFO in the workspace
+  write_secret: the name of an environment variable whose value it writes as submission.csv's labels
   say: print this line at the end (e.g. an error message)
   hang: sleep this many seconds at the end (past the job's time limit)
   exit: exit with this code at the end
@@ -70,6 +71,10 @@ if settings.get("edit_read_only"):
 if settings.get("look_for_scripts"):
     with open(os.path.join(os.environ["LOGS_DIR"], "found.json"), "w") as f:
         json.dump(look_for_scripts(), f)
+
+if settings.get("write_secret"):
+    with open("submission.csv", "w") as f:
+        f.write(f"id,label\n1,{os.environ[settings['write_secret']]}\n")
 
 if settings.get("plant_links"):
     os.remove("submission.csv")

@@ -41,10 +41,10 @@ def research_world(db, tmp_path, fast_jobs, settings):
 
 
 def run_job(user, runner, backend, django_capture_on_commit_callbacks, minutes=1.0,
-            expect=JobTask.Status.SUCCEEDED, **agent_settings) -> Run:
+            expect=JobTask.Status.SUCCEEDED, task=TASK, env=None, **agent_settings) -> Run:
     with django_capture_on_commit_callbacks(execute=False):
-        job = create_job(user=user, agent="research-scripted", competitions=[TASK], seeds=1,
-                         time_limit_minutes=minutes, settings=agent_settings)
+        job = create_job(user=user, agent="research-scripted", competitions=[task], seeds=1,
+                         time_limit_minutes=minutes, settings=agent_settings, env=env)
     task = job.tasks.get()
     held = leases.claim(task.pk, runner)
     outcome = execution.execute(held, runner=runner, backend=backend)
@@ -127,6 +127,21 @@ def test_links_and_fifos_in_the_workspace_are_never_followed(alice, research_wor
     assert not run.artifacts.filter(name__in=["workspace/submission.csv", "workspace/pipe"]).exists()
     assert any("submission.csv" in note and "link" in note for note in run.import_warnings)
     assert "root:" not in "".join(artifact_text(run, a.name) for a in run.artifacts.filter(kind=Artifact.Kind.CODE))
+
+
+def test_what_the_eval_quotes_of_the_workspace_is_redacted(alice, research_world, tmp_path,
+                                                          django_capture_on_commit_callbacks):
+    quoting = ("import csv, os\n\ndef get_score(folder):\n"
+               "    rows = list(csv.DictReader(open(os.path.join(folder, 'submission.csv'))))\n"
+               "    raise ValueError('cannot read label ' + rows[0]['label'])\n")
+    build_task(tmp_path / "more", "tiny-quoting", eval_source=quoting)
+    call_command("import_research_tasks", str(tmp_path / "more" / "tiny-quoting"), "--baseline-score", "0.5",
+                 stdout=io.StringIO())
+    secret = "sk-research-0123456789"
+    run = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks, task="tiny-quoting",
+                  env={"MY_TOKEN": secret}, write_secret="MY_TOKEN")
+    assert "cannot read label" in run.grading_error and secret not in run.grading_error
+    assert run.score is None and secret not in artifact_text(run, "workspace/submission.csv")
 
 
 @pytest.mark.docker
