@@ -301,7 +301,7 @@ JOB_DISK_QUOTA_MOUNT = env_bool("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", True)
 # Research tasks (MLAgentBench's layout): where import_research_tasks keeps each task's env/ and its
 # private scripts/; the queue a runner computes the starter's baseline from; how long eval.py may take
 # in the grading sandbox, how often and how many workspace snapshots a run keeps.
-RESEARCH_DIR = Path(os.environ.get("MEDALBOARD_RESEARCH_DIR", VAR_DIR / "research"))
+RESEARCH_DIR = Path(os.environ.get("MEDALBOARD_RESEARCH_DIR", VAR_DIR / "research-tasks"))
 RESEARCH_BASELINE_QUEUE = os.environ.get("MEDALBOARD_RESEARCH_BASELINE_QUEUE") or "jobs.cpu"
 RESEARCH_EVAL_TIME_LIMIT_S = env_float("MEDALBOARD_RESEARCH_EVAL_TIME_LIMIT_S", 600.0)
 RESEARCH_SNAPSHOT_EVERY_S = env_float("MEDALBOARD_RESEARCH_SNAPSHOT_EVERY_S", 30.0)

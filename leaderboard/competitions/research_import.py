@@ -188,13 +188,17 @@ def import_task(folder: TaskFolder, *, lower_is_better: bool, splits: list[str] 
     previous = ResearchTask.objects.filter(competition=existing).first() if existing else None
     changed = previous is None or previous.content_hash != digest
     target = Path(settings.RESEARCH_DIR) / folder.slug
-    if changed:
+    if changed and _resolved(folder.env.parent) != _resolved(target):  # a task already in storage stays as it is
         _copy_into(folder, target)
     with transaction.atomic():
         competition = _competition(folder, target, lower_is_better, splits)
         task = _research_task(competition, folder, target, digest, changed, baseline_score, time_limit_s)
     needs = task.baseline_status == ResearchTask.Baseline.PENDING
     return Imported(competition, task, changed, needs)
+
+
+def _resolved(path: Path) -> Path:
+    return Path(os.path.realpath(path))
 
 
 def _content_hash(folder: TaskFolder) -> str:

@@ -135,3 +135,13 @@ def test_read_only_patterns_follow_mlagentbench():
     assert research_import.read_only_matches("data/sub/x.png", patterns)
     assert not research_import.read_only_matches("train.py", patterns)
     assert not research_import.read_only_matches("mydata/x", patterns)
+
+
+def test_a_task_already_in_storage_is_registered_where_it_is(db, research_dir, sent):
+    build_task(research_dir, "tiny-accuracy")
+    run(research_dir, "--baseline-score", "tiny-accuracy=0.5")
+    run(research_dir)  # again: unchanged
+    competition = Competition.objects.get(slug="tiny-accuracy")
+    assert Path(competition.public_data_dir) == research_dir / "tiny-accuracy" / "env"
+    assert (research_dir / "tiny-accuracy" / "env" / "train.py").is_file()
+    assert sorted(p.name for p in research_dir.iterdir()) == ["tiny-accuracy"]  # nothing staged beside it
