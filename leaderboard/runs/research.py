@@ -33,6 +33,7 @@ class ResearchEvidence:
     job_status: str = "succeeded"
     exit_code: int | None = 0
     has_submission: bool = False
+    snapshot_artifacts: dict[float, int] = field(default_factory=dict)  # seconds -> the zip of its files
 
 
 @transaction.atomic
@@ -64,9 +65,11 @@ def _snapshots(run: Run, evidence: ResearchEvidence) -> None:
     if final is not None and evidence.score is not None and all(seconds < final for seconds in points):
         points[final] = (evidence.score, "")  # the curve ends at the run's result
     run.snapshots.all().delete()
+    stored = {round(seconds, 1): pk for seconds, pk in evidence.snapshot_artifacts.items()}
     Snapshot.objects.bulk_create(Snapshot(
         run=run, elapsed_seconds=seconds, status=Snapshot.Status.GRADED, score=score, submission_exists=True,
-        valid_submission=score is not None, grading_error=error[:2000]) for seconds, (score, error) in points.items())
+        valid_submission=score is not None, grading_error=error[:2000], artifact_id=stored.get(seconds))
+        for seconds, (score, error) in points.items())
     refresh_timeline(run.pk)
 
 

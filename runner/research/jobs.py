@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shutil
+import zipfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -39,7 +40,10 @@ def is_research(competition: Competition) -> bool:
 
 
 def prepare(spec: SandboxSpec, competition: Competition, backend: Backend) -> SandboxSpec:
-    task = ResearchTask.objects.get(competition=competition)
+    task = ResearchTask.objects.filter(competition=competition).first()
+    if task is None:
+        raise RuntimeError(f"{competition.slug} is a research competition without its task folder: import it with "
+                           "`import_research_tasks`")
     files = spec.workdir / "workspace"
     workspace.copy_env(Path(competition.public_data_dir), files)
     data = spec.workdir / "task"
@@ -91,12 +95,44 @@ def finish(run: Run, spec: SandboxSpec, *, backend: Backend, snapshots: Snapshot
                   for i, (seconds, folder) in enumerate(snapshots.taken if snapshots else [])]
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    kept = _keep_snapshots(run, snapshots.taken if snapshots else [], spec.runner_dir, redactor)
     record_research_result(run, ResearchEvidence(
         score=final.score, error=redactor.text(final.error), read_only_changes=[redactor.text(c) for c in changes],
         snapshots=[(seconds, point.score, redactor.text(point.error)) for seconds, point in points],
         final_seconds=elapsed_s, output=_output(spec), job_status=status, exit_code=exit_code,
-        has_submission=(spec.workspace_dir / "submission.csv").is_file(),
+        has_submission=(spec.workspace_dir / "submission.csv").is_file(), snapshot_artifacts=kept,
     ))
+
+
+def _keep_snapshots(run: Run, taken: list[tuple[float, Path]], folder: Path, redactor: Redactor) -> dict[float, int]:
+    """Each snapshot's files as a zip artifact `workspace-snapshots/<seconds>.zip` (MLAgentBench's
+    step_<n>_files), every file redacted, within the run's output limits; seconds -> artifact id."""
+    from django.core.files import File
+
+    from leaderboard.models import Artifact
+    from leaderboard.runs.job_runs import store_file
+
+    kept, total = {}, 0
+    for seconds, files in taken:
+        archive = folder / f"snapshot-{seconds:g}.zip"
+        _zip(files, archive, redactor)
+        size = archive.stat().st_size
+        if size > settings.JOB_OUTPUT_FILE_BYTES or total + size > settings.JOB_OUTPUT_TOTAL_BYTES // 4:
+            continue  # its score is still recorded; the files are too many to keep
+        with open(archive, "rb") as f:
+            kept[seconds] = store_file(run, Artifact.Kind.OTHER, f"workspace-snapshots/{seconds:g}.zip",
+                                       File(f, name=archive.name)).pk
+        total += size
+    return kept
+
+
+def _zip(files: Path, archive: Path, redactor: Redactor) -> None:
+    """The runner's own copy of a snapshot (regular files only, copied through sandbox_files)."""
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted(p for p in files.rglob("*") if p.is_file() and not p.is_symlink()):
+            with open(path, "rb") as src, zf.open(redactor.text(path.relative_to(files).as_posix()), "w") as out:
+                for chunk in redactor.stream(iter(lambda: src.read(1 << 20), b"")):
+                    out.write(chunk)
 
 
 def _score(task: ResearchTask, files: Path, backend: Backend, work: Path, label: str, fence) -> grading.Score:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import io
 import json
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -82,6 +83,11 @@ def test_a_research_job_is_scored_by_eval_py_with_snapshots_over_time(alice, res
     scores = [s.score for s in snapshots]
     assert scores[-1] == pytest.approx(expected_scores()[1]) and scores[0] < scores[-1]
     assert run.snapshot_timeline  # the time curve reads it
+    kept = [s for s in snapshots if s.artifact_id]  # MLAgentBench's step_<n>_files: each snapshot's files
+    assert len(kept) == len(snapshots) - 1  # all but the final point, which is the stored workspace itself
+    with kept[-1].artifact.file.open("rb") as f, zipfile.ZipFile(f) as zf:
+        assert "train.py" in zf.namelist() and "train.csv" not in zf.namelist()  # read-only files left out
+        assert zf.read("submission.csv").startswith(b"id,label")
     assert not run.findings.exists()
 
 
