@@ -34,6 +34,14 @@ class CompetitionAnswersAdmin(admin.ModelAdmin):
     search_fields = ["competition__slug"]
 
 
+@admin.register(models.ResearchTask)
+class ResearchTaskAdmin(admin.ModelAdmin):
+    list_display = ["competition", "entry_script", "baseline_status", "baseline_seconds", "baseline_at"]
+    list_filter = ["baseline_status"]
+    list_select_related = ["competition"]
+    search_fields = ["competition__slug"]
+
+
 @admin.register(models.HumanScore)
 class HumanScoreAdmin(admin.ModelAdmin):
     list_display = ["competition", "position", "rank", "score"]

@@ -147,6 +147,8 @@ class CompetitionAnswers(models.Model):
     answers_path = models.CharField(max_length=1000, blank=True)
     sample_submission_path = models.CharField(max_length=1000, blank=True)
     gold_submission_path = models.CharField(max_length=1000, blank=True)
+    # A research task's scripts/ (eval.py and the answers it reads): never mounted in an agent's sandbox
+    research_scripts_dir = models.CharField(max_length=1000, blank=True)
 
     class Meta:
         verbose_name_plural = "competition answers"
@@ -457,6 +459,8 @@ class Run(MedalFlags):
     n_steps = models.PositiveIntegerField(default=0)
     trajectory_format = models.CharField(max_length=50, blank=True)
     import_warnings = models.JSONField(default=list, blank=True)
+    # A research task's run: MLAgentBench's failure classes that apply (leaderboard.lib.research_failures)
+    failure_classes = models.JSONField(default=list, blank=True)
     notes = models.TextField(blank=True)
     # Scored against synthetic answers (seed_demo): its medals say nothing about Kaggle's humans.
     is_demo = models.BooleanField(default=False)
@@ -751,4 +755,5 @@ def _split_membership_changed(sender, instance, action, reverse, pk_set, **kwarg
         maintenance.split_membership_changed(getattr(instance, "_cleared_competitions", []))
     elif action in ("post_add", "post_remove") and pk_set:
         maintenance.split_membership_changed(pk_set if isinstance(instance, Split) else [instance.pk])
+from leaderboard.competitions.research_models import ResearchTask  # noqa: E402,F401 - registers the model
 from leaderboard.trust.models import Finding, FindingReview  # noqa: E402,F401 - registers the models

@@ -45,6 +45,7 @@ from runner.leases import Claim, LeaseLost
 from runner.live import SnapshotWatch, TrajectoryStream
 from runner.models import Job, JobTask, Runner
 from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Stored, store_outputs
+from runner.research import jobs as research_jobs
 from runner.scratch import QUOTA_CHECK_S, Scratch
 from runner.secrets import Redactor
 from webapp.leases import Heartbeat
@@ -102,7 +103,8 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
         leases.release(held, error=f"{backend.name} unavailable: {exc}")
         raise
     except Exception as exc:  # noqa: BLE001 - ImageNotFound, StartFailed: permanent, say which
-        return _end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec, access)
+        return _end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec, access,
+                    backend=backend)
     try:
         leases.fence(held, agent_started_at=timezone.now(), sandbox=_describe(backend, spec))
         supervisor = Supervisor(held, task, run, spec, sandbox, scratch, access)
@@ -113,7 +115,7 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
     finally:
         _keep_output(sandbox)
         sandbox.remove()
-    return _end(held, run, outcome, spec, access, supervisor.notes())
+    return _end(held, run, outcome, spec, access, supervisor.notes(), backend=backend, supervisor=supervisor)
 
 
 def _describe(backend: Backend, spec: SandboxSpec) -> dict:
@@ -205,6 +207,9 @@ def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch
         cpus=job.cpus, memory_bytes=int(job.memory_gb * (1 << 30)), time_limit_s=job.time_limit_s,
         network=job.network,
     )
+    if research_jobs.is_research(task.competition):  # the workspace, the problem, no submission folder to fill
+        spec = research_jobs.prepare(spec, task.competition, backend)
+        data_dir = spec.data_dir
     paths = backend.paths(spec)
     description = _description(task, data_dir, workdir, paths)
     variables = {**paths.env(), "DESCRIPTION_FILE": description}
@@ -264,6 +269,7 @@ class Supervisor:
         self.started = time.monotonic()
         self.last_tail = 0.0
         self.last_quota = time.monotonic()
+        self.research = research_jobs.Snapshots(spec) if spec.workspace_dir is not None else None
 
     def fence(self) -> None:
         leases.fence(self.held)
@@ -298,6 +304,8 @@ class Supervisor:
         self.fence()
         self.stream.pump(self.fence)
         self._snapshot()
+        if self.research is not None:
+            self.research.tick(self.elapsed())
         if final or time.monotonic() - self.last_tail >= LOG_TAIL_EVERY_S:
             self.last_tail = time.monotonic()
             leases.fence(self.held, log_tail=self._tail())
@@ -342,7 +350,7 @@ class Supervisor:
 
 
 def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_access.LlmAccess | None,
-         notes: list[str] = ()) -> Outcome:
+         notes: list[str] = (), *, backend: Backend, supervisor: Supervisor | None = None) -> Outcome:
     """Store what the agent left, then grade it (unless cancelled) and end the task."""
     job = JobTask.objects.select_related("job").get(pk=held.pk).job
     redactor = _redactor(job, access)
@@ -359,6 +367,10 @@ def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm
     if outcome.status == JobTask.Status.CANCELLED:
         Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="cancelled by its job",
                                              finished_at=timezone.now())
+    elif spec.workspace_dir is not None:
+        research_jobs.finish(run, spec, backend=backend, snapshots=supervisor.research if supervisor else None,
+                             status=outcome.status, exit_code=outcome.exit_code, redactor=redactor,
+                             elapsed_s=supervisor.elapsed() if supervisor else None, fence=lambda: leases.fence(held))
     else:
         with Heartbeat(held):  # the supervisor no longer polls: grading may outlast the lease
             _grade(held, run)

@@ -88,11 +88,16 @@ def _sources(spec: SandboxSpec) -> tuple[list[_Source], list[str]]:
     first: list[_Source] = []
     rest: list[_Source] = []
     skipped: list[str] = []
-    for folder, kind in ((spec.host_submission_dir, Artifact.Kind.SUBMISSION), (spec.host_logs_dir, Artifact.Kind.LOG),
-                         (spec.host_code_dir, Artifact.Kind.CODE)):
+    folders = [(spec.host_submission_dir, Artifact.Kind.SUBMISSION), (spec.host_logs_dir, Artifact.Kind.LOG),
+               (spec.host_code_dir, Artifact.Kind.CODE)]
+    if spec.workspace_dir is not None:  # a research task's final workspace, but the files it gave read-only
+        folders.append((spec.workspace_dir, Artifact.Kind.CODE))
+    for folder, kind in folders:
         listing = sandbox_files.walk(folder)
         skipped += [f"{folder.name}/{why}" for why in listing.skipped]
         for entry in listing.files:
+            if folder == spec.workspace_dir and entry.rel in spec.read_only_files:
+                continue
             name = f"{folder.name}/{entry.rel}"
             if name == OUTPUT_ARTIFACT:
                 skipped.append(f"{name}: skipped, the name is the runner's record of the agent's output")

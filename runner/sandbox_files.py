@@ -36,6 +36,7 @@ class NotRegular(Exception):
 class Entry:
     rel: str  # POSIX path below the walked folder
     size: int
+    mtime_ns: int = 0
 
 
 @dataclass
@@ -189,7 +190,7 @@ def _walk(fd: int, prefix: str, depth: int, listing: Listing, seen: list[int]) -
         except OSError:
             continue  # gone since the listing
         if stat.S_ISREG(info.st_mode):
-            listing.files.append(Entry(rel, info.st_size))
+            listing.files.append(Entry(rel, info.st_size, info.st_mtime_ns))
         elif stat.S_ISDIR(info.st_mode) and depth < MAX_DEPTH:
             _walk_into(fd, name, rel, depth, listing, seen)
         else:

@@ -99,6 +99,16 @@ def _fail_run(task_id: int, why: str) -> None:
         )
 
 
+@shared_task(name="runner.research.compute_baseline", acks_late=True, reject_on_worker_lost=True,
+             soft_time_limit=None, time_limit=None)
+def compute_baseline(task_id: int) -> str:
+    """A research task's starter baseline (runner.research.baseline), asked for by import_research_tasks by
+    name; the starter's own time limit bounds it, as the supervisor bounds a job."""
+    from runner.research.baseline import compute_baseline as run_starter
+
+    return run_starter(task_id, backend=current_backend())
+
+
 @shared_task(name="runner.tasks.sweep")
 def sweep() -> dict:
     """The recovery sweep as a task, for deployments that also schedule it with celery beat."""

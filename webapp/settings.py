@@ -280,6 +280,14 @@ JOB_OUTPUT_MAX_FILES = env_int("MEDALBOARD_JOB_OUTPUT_MAX_FILES", 5000)
 # (JOB_DISK_QUOTA_MOUNT), else measured by the supervisor, which stops the agent past it.
 JOB_DISK_QUOTA_BYTES = int(env_float("MEDALBOARD_JOB_DISK_QUOTA_GB", 20.0) * (1 << 30))
 JOB_DISK_QUOTA_MOUNT = env_bool("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", True)
+# Research tasks (MLAgentBench's layout): where import_research_tasks keeps each task's env/ and its
+# private scripts/; the queue a runner computes the starter's baseline from; how long eval.py may take
+# in the grading sandbox, how often and how many workspace snapshots a run keeps.
+RESEARCH_DIR = Path(os.environ.get("MEDALBOARD_RESEARCH_DIR", VAR_DIR / "research-tasks"))
+RESEARCH_BASELINE_QUEUE = os.environ.get("MEDALBOARD_RESEARCH_BASELINE_QUEUE") or "jobs.cpu"
+RESEARCH_EVAL_TIME_LIMIT_S = env_float("MEDALBOARD_RESEARCH_EVAL_TIME_LIMIT_S", 600.0)
+RESEARCH_SNAPSHOT_EVERY_S = env_float("MEDALBOARD_RESEARCH_SNAPSHOT_EVERY_S", 30.0)
+RESEARCH_MAX_SNAPSHOTS = env_int("MEDALBOARD_RESEARCH_MAX_SNAPSHOTS", 50)
 # The OCI runtime of a Docker runner's sandboxes: runc (Docker's default) or runsc (gVisor).
 DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME") or "runc"
 # Docker networks this runner lets sandboxes join (runner.networks); none by default. Never host,

@@ -1,4 +1,5 @@
-"""MLE-bench's aggregation of runs into a headline figure, plus pass@k and MLAgentBench success.
+"""MLE-bench's aggregation of runs into a headline figure, plus pass@k (MLAgentBench's research
+tasks: leaderboard.analysis.research, whose names are also importable from here).
 
 Per experiment and split (../shared/data/mle-bench/SOURCES.md): for each seed, the % of the split's
 competitions where the run earned any medal (and gold, silver, bronze, above median, valid
@@ -21,7 +22,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 
 from leaderboard.analysis.aggregates.maintenance import microseconds
-from leaderboard.models import Competition, Experiment, LeaderboardKind, Run, Split
+from leaderboard.models import Experiment, LeaderboardKind, Run, Split
 
 SPLIT_ALIASES = {"lite": "low", "all": "split75"}
 METRICS = {
@@ -32,7 +33,6 @@ METRICS = {
     "above_median": "Above median",
     "valid_submission": "Valid submission",
 }
-RESEARCH_SUCCESS_IMPROVEMENT = 0.10  # MLAgentBench: at least 10% better than the baseline
 
 
 @dataclass(frozen=True)
@@ -306,62 +306,6 @@ def sort_rows(rows: list[ExperimentStats], sort: str) -> list[ExperimentStats]:
     return ordered
 
 
-# --- MLAgentBench-style research tasks -----------------------------------------------------------
-
-
-def improvement(score: float | None, baseline: float, lower_is_better: bool) -> float | None:
-    """Relative improvement over the baseline in the metric's direction (0.1 = 10% better)."""
-    if score is None or score != score or baseline == 0:
-        return None
-    gain = (baseline - score) if lower_is_better else (score - baseline)
-    return gain / abs(baseline)
-
-
-@dataclass
-class ResearchStats:
-    experiment: Experiment
-    n_runs: int
-    n_success: int
-    success_rate: float  # % of runs at least 10% better than the baseline
-    mean_improvement_pct: float | None  # over runs with a score
-
-
-def research_results(runs: Iterable[Run]) -> list[ResearchStats]:
-    """Per experiment: MLAgentBench success rate and mean improvement over research-task baselines.
-
-    `runs` must have their competition loaded (kind=research, baseline_score set); a run without a
-    score is a failure and does not enter the mean improvement.
-    """
-    grouped: dict[int, list[Run]] = defaultdict(list)
-    experiments: dict[int, Experiment] = {}
-    for run in runs:
-        grouped[run.experiment_id].append(run)
-        experiments[run.experiment_id] = run.experiment
-    results = []
-    for experiment_id, group in grouped.items():
-        gains = [improvement(r.score, r.competition.baseline_score, bool(r.competition.is_lower_better))
-                 for r in group]
-        known = [g for g in gains if g is not None]
-        successes = sum(1 for g in known if g >= RESEARCH_SUCCESS_IMPROVEMENT - 1e-12)
-        results.append(ResearchStats(
-            experiment=experiments[experiment_id], n_runs=len(group), n_success=successes,
-            success_rate=100.0 * successes / len(group),
-            mean_improvement_pct=100.0 * statistics.fmean(known) if known else None,
-        ))
-    return sorted(results, key=lambda r: -r.success_rate)
-
-
-def research_runs(user):
-    # The tasks' ids first: joined in the query, SQLite scans every run (25 ms at 100,000 runs, 1 ms so).
-    tasks = list(Competition.objects.filter(kind=Competition.Kind.RESEARCH, baseline_score__isnull=False)
-                 .values_list("pk", flat=True))
-    if not tasks:  # no query to build either (a third of a cached leaderboard page's time)
-        return Run.objects.none()
-    return (Run.objects.visible_to(user).for_leaderboard()
-            .filter(competition_id__in=tasks)
-            .defer(None).select_related("competition", "experiment__agent", "experiment__model"))
-
-
 def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, float]]:
     """The (cost, score) points no other point beats on both: cheaper-or-equal and better-or-equal.
 
@@ -371,3 +315,14 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, flo
         if not front or score > front[-1][1]:
             front.append((cost, score))
     return front
+
+
+from leaderboard.analysis.research import (  # noqa: E402,F401 - the research statistics' names, kept here too
+    RESEARCH_SUCCESS_IMPROVEMENT,
+    ResearchStats,
+    improvement,
+    research_outcome,
+    research_results,
+    research_runs,
+    research_success,
+)

@@ -7,7 +7,7 @@ from __future__ import annotations
 import csv
 import io
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, ValidationError
@@ -153,6 +153,12 @@ class RunOutputSerializer(serializers.Serializer):
     human_rank = serializers.IntegerField(allow_null=True)
     beats_human_pct = serializers.FloatField(allow_null=True)
     grading_error = serializers.CharField()
+    improvement_over_baseline = serializers.SerializerMethodField(help_text=(
+        "research tasks: (score - baseline) / |baseline|, sign flipped when lower is better; null otherwise"))
+    success = serializers.SerializerMethodField(help_text=(
+        "research tasks: at least 10% better than the task's baseline (MLAgentBench); null otherwise"))
+    failure_classes = serializers.ListField(child=serializers.CharField(), help_text=(
+        "research tasks: MLAgentBench's failure classes that apply (out_of_memory, llm_connection, no_final_answer)"))
     n_steps = serializers.IntegerField()
     trajectory_format = serializers.CharField()
     cost_usd = serializers.FloatField(allow_null=True)
@@ -164,6 +170,14 @@ class RunOutputSerializer(serializers.Serializer):
 
     def get_medal(self, run: Run) -> str:
         return run.medals().label
+
+    @extend_schema_field(serializers.FloatField(allow_null=True))
+    def get_improvement_over_baseline(self, run: Run) -> float | None:
+        return stats.research_outcome(run)[0]
+
+    @extend_schema_field(serializers.BooleanField(allow_null=True))
+    def get_success(self, run: Run) -> bool | None:
+        return stats.research_outcome(run)[1]
 
     def to_representation(self, run: Run) -> dict:
         """The declared fields' output, built directly: DRF's generic path (a source lookup and an
@@ -187,6 +201,8 @@ class RunOutputSerializer(serializers.Serializer):
             "silver_medal": bool(run.silver_medal), "bronze_medal": bool(run.bronze_medal),
             "above_median": bool(run.above_median), "human_rank": _int(run.human_rank),
             "beats_human_pct": _float(run.beats_human_pct), "grading_error": str(run.grading_error),
+            "improvement_over_baseline": self.get_improvement_over_baseline(run), "success": self.get_success(run),
+            "failure_classes": [str(c) for c in run.failure_classes],
             "n_steps": int(run.n_steps), "trajectory_format": str(run.trajectory_format),
             "cost_usd": _float(run.cost_usd), "tokens_in": _int(run.tokens_in), "tokens_out": _int(run.tokens_out),
             "usage_metered": bool(run.usage_metered),
@@ -231,7 +247,8 @@ PAGE_COLUMNS = (
     "verification", "is_demo", "status", "score", "submission_exists", "valid_submission", "any_medal",
     "gold_medal", "silver_medal", "bronze_medal", "above_median", "human_rank", "beats_human_pct",
     "grading_error", "n_steps", "trajectory_format", "cost_usd", "tokens_in", "tokens_out", "usage_metered",
-    "created_at", "competition__id", "competition__slug", "owner__id", "owner__username",
+    "created_at", "competition__id", "competition__slug", "owner__id", "owner__username", "failure_classes",
+    "competition__kind", "competition__baseline_score", "competition__is_lower_better",
     "experiment__id", "experiment__agent_id", "experiment__model_id", "experiment__hardware",
     "experiment__time_limit_hours", "experiment__owner_id", "experiment__team_id", "experiment__owner_key",
     "experiment__agent__id", "experiment__agent__name", "experiment__agent__version",

@@ -1,3 +1,4 @@
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from leaderboard.grading import grading_available
@@ -21,7 +22,7 @@ class CompetitionSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "metric", "is_lower_better", "n_teams", "splits", "awards_medals",
             "has_human_baseline", "leaderboard_kind", "grading_available", "public_data_registered",
-            "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold",
+            "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold", "kind", "baseline_score",
         ]
         read_only_fields = fields
 
@@ -30,7 +31,28 @@ class CompetitionSerializer(serializers.ModelSerializer):
         return grading_available(competition)
 
 
+class ResearchTaskSerializer(serializers.Serializer):
+    """What a research task gives the agent and how its baseline was found; never where its scripts are."""
+
+    entry_script = serializers.CharField()
+    read_only_files = serializers.SerializerMethodField()
+    time_limit_s = serializers.FloatField()
+    baseline_status = serializers.CharField()
+    baseline_error = serializers.CharField()
+    baseline_seconds = serializers.FloatField(allow_null=True)
+
+    def get_read_only_files(self, task) -> list[str]:
+        return sorted(task.read_only_files)
+
+
 class CompetitionDetailSerializer(CompetitionSerializer):
+    research = serializers.SerializerMethodField(help_text="research tasks: the starter and its baseline")
+
     class Meta(CompetitionSerializer.Meta):
-        fields = [*CompetitionSerializer.Meta.fields, "competition_type", "description"]
+        fields = [*CompetitionSerializer.Meta.fields, "competition_type", "description", "research"]
         read_only_fields = fields
+
+    @extend_schema_field(ResearchTaskSerializer(allow_null=True))
+    def get_research(self, competition: Competition) -> dict | None:
+        task = getattr(competition, "research", None) if competition.kind == Competition.Kind.RESEARCH else None
+        return ResearchTaskSerializer(task).data if task is not None else None

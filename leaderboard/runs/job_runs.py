@@ -21,12 +21,13 @@ from leaderboard.models import Artifact, Experiment, Run
 from leaderboard.runs import snapshots
 from leaderboard.runs.artifacts import Upload, store_upload
 from leaderboard.runs.experiments import get_or_create_experiment
+from leaderboard.runs.research import ResearchEvidence, record_research_result
 from leaderboard.runs.snapshots import SnapshotError
 from leaderboard.trajectories.importers.jsonl import header_line, step_line
 
 __all__ = [
-    "LiveSteps", "SnapshotError", "add_snapshot", "experiment_for", "grade", "header_line", "save_final_trajectory",
-    "step_line", "store_file",
+    "LiveSteps", "ResearchEvidence", "SnapshotError", "add_snapshot", "experiment_for", "grade", "header_line",
+    "record_research_result", "save_final_trajectory", "step_line", "store_file",
 ]
 
 log = logging.getLogger(__name__)

@@ -18,7 +18,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 
 from leaderboard.models import Artifact, Competition, Run, Team
-from leaderboard.runs import quotas, snapshots
+from leaderboard.runs import quotas, research, snapshots
 from leaderboard.runs.artifacts import (
     STORAGE_ERRNOS,
     StorageUnavailable,
@@ -131,6 +131,8 @@ def submit_run(
                 if not run.task_name:
                     raise UploadError("say which competition (or task) the run is for: the trajectory does not")
                 set_outcome(run, uploads, self_reported_score, reported)
+                if run.competition is not None and run.competition.kind == Competition.Kind.RESEARCH:
+                    research.classify_imported(run)
                 if run.status == Run.Status.PENDING:
                     transaction.on_commit(lambda: _enqueue_grading(run.pk))
                 if fence is not None:

@@ -75,6 +75,14 @@ def count_short(value) -> str:
 
 
 @register.filter
+def percent_change(value) -> str:
+    """A relative change (0.125) as a signed percentage: +12.5%, -3.0%."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or value != value:
+        return "–"
+    return f"{100 * value:+.1f}%"
+
+
+@register.filter
 def score(value, digits: int = 5) -> str:
     if value is None:
         return "–"

@@ -170,6 +170,34 @@ def snapshots_figure(points: list[tuple[float, float | None, str]], thresholds: 
     return figure
 
 
+def with_baseline(figure: dict, baseline: float, success_at: float) -> dict:
+    """A score chart with a research task's baseline and the score a success needs as lines."""
+    shapes = list(figure["layout"].get("shapes", []))
+    annotations = list(figure["layout"].get("annotations", []))
+    for value, label, colour, dash in ((baseline, "baseline", "#555b66", "dot"),
+                                       (success_at, "success (10% better)", "#2e7d32", "dash")):
+        shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": value, "y1": value,
+                       "line": {"color": colour, "dash": dash}})
+        annotations.append({"xref": "paper", "x": 0, "yref": "y", "y": value, "text": f"{label} {value:g}",
+                            "showarrow": False, "xanchor": "left", "yanchor": "bottom", "font": {"color": colour}})
+    return {**figure, "layout": {**figure["layout"], "shapes": shapes, "annotations": annotations}}
+
+
+def research_improvement_figure(bars: list[tuple[str, float, bool, str]], success_pct: float) -> dict:
+    """Runs of a research task: (label, improvement over the baseline in %, success, hover text) as
+    bars, the success bar as a dashed line."""
+    fig = go.Figure(go.Bar(
+        x=[b[0] for b in bars], y=[b[1] for b in bars], text=[html.escape(b[3]) for b in bars],
+        marker={"color": ["#2e7d32" if b[2] else "#8a8d91" for b in bars]}, textposition="none",
+        hovertemplate="%{x}: %{y:.1f}%<br>%{text}<extra></extra>", name="improvement",
+    ))
+    fig.add_hline(y=success_pct, line_dash="dash", line_color="#2e7d32",
+                  annotation_text=f"success: {success_pct:g}% better", annotation_position="top left")
+    fig.update_layout(yaxis={"title": "improvement over the baseline (%)"}, height=300,
+                      margin={"l": 60, "r": 20, "t": 20, "b": 50}, showlegend=False)
+    return _plain(fig)
+
+
 @lru_cache(maxsize=256)
 def _threshold_lines(thresholds: Thresholds | None) -> tuple[list, list]:
     """The medal thresholds as horizontal lines with their labels (layout shapes and annotations), made

@@ -15,6 +15,8 @@ from itertools import islice
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, render
 
+from leaderboard.analysis import research
+from leaderboard.lib.research_failures import LABELS as FAILURE_LABELS
 from leaderboard.models import INT32_MAX, INT64_MAX, Run, Snapshot, StepKind
 from leaderboard.trajectories.exports import trajectory_lines
 from leaderboard.trajectories.store import StoredStep, StoredTrajectory
@@ -189,6 +191,7 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
     context = {
         "run": run,
         "snapshots_figure": snapshot_figure(run),
+        "research": research_facts(run),
         "score_axis": charts.score_axis(run.competition),
         "has_scores": bool(stored.kind_counts.get(StepKind.SCORE)),
         "can_edit": run.can_edit(request.user),
@@ -332,9 +335,24 @@ def compare(request: HttpRequest) -> HttpResponse:
 
 
 def snapshot_figure(run: Run) -> dict | None:
-    """The run page's score-over-time chart from its graded snapshots (None without any)."""
+    """The run page's score-over-time chart from its graded snapshots (None without any); a research
+    task's baseline and success bar are drawn as lines."""
     rows = list(run.snapshots.filter(status=Snapshot.Status.GRADED).order_by("elapsed_seconds"))
     if not rows:
         return None
     points = [(s.elapsed_seconds, s.score if s.valid_submission else None, s.medals().label) for s in rows]
-    return charts.snapshots_figure(points, run.competition.thresholds() if run.competition_id else None)
+    figure = charts.snapshots_figure(points, run.competition.thresholds() if run.competition_id else None)
+    facts = research_facts(run)
+    return charts.with_baseline(figure, facts["baseline"], facts["success_at"]) if facts else figure
+
+
+def research_facts(run: Run) -> dict | None:
+    """A research task's run: its baseline, the score a success needs, improvement, success, failure classes."""
+    gain, success = research.research_outcome(run)
+    if success is None:
+        return None
+    competition = run.competition
+    step = research.RESEARCH_SUCCESS_IMPROVEMENT * abs(competition.baseline_score)
+    success_at = competition.baseline_score + (-step if competition.is_lower_better else step)
+    return {"baseline": competition.baseline_score, "success_at": success_at, "improvement": gain,
+            "success": success, "failures": [FAILURE_LABELS.get(c, c) for c in run.failure_classes]}

@@ -21,7 +21,7 @@ from leaderboard.grading import format_check, grader_for, grading_available
 from leaderboard.models import Competition, Experiment, Run, RunIntake, Split
 from leaderboard.runs import artifacts, intake, quotas
 from leaderboard.runs import submission as services
-from leaderboard.web import runs_index, static_export
+from leaderboard.web import research, runs_index, static_export
 from leaderboard.web.charts import (
     add_run_marks,
     beaten_share_figure,
@@ -55,6 +55,8 @@ def competition_list(request):
 
 def competition_detail(request, slug: str):
     competition = get_object_or_404(Competition.objects.for_list(), slug=slug)
+    if competition.kind == Competition.Kind.RESEARCH:
+        return research.page(request, competition)
     thresholds = competition.thresholds()
     figure, marks = None, []
     if thresholds is not None:

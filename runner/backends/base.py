@@ -43,12 +43,19 @@ class SandboxPaths:
     logs: str
     code: str
     tools: str
+    workspace: str = ""  # a research task's workspace (the agent's current folder); "" for competitions
 
     def env(self) -> dict[str, str]:
         return {
             "DATA_DIR": self.data, "SUBMISSION_DIR": self.submission, "LOGS_DIR": self.logs,
             "CODE_DIR": self.code, "TOOLS_DIR": self.tools,
+            **({"WORKSPACE_DIR": self.workspace} if self.workspace else {}),
         }
+
+    @property
+    def cwd(self) -> str:
+        """Where the agent starts: its research workspace, else the code folder."""
+        return self.workspace or self.code
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,11 @@ class SandboxSpec:
     gateway_socket: Path | None = None  # the LLM gateway's Unix socket, bind-mounted (runner.llm_access)
     home_dir: Path | None = None  # host folder mounted writable at /home, the others beneath (MLE-bench agents)
     privileged: bool = False  # only for agents the site allowed to ask for it (AGENTS_ALLOW_PRIVILEGED)
+    # A research task's writable workspace (a copy of its env/; runner.research.workspace), the agent's
+    # current folder, and the files below it the task gives read-only: mounted so where the engine can
+    # (Docker), checked unchanged afterwards either way.
+    workspace_dir: Path | None = None
+    read_only_files: tuple[str, ...] = ()
 
     @property
     def host_submission_dir(self) -> Path:

@@ -3,8 +3,10 @@
 A container gets exactly five bind mounts: the competition's public data at /home/data and the
 agent tools at /opt/medalboard (read-only), and the run's submission, logs and code folders
 (writable); an MLE-bench agent also gets a writable /home from the task's scratch (spec.home_dir,
-runner.agents.sandbox), the others mounted beneath it. Never the private answers, never the
-project. Besides:
+runner.agents.sandbox), the others mounted beneath it; a research task's run also gets its
+workspace at /home/workspace (writable, its current folder) with the task's read-only files mounted
+read-only over it (runner.research.jobs). Never the private answers or a research task's scripts,
+never the project. Besides:
 
 - network `none`, unless the spec names an egress network its runner lists for sandboxes
   (runner.networks, checked again at start: never host, bridge or another container's);
@@ -33,6 +35,7 @@ No registry is reachable from a runner: images are only looked up locally and ne
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import posixpath
@@ -64,6 +67,8 @@ AGENT_UID = 1000  # the `agent` user of the image runner/agent_image.py builds
 BUILD_HINT = "build it with `python manage.py build_agent_image --tag {image}`"
 PATHS = SandboxPaths(data="/home/data", submission="/home/submission", logs="/home/logs", code="/home/code",
                      tools="/opt/medalboard")
+WORKSPACE = "/home/workspace"  # a research task's workspace
+MAX_READ_ONLY_MOUNTS = 256  # read-only files mounted one by one; past this many they are only checked
 # Failures that mean "the daemon cannot be talked to", as opposed to an answer from it.
 CONNECTION_ERRORS = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ConnectionError)
 
@@ -101,7 +106,7 @@ class DockerBackend(Backend):
         return True
 
     def paths(self, spec: SandboxSpec) -> SandboxPaths:
-        return PATHS
+        return _paths(spec)
 
     def start(self, spec: SandboxSpec) -> DockerSandbox:
         try:  # checked again here: a job's network was checked against every runner, not this one
@@ -126,8 +131,8 @@ class DockerBackend(Backend):
             image=spec.image, command=list(spec.command), name=spec.name, detach=True,
             labels={LABEL: "1", RUNNER_LABEL: self.runner_name},
             log_config=LogConfig(type="json-file", config={"max-size": str(LOG_MAX_BYTES // 2), "max-file": "2"}),
-            environment={**sandbox_env(spec, PATHS), "HOME": "/tmp", "TMPDIR": "/tmp"},
-            working_dir=PATHS.code, user=_sandbox_user(), mounts=_mounts(spec),
+            environment={**sandbox_env(spec, _paths(spec)), "HOME": "/tmp", "TMPDIR": "/tmp"},
+            working_dir=_paths(spec).cwd, user=_sandbox_user(), mounts=_mounts(spec),
             nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory_bytes, memswap_limit=spec.memory_bytes,
             shm_size=spec.shm_bytes, pids_limit=spec.pids_limit,
             read_only=True, tmpfs={"/tmp": f"rw,nosuid,nodev,size={spec.memory_bytes},mode=1777"},
@@ -192,6 +197,8 @@ class DockerBackend(Backend):
             folder.mkdir(parents=True, exist_ok=True)
             if os.getuid() == 0:
                 os.chown(folder, AGENT_UID, AGENT_UID)
+        if spec.workspace_dir is not None and os.getuid() == 0:
+            _chown_tree(spec.workspace_dir)
 
 
 class DockerSandbox(Sandbox):
@@ -260,7 +267,30 @@ def _mounts(spec: SandboxSpec) -> list[Mount]:
         bind(PATHS.code, spec.host_code_dir, False),
         bind(PATHS.tools, spec.tools_dir, True),
         *(bind(posixpath.dirname(SANDBOX_SOCKET), socket.parent, True) for socket in _gateway(spec)),
+        *_workspace_mounts(spec, bind),
     ]
+
+
+def _paths(spec: SandboxSpec) -> SandboxPaths:
+    return dataclasses.replace(PATHS, workspace=WORKSPACE) if spec.workspace_dir is not None else PATHS
+
+
+def _workspace_mounts(spec: SandboxSpec, bind) -> list[Mount]:
+    """The workspace, writable, and over it each read-only file the runner copied there, read-only."""
+    if spec.workspace_dir is None:
+        return []
+    files = [rel for rel in spec.read_only_files if (spec.workspace_dir / rel).is_file()]
+    return [bind(WORKSPACE, spec.workspace_dir, False),
+            *(bind(posixpath.join(WORKSPACE, rel), spec.workspace_dir / rel, True)
+              for rel in files[:MAX_READ_ONLY_MOUNTS])]
+
+
+def _chown_tree(root) -> None:
+    """The workspace the runner (root) copied, handed to the sandbox's user; links are not followed."""
+    for folder, _dirs, names in os.walk(root):
+        os.chown(folder, AGENT_UID, AGENT_UID, follow_symlinks=False)
+        for name in names:
+            os.chown(os.path.join(folder, name), AGENT_UID, AGENT_UID, follow_symlinks=False)
 
 
 def _gateway(spec: SandboxSpec) -> tuple:

@@ -51,6 +51,7 @@ class LocalBackend(Backend):
             data=str(spec.data_dir.resolve()), submission=str(spec.host_submission_dir.resolve()),
             logs=str(spec.host_logs_dir.resolve()), code=str(spec.host_code_dir.resolve()),
             tools=str(spec.tools_dir.resolve()),
+            workspace=str(spec.workspace_dir.resolve()) if spec.workspace_dir is not None else "",
         )
 
     def start(self, spec: SandboxSpec) -> LocalSandbox:
@@ -60,8 +61,8 @@ class LocalBackend(Backend):
         log = open(spec.host_output_log, "ab")
         try:
             process = subprocess.Popen(
-                spec.command, cwd=spec.host_code_dir, env=self.environment(spec), stdin=subprocess.DEVNULL,
-                stdout=log, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
+                spec.command, cwd=spec.workspace_dir or spec.host_code_dir, env=self.environment(spec),
+                stdin=subprocess.DEVNULL, stdout=log, stderr=subprocess.STDOUT, start_new_session=True, close_fds=True,
                 preexec_fn=_limits(spec, self._cores(spec)),
             )
         except (OSError, subprocess.SubprocessError) as exc:

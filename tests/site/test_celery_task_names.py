@@ -9,6 +9,7 @@ EXPECTED = {
     "leaderboard.intake.import_intake",
     "runner.tasks.run_job_task",
     "runner.tasks.sweep",
+    "runner.research.compute_baseline",
 }
 
 
@@ -25,3 +26,4 @@ def test_each_name_runs_its_function():
     assert app.tasks["leaderboard.intake.import_intake"].run.__name__ == "import_intake"
     assert app.tasks["runner.tasks.run_job_task"].run.__name__ == "run_job_task"
     assert app.tasks["runner.tasks.sweep"].run.__name__ == "sweep"
+    assert app.tasks["runner.research.compute_baseline"].run.__name__ == "compute_baseline"

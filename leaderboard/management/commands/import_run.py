@@ -11,6 +11,7 @@ same thing twice creates nothing new) and a bad run is refused whole.
 from __future__ import annotations
 
 import json
+import math
 import re
 from collections import defaultdict
 from collections.abc import Iterator
@@ -57,6 +58,8 @@ class Command(BaseCommand):
         parser.add_argument("--hardware", default="")
         parser.add_argument("--time-limit", type=float, dest="time_limit_hours")
         parser.add_argument("--notes", default="")
+        parser.add_argument("--score", type=float, help="The run's final score as its own evaluation reported it "
+                            "(self-reported; e.g. MLAgentBench's final_score for a research task's trace)")
         parser.add_argument("--private", action="store_true")
         parser.add_argument("--grade-now", action="store_true",
                             help="Grade the submissions and snapshots here instead of via Celery")
@@ -67,6 +70,8 @@ class Command(BaseCommand):
             raise CommandError(f"{path}: no such file or folder")
         if path.is_file() and path.stat().st_size < 4096 and not path.read_bytes().strip():
             raise CommandError(f"{path}: the file is empty (nothing to import)")
+        if options.get("score") is not None and not math.isfinite(options["score"]):
+            raise CommandError("--score must be a finite number")
         owner = self._owner(options["owner"])
         allowed = self._split(options["split"])
         created = existing = skipped = 0
@@ -104,6 +109,8 @@ class Command(BaseCommand):
             "time_limit_hours": options["time_limit_hours"], "notes": options["notes"],
             "is_private": options["private"], **planned.kwargs,
         }
+        if options.get("score") is not None:
+            kwargs["self_reported_score"] = options["score"]
         before = Run.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
         try:
             run = services.submit_run(owner=owner, competition=planned.competition, origin=Run.Origin.IMPORT,

@@ -1,0 +1,106 @@
+"""A research task's baseline, as MLAgentBench defines it: the unmodified starter's entry script
+(train.py) run in a sandbox with the task's time limit, its workspace then scored by eval.py in the
+grading sandbox.
+
+    status = compute_baseline(task_id, backend=backend)
+
+The task is claimed with a conditional UPDATE (pending -> running), so a second delivery of the same
+request does nothing. The starter's sandbox is an agent's sandbox (no network, the workspace a copy
+of env/, never the scripts); its output's end is kept on the task as the baseline's log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import shutil
+import time
+import uuid
+from pathlib import Path
+
+from django.conf import settings
+from django.utils import timezone
+
+from leaderboard.models import Competition, ResearchTask
+from runner.backends import Backend, SandboxSpec
+from runner.execution import TOOLS_DIR
+from runner.research import grading, workspace
+
+log = logging.getLogger(__name__)
+LOG_BYTES = 16_384
+STARTER_CPUS = 2.0
+STARTER_MEMORY_BYTES = 8 << 30
+POLL_S = 0.2
+
+
+def compute_baseline(task_id: int, *, backend: Backend) -> str:
+    """Run the starter and score it; returns the task's baseline status afterwards."""
+    claimed = ResearchTask.objects.filter(pk=task_id, baseline_status=ResearchTask.Baseline.PENDING).update(
+        baseline_status=ResearchTask.Baseline.RUNNING, baseline_error="", baseline_at=timezone.now())
+    if not claimed:
+        return "not pending"
+    task = ResearchTask.objects.select_related("competition").get(pk=task_id)
+    work = Path(settings.RUNNER_WORK_DIR) / f"research-baseline-{task_id}-{uuid.uuid4().hex[:8]}"
+    try:
+        score, log_text, seconds, error = _run_and_score(task, backend, work)
+    except Exception as exc:  # noqa: BLE001 - any failure is the baseline's, said on the task
+        log.exception("baseline of research task %s failed", task_id)
+        score, log_text, seconds, error = None, "", None, f"{exc.__class__.__name__}: {exc}"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    return _record(task, score, log_text, seconds, error)
+
+
+def _run_and_score(task: ResearchTask, backend: Backend, work: Path) -> tuple[float | None, str, float, str]:
+    competition = task.competition
+    files = work / "workspace"
+    workspace.copy_env(Path(competition.public_data_dir), files)
+    started = time.monotonic()
+    code, timed_out, output = _run_starter(task, backend, work, files)
+    seconds = time.monotonic() - started
+    if timed_out:
+        return None, output, seconds, f"{task.entry_script} did not finish within the {task.time_limit_s:g} s limit"
+    if code != 0:
+        return None, output, seconds, f"{task.entry_script} exited with code {code}"
+    result = grading.score_workspace(competition, files, backend=backend, work=work, label=f"baseline-{task.pk}",
+                                     read_only=set(task.read_only_files))
+    return result.score, output, seconds, result.error
+
+
+def _run_starter(task: ResearchTask, backend: Backend, work: Path, files: Path) -> tuple[int | None, bool, str]:
+    """(exit code, whether it ran past the limit, the end of its output)."""
+    data = work / "data"
+    data.mkdir(parents=True, exist_ok=True)
+    (data / "description.md").write_text(task.research_problem)
+    spec = SandboxSpec(
+        name=grading._name(backend, f"starter-{task.pk}"), command=[], data_dir=data, workdir=work / "sandbox",
+        tools_dir=TOOLS_DIR, image=settings.MEDALBOARD_AGENT_IMAGE, cpus=STARTER_CPUS,
+        memory_bytes=STARTER_MEMORY_BYTES, time_limit_s=task.time_limit_s, network=None, workspace_dir=files,
+        read_only_files=tuple(task.read_only_files),
+        env={"TASK_KIND": "research", "COMPETITION_ID": task.competition.slug},
+    )
+    spec = _with_command(spec, [grading.python_for(backend), task.entry_script])
+    sandbox = backend.start(spec)
+    try:
+        deadline = time.monotonic() + spec.time_limit_s
+        while sandbox.poll() is None and time.monotonic() < deadline:
+            time.sleep(POLL_S)
+        timed_out = sandbox.poll() is None
+        code = sandbox.stop(settings.JOB_STOP_GRACE_S) if timed_out else sandbox.poll()
+        return code, timed_out, sandbox.output_tail(LOG_BYTES)
+    finally:
+        sandbox.remove()
+
+
+def _with_command(spec: SandboxSpec, command: list[str]) -> SandboxSpec:
+    return dataclasses.replace(spec, command=command)
+
+
+def _record(task: ResearchTask, score: float | None, log_text: str, seconds: float | None, error: str) -> str:
+    status = ResearchTask.Baseline.DONE if score is not None and not error else ResearchTask.Baseline.FAILED
+    updated = ResearchTask.objects.filter(pk=task.pk, baseline_status=ResearchTask.Baseline.RUNNING).update(
+        baseline_status=status, baseline_log=log_text, baseline_error=error[:2000], baseline_seconds=seconds,
+        baseline_at=timezone.now())
+    if updated and status == ResearchTask.Baseline.DONE:
+        Competition.objects.filter(pk=task.competition_id).update(baseline_score=score)
+    return status if updated else "superseded"

@@ -1,0 +1,80 @@
+"""Research statistics against an independent computation: improvement and success in both metric
+directions, and success rate / mean improvement as mean ± SEM over seeds, per task and overall."""
+
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pytest
+
+from leaderboard.analysis import research, stats
+from leaderboard.models import Benchmark, Competition, Run
+from tests.web.test_leaderboard import experiment
+
+
+def by_hand(score, baseline, lower):
+    """The rule as the issue states it, written out apart from the code under test."""
+    if lower:
+        gain = -(score - baseline) / abs(baseline)
+    else:
+        gain = (score - baseline) / abs(baseline)
+    return gain, gain >= 0.10 - 1e-12
+
+
+@pytest.mark.parametrize("lower", [False, True])
+def test_improvement_and_success_in_both_directions(lower):
+    rng = random.Random(7)
+    for _ in range(500):
+        baseline = rng.choice([-1, 1]) * rng.uniform(0.01, 100)
+        score = baseline * rng.uniform(0.5, 1.5)
+        gain, success = by_hand(score, baseline, lower)
+        assert research.improvement(score, baseline, lower) == pytest.approx(gain)
+        assert research.research_success(research.improvement(score, baseline, lower)) is success
+    assert research.research_success(research.improvement(0.55, 0.5, False))  # exactly 10%: a success
+    assert research.research_success(research.improvement(1.8, 2.0, True))
+    assert not research.research_success(research.improvement(1.81, 2.0, True))
+    assert research.improvement(1.0, 0.0, False) is None and not research.research_success(None)
+
+
+def sem(values):
+    return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else None
+
+
+def test_mean_and_sem_over_seeds_per_task_and_overall(db):
+    bench, _ = Benchmark.objects.get_or_create(slug="mlagentbench", defaults={"name": "MLAgentBench"})
+    acc = Competition.objects.create(benchmark=bench, slug="acc-task", name="acc", kind=Competition.Kind.RESEARCH,
+                                     baseline_score=0.5, is_lower_better=False)
+    mae = Competition.objects.create(benchmark=bench, slug="mae-task", name="mae", kind=Competition.Kind.RESEARCH,
+                                     baseline_score=20.0, is_lower_better=True)
+    exp = experiment("ResearchAgent", "claude")
+    scores = {(acc, 0): 0.6, (acc, 1): 0.52, (acc, 2): 0.75, (mae, 0): 15.0, (mae, 1): None, (mae, 2): 19.0}
+    Run.objects.create(experiment=exp, competition=acc, seed=0, score=0.1, status=Run.Status.GRADED)  # replaced
+    for (task, seed), score in scores.items():
+        Run.objects.create(experiment=exp, competition=task, seed=seed, score=score, status=Run.Status.GRADED,
+                           valid_submission=score is not None, duration_s=100.0 * (seed + 1), tokens_in=10,
+                           tokens_out=5)
+    gains = {key: None if s is None else by_hand(s, key[0].baseline_score, key[0].is_lower_better)[0]
+             for key, s in scores.items()}
+    success = {key: g is not None and g >= 0.1 - 1e-12 for key, g in gains.items()}
+    seed_success = [100 * np.mean([success[(t, s)] for t in (acc, mae)]) for s in range(3)]
+    seed_gain = [100 * np.mean([gains[(t, s)] for t in (acc, mae) if gains[(t, s)] is not None]) for s in range(3)]
+
+    [result] = research.research_results(stats.research_runs(user=None))
+    assert result.n_runs == 6 and result.n_seeds == 3
+    assert result.success.mean == pytest.approx(np.mean(seed_success))
+    assert result.success.sem == pytest.approx(sem(seed_success))
+    assert result.improvement.mean == pytest.approx(np.mean(seed_gain))
+    assert result.improvement.sem == pytest.approx(sem(seed_gain))
+    assert result.mean_duration_s == pytest.approx(np.mean([100.0 * (s + 1) for _, s in scores]))
+    assert result.mean_tokens == pytest.approx(15)
+    per_task = {t.competition.slug: t for t in result.tasks}
+    for task in (acc, mae):
+        ok = [100.0 * success[(task, s)] for s in range(3)]
+        known = [100 * gains[(task, s)] for s in range(3) if gains[(task, s)] is not None]
+        row = per_task[task.slug]
+        assert row.n_seeds == 3 and row.success.mean == pytest.approx(np.mean(ok))
+        assert row.success.sem == pytest.approx(sem(ok))
+        assert row.improvement.mean == pytest.approx(np.mean(known))
+        assert row.improvement.sem == pytest.approx(sem(known))

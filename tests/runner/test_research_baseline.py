@@ -1,0 +1,129 @@
+"""The baseline of a research task is the unmodified starter run in a sandbox and its workspace scored
+by the task's eval.py in the grading sandbox, on the local backend and under Docker."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from leaderboard.models import Competition, ResearchTask
+from runner.backends.local import LocalBackend
+from runner.research.baseline import compute_baseline
+from tests.competitions.research_fixture import build_task, expected_scores
+
+
+@pytest.fixture
+def research_dir(settings, tmp_path):
+    settings.RESEARCH_DIR = tmp_path / "stored"
+    settings.RUNNER_WORK_DIR = tmp_path / "work"
+    settings.JOB_STOP_GRACE_S = 1
+    return settings.RESEARCH_DIR
+
+
+def imported(tmp_path, slug="tiny-accuracy", *args, **task_options) -> ResearchTask:
+    build_task(tmp_path / "tasks", slug, **task_options)
+    call_command("import_research_tasks", str(tmp_path / "tasks" / slug), *args, stdout=io.StringIO())
+    return ResearchTask.objects.select_related("competition").get(competition__slug=slug)
+
+
+@pytest.mark.parametrize("lower_is_better", [False, True])
+def test_the_baseline_is_the_starters_score_by_eval_py(db, tmp_path, research_dir, lower_is_better):
+    flags = ["--lower-is-better", "tiny-accuracy"] if lower_is_better else []
+    task = imported(tmp_path, "tiny-accuracy", *flags, lower_is_better=lower_is_better)
+    assert compute_baseline(task.pk, backend=LocalBackend()) == ResearchTask.Baseline.DONE
+    task.refresh_from_db()
+    starter, _ = expected_scores(lower_is_better)
+    assert Competition.objects.get(pk=task.competition_id).baseline_score == pytest.approx(starter)
+    assert "majority class: 0" in task.baseline_log and task.baseline_seconds > 0 and not task.baseline_error
+    assert compute_baseline(task.pk, backend=LocalBackend()) == "not pending"  # a second delivery does nothing
+    assert not list((tmp_path / "work").iterdir())  # its scratch is gone
+
+
+def test_a_starter_that_fails_leaves_no_baseline_and_says_why(db, tmp_path, research_dir):
+    task = imported(tmp_path, starter="print('loading'); raise SystemExit(3)\n")
+    assert compute_baseline(task.pk, backend=LocalBackend()) == ResearchTask.Baseline.FAILED
+    task.refresh_from_db()
+    assert "train.py exited with code 3" in task.baseline_error and "loading" in task.baseline_log
+    assert Competition.objects.get(pk=task.competition_id).baseline_score is None
+
+
+def test_an_eval_that_raises_is_the_reason_without_private_paths(db, tmp_path, research_dir):
+    source = ("import os\n\ndef get_score(folder):\n"
+              "    open(os.path.join(os.path.dirname(__file__), 'missing.csv'))\n")
+    task = imported(tmp_path, eval_source=source)
+    assert compute_baseline(task.pk, backend=LocalBackend()) == ResearchTask.Baseline.FAILED
+    task.refresh_from_db()
+    assert "FileNotFoundError" in task.baseline_error and "missing.csv" in task.baseline_error
+    assert str(research_dir) not in task.baseline_error
+
+
+def test_the_starter_runs_within_the_tasks_time_limit(db, tmp_path, research_dir):
+    task = imported(tmp_path, "tiny-accuracy", "--time-limit-minutes", str(1.5 / 60),
+                    starter="import time\nprint('training', flush=True)\ntime.sleep(60)\n")
+    assert compute_baseline(task.pk, backend=LocalBackend()) == ResearchTask.Baseline.FAILED
+    task.refresh_from_db()
+    assert "did not finish within the 1.5 s limit" in task.baseline_error and task.baseline_seconds < 10
+
+
+@pytest.mark.docker
+def test_the_baseline_under_docker(db, tmp_path, research_dir, settings):
+    import uuid
+
+    from runner.backends.docker import DockerBackend
+
+    backend = DockerBackend(runner_name=f"test-runner-{uuid.uuid4().hex[:8]}")
+    if not backend.image_exists(settings.MEDALBOARD_AGENT_IMAGE):
+        pytest.skip(f"agent image {settings.MEDALBOARD_AGENT_IMAGE} not built")
+    task = imported(tmp_path)
+    assert compute_baseline(task.pk, backend=backend) == ResearchTask.Baseline.DONE, \
+        ResearchTask.objects.get(pk=task.pk).baseline_error
+    assert Competition.objects.get(pk=task.competition_id).baseline_score == pytest.approx(expected_scores()[0])
+    assert backend.remove_stale() == 0
+
+
+def test_the_sweep_asks_again_for_a_baseline_never_sent_or_lost_with_its_runner(db, tmp_path, research_dir,
+                                                                                 settings, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from runner.research import recovery
+
+    sent = []
+    monkeypatch.setattr(recovery, "publish", lambda pk: sent.append(pk) or 1)
+    settings.STALE_PENDING_S = 60
+    pending = imported(tmp_path)  # asked for just now: not stale yet
+    assert recovery.sweep_baselines() == {"baselines_recovered": 0, "baselines_published": 0}
+    ResearchTask.objects.filter(pk=pending.pk).update(baseline_at=timezone.now() - timedelta(seconds=61))
+    assert recovery.sweep_baselines() == {"baselines_recovered": 0, "baselines_published": 1} and sent == [pending.pk]
+    assert recovery.sweep_baselines()["baselines_published"] == 0  # asked again just now
+    long_ago = timezone.now() - timedelta(seconds=pending.time_limit_s + settings.RESEARCH_EVAL_TIME_LIMIT_S + 301)
+    ResearchTask.objects.filter(pk=pending.pk).update(baseline_status=ResearchTask.Baseline.RUNNING,
+                                                       baseline_at=long_ago)
+    assert recovery.sweep_baselines() == {"baselines_recovered": 1, "baselines_published": 1}
+    task = ResearchTask.objects.get(pk=pending.pk)
+    assert task.baseline_status == ResearchTask.Baseline.PENDING and "was lost" in task.baseline_error
+    assert compute_baseline(task.pk, backend=LocalBackend()) == ResearchTask.Baseline.DONE
+
+
+def test_import_asks_a_runner_for_the_baseline_by_task_name_and_waits(transactional_db, tmp_path, research_dir,
+                                                                      catalogue):
+    """No import of the runner in the site: the command publishes `runner.research.compute_baseline`
+    and a real runner process (a Celery worker on jobs.cpu) computes it."""
+    from tests.job_support import WorkerProcess
+
+    build_task(tmp_path / "tasks", "tiny-accuracy")
+    runner = WorkerProcess(tmp_path / "runner.log", "jobs.cpu", runner="research-runner",
+                           extra_env={"MEDALBOARD_RESEARCH_DIR": str(research_dir)})
+    out = io.StringIO()
+    try:
+        call_command("import_research_tasks", str(tmp_path / "tasks"), "--wait", "--wait-seconds", "120", stdout=out)
+    except BaseException:
+        print(runner.output())
+        raise
+    finally:
+        runner.stop()
+    assert f"tiny-accuracy: baseline {expected_scores()[0]:g} (computed by running the starter)" in out.getvalue()
+    assert Competition.objects.get(slug="tiny-accuracy").baseline_score == pytest.approx(expected_scores()[0])
