@@ -10,7 +10,8 @@ import sys
 import pytest
 from django.contrib.auth.models import Permission
 
-from leaderboard.models import Experiment, Run
+from leaderboard.analysis import stats
+from leaderboard.models import Experiment, Run, Split
 from leaderboard.trust import reproductions
 from runner import reproduction
 from runner.models import AgentDefinition, Job, JobTask
@@ -70,6 +71,9 @@ def test_the_same_agent_and_seeds_reproduce(alice, original, job_world, django_c
     assert row.seeds == [0, 1, 2] and row.score_diff == 0 and row.within
     recipes = [r.recipe for r in Run.objects.filter(experiment__in=[original, made]).order_by("seed")]
     assert len({(r["agent"]["version"], r["data"]["version"], r["seed"]) for r in recipes}) == 3  # per seed
+    split = Split.objects.filter(competitions__slug=COMPETITION).first().slug
+    for board in (stats.leaderboard, stats.leaderboard_from_runs):  # the entry once, not its re-run
+        assert [row.experiment.pk for row in board(split_slug=split, user=alice)[1]] == [original.pk]
 
 
 def test_a_perturbed_agent_does_not_reproduce(alice, original, job_world, django_capture_on_commit_callbacks):
