@@ -94,7 +94,8 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
 
 def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: Backend, scratch: Scratch,
              access: llm_access.LlmAccess) -> Outcome:
-    recipe = recipes.build(task, spec, backend)  # before the start: hashing the data is not the agent's time
+    # before the start: hashing the data is not the agent's time (the lease is renewed meanwhile)
+    recipe = recipes.build(task, spec, backend, tick=lambda: leases.fence(held))
     try:
         sandbox = backend.start(spec)
     except BackendUnavailable as exc:

@@ -54,6 +54,8 @@ class ReproductionSerializer(serializers.Serializer):
     reproduction_medal_rate = serializers.FloatField(source="assessment.reproduction_medal_rate", allow_null=True)
     medal_rate_test = PairedTestSerializer(source="assessment.overall.medal", help_text="paired by competition")
     beats_humans_test = PairedTestSerializer(source="assessment.overall.beats_humans")
+    changed = serializers.ListField(child=serializers.CharField(), source="assessment.changed",
+                                    help_text="recipe keys that differ from the original's, e.g. agent.version")
     competitions = CompetitionRowSerializer(source="assessment.rows", many=True)
 
 

@@ -28,6 +28,9 @@ from leaderboard.analysis.stats import Estimate, mean_sem
 from leaderboard.models import Experiment, Run
 
 PENDING, REPRODUCED, NOT_REPRODUCED = "pending", "reproduced", "not reproduced"
+# What, in the runs' recipes (runner.recipes), says the two did not run the same thing.
+RECIPE_KEYS = ("agent.version", "agent.image_id", "model", "data.version", "time_limit_s", "sandbox.backend",
+               "sandbox.runtime")
 UNFINISHED_RUNS = (Run.Status.PENDING, Run.Status.RUNNING, Run.Status.GRADING)
 SPREAD_SEMS = 2.0
 EXACT = 1e-9  # relative: what "the same score" allows for floating point
@@ -81,6 +84,7 @@ class Assessment:
     rows: list[CompetitionRow]
     overall: paired.Comparison
     unfinished_tasks: int = 0
+    changed: list[str] = field(default_factory=list)  # RECIPE_KEYS whose values differ between the two
 
     @property
     def outside(self) -> list[int]:
@@ -114,7 +118,24 @@ def assess(original: Iterable[Run], reproduction: Iterable[Run], *, unfinished_t
         badge = REPRODUCED
     else:
         badge = NOT_REPRODUCED
-    return Assessment(badge=badge, rows=rows, overall=overall, unfinished_tasks=unfinished_tasks)
+    return Assessment(badge=badge, rows=rows, overall=overall, unfinished_tasks=unfinished_tasks,
+                      changed=changed_in_recipes(_flat(a), _flat(b)))
+
+
+def changed_in_recipes(original: list[Run], reproduction: list[Run]) -> list[str]:
+    """The recipe keys whose values (over each side's runs that have a recipe) are not the same."""
+    def values(runs: list[Run], key: str) -> set[str]:
+        return {repr(_dig(run.recipe, key)) for run in runs if run.recipe}
+
+    if not any(r.recipe for r in original) or not any(r.recipe for r in reproduction):
+        return []
+    return [key for key in RECIPE_KEYS if values(original, key) != values(reproduction, key)]
+
+
+def _dig(recipe: dict, key: str):
+    for part in key.split("."):
+        recipe = recipe.get(part) if isinstance(recipe, dict) else None
+    return recipe
 
 
 def _latest(runs: Iterable[Run]) -> dict[int, dict[int, Run]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from celery.exceptions import Retry
@@ -102,3 +103,31 @@ def test_a_runtime_asked_for_needs_a_runner_that_has_it(alice, job_world, monkey
         run_job_task.run(job.tasks.get().pk)
     assert job.tasks.get().status == JobTask.Status.QUEUED and job.tasks.get().attempts == 0
     assert Runner.objects.get(name="gvisor-box").meets(job.requirements) and not job_world.meets(job.requirements)
+
+
+def test_the_lease_is_renewed_while_a_large_folder_is_hashed(db, folder, monkeypatch):
+    monkeypatch.setattr(recipes, "TICK_S", 0.0)
+    monkeypatch.setattr(recipes, "CHUNK", 256)  # a.png is 11 chunks
+    ticks = []
+    recipes.data_version(folder, lambda: ticks.append(1))
+    assert len(ticks) >= 11
+    ticks.clear()
+    recipes.data_version(folder, lambda: ticks.append(1))  # cached: only the listing, a tick per folder
+    assert 1 <= len(ticks) <= 3
+
+
+def test_a_folder_that_cannot_be_read_is_said_in_the_recipe(db, folder, monkeypatch):
+    def unreadable(*args):
+        raise PermissionError(13, "Permission denied", str(folder / "images"))
+
+    monkeypatch.setattr(recipes, "listing", unreadable)
+    spec = SimpleNamespace(data_dir=folder, image="img", gpus=())
+    job = SimpleNamespace(agent=SimpleNamespace(name="a", command=["x"], image=""), agent_version="v", agent_image="",
+                          model_name="", settings={}, gpus=0, gpu_type="", cpus=1, memory_gb=1, time_limit_s=60,
+                          network=None)
+    task = SimpleNamespace(job=job, competition=SimpleNamespace(slug=COMPETITION), seed=3, runner=None)
+    backend = SimpleNamespace(name="local", describe=lambda spec: {"backend": "local"})
+    recipe = recipes.build(task, spec, backend)
+    assert recipe["data"] == {"competition": COMPETITION, "error": f"PermissionError: [Errno 13] Permission denied: "
+                                                                   f"'{folder / 'images'}'"}
+    assert recipe["seed"] == 3 and recipe["agent"]["version"] == "v"

@@ -67,5 +67,6 @@ def test_a_baseline_experiment_reproduces_and_a_perturbed_one_does_not(transacti
     versions = {run.experiment_id: run.recipe["agent"]["version"]
                 for run in Run.objects.filter(experiment__in=[original, same, perturbed])}
     assert versions[original.pk] == versions[same.pk] != versions[perturbed.pk]
+    assert reproduced["changed"] == [] and not_reproduced["changed"] == ["agent.version"]
     page = client.get(f"/experiments/{original.pk}/").content.decode()
     assert "reproduction-badge reproduced" in page and "reproduction-badge not-reproduced" in page

@@ -68,7 +68,7 @@ def test_the_same_agent_and_seeds_reproduce(alice, original, job_world, django_c
     [(_, assessment)] = reproductions.reproductions_of(original, alice)
     assert assessment.badge == reproductions.REPRODUCED
     row, = assessment.rows
-    assert row.seeds == [0, 1, 2] and row.score_diff == 0 and row.within
+    assert row.seeds == [0, 1, 2] and row.score_diff == 0 and row.within and assessment.changed == []
     recipes = [r.recipe for r in Run.objects.filter(experiment__in=[original, made]).order_by("seed")]
     assert len({(r["agent"]["version"], r["data"]["version"], r["seed"]) for r in recipes}) == 3  # per seed
     split = Split.objects.filter(competitions__slug=COMPETITION).first().slug
@@ -85,6 +85,7 @@ def test_a_perturbed_agent_does_not_reproduce(alice, original, job_world, django
     assert assessment.badge == reproductions.NOT_REPRODUCED
     row, = assessment.rows
     assert row.score_diff == pytest.approx(-0.1) and not row.within
+    assert assessment.changed == ["agent.version"]  # the command changed; data, image, runtime did not
     runs = Run.objects.filter(experiment__in=[original, made])
     versions = {r.experiment_id: r.recipe["agent"]["version"] for r in runs}
     assert versions[original.pk] != versions[made.pk]  # the recipes say the agent changed
@@ -131,7 +132,7 @@ def test_the_api_submits_and_reports_the_badge(client, alice, original, job_worl
     row, = entry["competitions"]
     assert row["competition"] == COMPETITION and row["seeds"] == [0, 1, 2] and row["within"]
     assert row["original"]["mean"] == pytest.approx(0.975) and row["score_test"]["mean_diff"] == 0
-    assert entry["original_medal_rate"] == entry["reproduction_medal_rate"]
+    assert entry["original_medal_rate"] == entry["reproduction_medal_rate"] and entry["changed"] == []
     back = client.get(f"/api/experiments/{made.pk}/reproductions/").json()
     assert back["reproduces"] == original.pk and back["reproductions"] == []
     page = client.get(f"/experiments/{made.pk}/").content.decode()

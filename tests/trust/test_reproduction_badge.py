@@ -104,3 +104,15 @@ def test_overall_medal_rates_are_paired_by_competition():
     assert medal.sem_diff == pytest.approx(np.std(rate_b - rate_a, ddof=1) / math.sqrt(3))
     assert [row.original_medal_rate for row in assessment.rows] == pytest.approx(list(rate_a))
     assert assessment.badge == REPRODUCED  # the scores, not the medals, decide: they are equal here
+
+
+def test_the_recipes_say_what_changed():
+    original, again = runs({1: [0.5, 0.6]}), runs({1: [0.5, 0.6]})
+    for run in original + again:
+        run.recipe = {"agent": {"version": "v1", "image_id": "sha256:a"}, "data": {"version": "d1"},
+                      "sandbox": {"backend": "docker", "runtime": "runc"}, "time_limit_s": 60}
+    assert assess(original, again).changed == []
+    again[1].recipe = {**again[1].recipe, "sandbox": {"backend": "docker", "runtime": "runsc"}}
+    again[0].recipe = {**again[0].recipe, "data": {"version": "d2"}}
+    assert assess(original, again).changed == ["data.version", "sandbox.runtime"]
+    assert assess(runs({1: [0.5, 0.6]}), again).changed == []  # no recipes on one side: nothing to say
