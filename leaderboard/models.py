@@ -239,6 +239,10 @@ class Experiment(models.Model):
     # "user:<id>", "team:<id>" or "" (no owner): unique with the configuration, NULL-free on every database,
     # and kept when a user is deleted so their results never merge into someone else's.
     owner_key = models.CharField(max_length=40, blank=True, editable=False)
+    # A re-run of another experiment's jobs (runner.reproduction): its own experiment, so its runs never
+    # mix with the original's, compared with it on the original's page (leaderboard.trust.reproductions).
+    reproduces = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True,
+                                   related_name="reproductions")
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ExperimentQuerySet.as_manager()
@@ -246,9 +250,9 @@ class Experiment(models.Model):
     class Meta:
         ordering = ["agent__name", "model__name"]
         constraints = [
-            models.UniqueConstraint(
+            models.UniqueConstraint(  # a reproduction shares its original's configuration
                 fields=["agent", "model", "hardware", "time_limit_hours", "settings_hash", "owner_key"],
-                name="unique_experiment_configuration_per_owner",
+                condition=models.Q(reproduces__isnull=True), name="unique_experiment_configuration_per_owner",
             ),
             models.CheckConstraint(
                 condition=models.Q(owner__isnull=True) | models.Q(team__isnull=True),
@@ -462,6 +466,9 @@ class Run(MedalFlags):
     # A research task's run: MLAgentBench's failure classes that apply (leaderboard.lib.research_failures)
     failure_classes = models.JSONField(default=list, blank=True)
     notes = models.TextField(blank=True)
+    # What a run from a job needs to run again, recorded as its sandbox starts (runner.recipes): agent
+    # version and image id, data version, seed, settings, hardware, time limit, backend and runtime.
+    recipe = models.JSONField(default=dict, blank=True)
     # Scored against synthetic answers (seed_demo): its medals say nothing about Kaggle's humans.
     is_demo = models.BooleanField(default=False)
     content_hash = models.CharField(max_length=64, blank=True, db_index=True, help_text="Makes uploads idempotent")

@@ -39,3 +39,11 @@ class GpuSlotAdmin(admin.ModelAdmin):
 class LlmPriceAdmin(admin.ModelAdmin):
     list_display = ["pattern", "input_usd_per_mtok", "output_usd_per_mtok", "note", "updated_at"]
     search_fields = ["pattern", "note"]
+
+
+@admin.register(models.PublicDataVersion)
+class PublicDataVersionAdmin(admin.ModelAdmin):
+    """Deleting a row only makes the next task on that folder hash it again."""
+
+    list_display = ["path", "digest", "n_files", "n_bytes", "computed_at"]
+    search_fields = ["path", "digest"]

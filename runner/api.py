@@ -15,11 +15,12 @@ from django.views.decorators.cache import never_cache
 from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, permissions, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import PermissionDenied, ValidationError
+from rest_framework.exceptions import NotFound, PermissionDenied, ValidationError
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runner import access, secrets, services
+from leaderboard.models import Experiment
+from runner import access, reproduction, secrets, services
 from runner.models import Job, JobTask, Runner
 from webapp.parsers import check_depth
 
@@ -152,7 +153,7 @@ class JobOutputSerializer(serializers.Serializer):
 def secret_names(job: Job) -> list[str]:
     """The names of the job's secrets (never their values); a key that no longer decrypts says so."""
     try:
-        return sorted(secrets.unseal(job.sealed_env))
+        return sorted(job.secrets())
     except secrets.SecretError:
         return ["(sealed with another key)"]
 
@@ -272,3 +273,33 @@ class RunnerListView(APIView):
     @extend_schema(responses={200: RunnerOutputSerializer(many=True)})
     def get(self, request):
         return Response(RunnerOutputSerializer(runners_for_display(), many=True).data)
+
+
+class ReproductionOutputSerializer(serializers.Serializer):
+    experiment = serializers.IntegerField(help_text="The new experiment, a reproduction")
+    reproduces = serializers.IntegerField(help_text="The experiment it reproduces")
+    jobs = serializers.ListField(child=serializers.IntegerField())
+    reproductions_url = serializers.CharField(help_text="Where its badge and comparison are read")
+
+
+class ExperimentReproduceView(APIView):
+    """`POST`: submit the experiment's jobs again into a new experiment that reproduces it (staff or
+    the experiment's owner; the job limits apply). 400 says why it cannot be reproduced."""
+
+    permission_classes = [permissions.IsAuthenticated]
+
+    @extend_schema(request=None, responses={201: ReproductionOutputSerializer})
+    def post(self, request, pk: int):
+        experiment = Experiment.objects.visible_to(request.user).filter(pk=pk).first()
+        if experiment is None:
+            raise NotFound("no such experiment")
+        try:
+            made = reproduction.reproduce(user=request.user, experiment=experiment)
+        except PermissionError as exc:
+            raise PermissionDenied(str(exc)) from None
+        except reproduction.ReproduceRefused as exc:
+            raise ValidationError({"detail": str(exc)}) from None
+        return Response({"experiment": made.pk, "reproduces": experiment.pk,
+                         "jobs": sorted(made.jobs.values_list("pk", flat=True)),
+                         "reproductions_url": f"/api/experiments/{experiment.pk}/reproductions/"},
+                        status=status.HTTP_201_CREATED)

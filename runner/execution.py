@@ -37,7 +37,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Run
-from runner import leases, llm_access, slots
+from runner import leases, llm_access, recipes, slots
 from runner.agents import sandbox as agent_sandbox
 from runner.backends import Backend, BackendUnavailable, SandboxSpec
 from runner.gateway import STEPS_FILE
@@ -96,6 +96,8 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
 
 def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: Backend, scratch: Scratch,
              access: llm_access.LlmAccess) -> Outcome:
+    # before the start: hashing the data is not the agent's time (the lease is renewed meanwhile)
+    recipe = recipes.build(task, spec, backend, tick=lambda: leases.fence(held))
     try:
         sandbox = backend.start(spec)
     except BackendUnavailable as exc:
@@ -106,7 +108,7 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
         return _end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec, access,
                     backend=backend)
     try:
-        leases.fence(held, agent_started_at=timezone.now(), sandbox=_describe(backend, spec))
+        _record_start(held, run, recipe)
         supervisor = Supervisor(held, task, run, spec, sandbox, scratch, access)
         outcome = supervisor.watch()
     except LeaseLost:
@@ -118,11 +120,12 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
     return _end(held, run, outcome, spec, access, supervisor.notes(), backend=backend, supervisor=supervisor)
 
 
-def _describe(backend: Backend, spec: SandboxSpec) -> dict:
-    try:
-        return backend.describe(spec)
-    except Exception as exc:  # noqa: BLE001 - a record, never a reason to stop the run
-        return {"backend": backend.name, "error": str(exc)[:200]}
+def _record_start(held: Claim, run: Run, recipe: dict) -> None:
+    from leaderboard.runs.job_runs import record_recipe
+
+    with transaction.atomic():
+        leases.fence(held, agent_started_at=timezone.now())
+        record_recipe(run, recipe)
 
 
 def _keep_output(sandbox) -> None:
@@ -215,7 +218,6 @@ def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch
     variables = {**paths.env(), "DESCRIPTION_FILE": description}
     command = [_expand(part, variables) for part in job.agent.command]
     spec = dataclasses.replace(spec, command=command, env={**spec.env, "DESCRIPTION_FILE": description})
-    agent_sandbox.record_image(held, backend=backend, image=spec.image)
     return agent_sandbox.adapt(spec, job=job, task=task, backend=backend, paths=paths, secrets=secrets)
 
 

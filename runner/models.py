@@ -49,12 +49,17 @@ class Runner(models.Model):
         default=list, blank=True, help_text="[{task, silent_s}]: slots whose supervisor stopped ticking (runner.slots)")
     started_at = models.DateTimeField(null=True, blank=True)
     version = models.CharField(max_length=50, blank=True)
+    runtime = models.CharField(max_length=50, blank=True, help_text="The OCI runtime of a Docker runner (runc, runsc)")
 
     class Meta:
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+    def meets(self, requirements: dict) -> bool:
+        """Whether this runner starts sandboxes the way `requirements` (a Job's) asks: backend, runtime."""
+        return all(not wanted or wanted == getattr(self, key, "") for key, wanted in requirements.items())
 
     @staticmethod
     def offline_after() -> timedelta:
@@ -140,6 +145,9 @@ class Job(models.Model):
     agent_version = models.CharField(max_length=64, blank=True)
     agent_image = models.CharField(max_length=300, blank=True)
     agent_package = models.JSONField(default=dict, blank=True)
+    # {"backend", "runtime"} a runner must match to take the job's tasks (a reproduction runs as its
+    # original ran); empty: any runner of the queue.
+    requirements = models.JSONField(default=dict, blank=True)
 
     class Meta:
         ordering = ["-created_at"]
@@ -211,16 +219,12 @@ class JobTask(models.Model):
     lease_expires_at = models.DateTimeField(null=True, blank=True, db_index=True)
     runner = models.ForeignKey(Runner, on_delete=models.SET_NULL, null=True, blank=True, related_name="tasks")
     gpu_indices = models.JSONField(default=list, blank=True)
-    sandbox = models.JSONField(
-        default=dict, blank=True,
-        help_text="How the attempt ran: backend, runtime, image and its id, runner (to reproduce it)")
     run = models.OneToOneField(
         "leaderboard.Run", on_delete=models.SET_NULL, null=True, blank=True, related_name="job_task"
     )
     error = models.TextField(blank=True)
     log_tail = models.TextField(blank=True)
     celery_task_id = models.CharField(max_length=100, blank=True)
-    image_digest = models.CharField(max_length=100, blank=True, help_text="The image id the sandbox started from")
     enqueued_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     agent_started_at = models.DateTimeField(null=True, blank=True)
@@ -246,6 +250,24 @@ class JobTask(models.Model):
         if self.agent_started_at is None:
             return None
         return ((self.finished_at or timezone.now()) - self.agent_started_at).total_seconds()
+
+
+class PublicDataVersion(models.Model):
+    """The content hash of a competition's public data folder, computed once per state of the folder
+    (runner.recipes): a runner re-reads only the files' names, sizes and times to know it is unchanged."""
+
+    path = models.CharField(max_length=1000)
+    signature = models.CharField(max_length=64, help_text="sha256 of every file's name, size and mtime")
+    digest = models.CharField(max_length=64, help_text="sha256 of every file's name and content")
+    n_files = models.PositiveIntegerField(default=0)
+    n_bytes = models.BigIntegerField(default=0)
+    computed_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["path", "signature"], name="one_data_version_per_state")]
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.digest[:12]}"
 
 
 class GpuSlot(models.Model):

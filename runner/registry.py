@@ -46,6 +46,7 @@ def register(*, name: str, backend: Backend, hardware: Hardware, queues: list[st
         "hostname": hardware.hostname, "backend": backend.name, "gpus": hardware.gpus_json(),
         "cpu_count": hardware.cpu_count, "memory_gb": hardware.memory_gb, "queues": queues,
         "concurrency": concurrency, "images": images_present(backend), "networks": offered_networks(),
+        "runtime": getattr(backend, "runtime", ""),
         "status": Runner.Status.ONLINE,
         "last_heartbeat": now, "started_at": now, "version": version,
     })

@@ -54,11 +54,14 @@ def create_job(
     *, user, agent: str, model: str = "", competitions: list[str] | tuple[str, ...] = (), split: str | None = None,
     seeds: int = 1, time_limit_minutes: float, gpus: int = 0, gpu_type: str = "", cpus: float = 1,
     memory_gb: float = 4, settings: dict | None = None, network: str | None = None,
-    env: dict[str, str] | None = None, private: bool | None = None,
+    env: dict[str, str] | None = None, private: bool | None = None, experiment=None,
+    requirements: dict[str, str] | None = None,
 ) -> Job:
     """Validate the request, then create the job and its tasks; they are enqueued after commit.
     `private` (None: the site's MEDALBOARD_JOB_RUNS_PRIVATE_DEFAULT) makes every run of the job
-    private to its owner and staff, as an upload's privacy does."""
+    private to its owner and staff, as an upload's privacy does. `experiment` (a reproduction's)
+    is the one its runs join instead of the configuration's own; `requirements` ({"backend",
+    "runtime"}) what a runner must match to take its tasks."""
     if agent == BASELINE:
         ensure_builtin_agents()
     definition = _agent(agent)
@@ -68,15 +71,17 @@ def create_job(
     _check_image(definition)
     _check_network(network)
     _check_settings(settings)
+    _check_requirements(requirements or {})
     sealed = _seal(definition, env or {})
     with transaction.atomic():
-        experiment = _experiment(user, definition, model, settings, gpus, gpu_type, cpus, memory_gb, time_limit_minutes)
+        experiment = experiment or _experiment(user, definition, model, settings, gpus, gpu_type, cpus, memory_gb,
+                                               time_limit_minutes)
         job = Job.objects.create(
             experiment=experiment,
             agent=definition, model_name=model.strip(), settings=settings or {}, split=split or "", seeds=seeds,
             time_limit_s=time_limit_minutes * 60, gpu_type=gpu_type.strip(), gpus=gpus, cpus=cpus,
             memory_gb=memory_gb, network=network, sealed_env=sealed, created_by=user,
-            private=job_runs_private(private),
+            private=job_runs_private(private), requirements=requirements or {},
         )
         queue = queue_for(gpus=gpus, gpu_type=gpu_type)
         tasks = JobTask.objects.bulk_create(
@@ -207,6 +212,13 @@ def _check_image(definition: AgentDefinition) -> None:
     image = agent_image(definition)
     if not any("*" in r.images or image in r.images for r in runners):
         raise JobError(f"the image {image!r} does not exist on any runner")
+
+
+def _check_requirements(requirements: dict[str, str]) -> None:
+    """Some runner must start sandboxes as asked (a reproduction: as its original ran)."""
+    if requirements and not any(r.meets(requirements) for r in _runners_to_ask()):
+        wanted = ", ".join(f"{key} {value}" for key, value in sorted(requirements.items()) if value)
+        raise JobError(f"no runner starts sandboxes with {wanted}")
 
 
 def _check_network(network: str | None) -> None:

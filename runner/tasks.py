@@ -49,6 +49,8 @@ def run_job_task(self, task_id: int) -> str:
     runner = current_runner()
     if runner is not None and runner.status == Runner.Status.DRAINING:
         raise self.retry(countdown=DRAIN_BOUNCE_S)  # back to the queue, for a runner that is not draining
+    if runner is not None and not runner.meets(_requirements(task_id)):
+        raise self.retry(countdown=DRAIN_BOUNCE_S)  # for a runner that starts sandboxes as the job asks
     held = leases.claim(task_id, runner)
     if held is None:
         return "not queued"
@@ -71,6 +73,10 @@ def run_job_task(self, task_id: int) -> str:
     except Exception as exc:  # noqa: BLE001 - a bug or a permanent error: the task fails, saying why
         log.exception("job task %s failed", task_id)
         return _fail_held(held, f"{exc.__class__.__name__}: {exc}")
+
+
+def _requirements(task_id: int) -> dict:
+    return JobTask.objects.filter(pk=task_id).values_list("job__requirements", flat=True).first() or {}
 
 
 def _fail_queued(task_id: int, why: str) -> str:

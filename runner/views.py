@@ -15,8 +15,8 @@ from django.views.decorators.http import require_POST
 from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
 
-from leaderboard.models import Run
-from runner import access, api, services
+from leaderboard.models import Experiment, Run
+from runner import access, api, reproduction, services
 from runner.forms import JobForm
 from runner.models import JobTask
 
@@ -72,6 +72,22 @@ def job_cancel(request, pk: int):
     return redirect("job-detail", pk=job.pk)
 
 
+@login_required
+@require_POST
+def experiment_reproduce(request, pk: int):
+    """The Reproduce button of an experiment's page: its jobs again, into a reproduction experiment."""
+    experiment = get_object_or_404(Experiment.objects.visible_to(request.user), pk=pk)
+    try:
+        made = reproduction.reproduce(user=request.user, experiment=experiment)
+    except PermissionError as exc:
+        raise PermissionDenied(str(exc)) from None
+    except reproduction.ReproduceRefused as exc:
+        messages.error(request, f"Cannot reproduce this experiment: {exc}")
+    else:
+        messages.success(request, f"Reproduction submitted: {made}. Its badge says pending until its jobs finish.")
+    return redirect("experiment-detail", pk=experiment.pk)
+
+
 def runner_list(request):
     runners = list(api.runners_for_display())
     for runner in runners:
@@ -90,6 +106,6 @@ def run_live(request, pk: int):
     if task is not None:
         payload.update({"task_status": task.status, "attempts": task.attempts, "elapsed_s": task.elapsed_s,
                         "time_limit_s": task.job.time_limit_s, "log_tail": task.log_tail[-4000:],
-                        "error": task.error, "job": task.job_id, "sandbox": task.sandbox})
+                        "error": task.error, "job": task.job_id, "recipe": run.recipe})
         payload["done"] = payload["done"] and task.is_finished
     return JsonResponse(payload)

@@ -5,12 +5,13 @@ from rest_framework.routers import DefaultRouter
 
 from leaderboard.api.competitions import CompetitionViewSet
 from leaderboard.api.intakes import IntakeView
+from leaderboard.api.reproductions import ExperimentReproductionsView
 from leaderboard.api.runs import GradingQuotaView, LeaderboardAPIView, RunViewSet
 from leaderboard.api.scaling import HardwareAPIView, PassAtKAPIView, TimeCurveAPIView
 from leaderboard.api.steps import RunOutlineView, RunStepsView
 from leaderboard.web import plotly_asset
 from leaderboard.web.login_throttle import ThrottledLoginView
-from runner.api import JobViewSet, RunnerListView
+from runner.api import ExperimentReproduceView, JobViewSet, RunnerListView
 
 router = DefaultRouter()
 router.register("competitions", CompetitionViewSet, basename="competition")
@@ -33,6 +34,9 @@ urlpatterns = [
     path("api/scaling/pass-at-k/", PassAtKAPIView.as_view(), name="api-scaling-pass-at-k"),
     path("api/scaling/hardware/", HardwareAPIView.as_view(), name="api-scaling-hardware"),
     path("api/runners/", RunnerListView.as_view(), name="api-runners"),
+    path("api/experiments/<int:pk>/reproductions/", ExperimentReproductionsView.as_view(),
+         name="api-experiment-reproductions"),
+    path("api/experiments/<int:pk>/reproduce/", ExperimentReproduceView.as_view(), name="api-experiment-reproduce"),
     path("api/", include(router.urls)),
     path("", include("runner.urls")),
     path("", include("leaderboard.web.urls")),

@@ -214,6 +214,11 @@ class LeaderboardFilters:
     verified_only: bool = False
 
 
+# A reproduction is evidence about an entry, shown on the entry's page (leaderboard.trust.reproductions),
+# not an entry of its own: it would be a second row of the same agent, model and owner.
+ENTRIES = Q(experiment__reproduces__isnull=True)
+
+
 def leaderboard(
     *, split_slug: str, user, filters: LeaderboardFilters | None = None, pad: bool = False,
     ks: Sequence[int] = (1,), scope: tuple | None = None,
@@ -227,9 +232,11 @@ def leaderboard(
     filters = filters or LeaderboardFilters()
     audience, own = scope or reading.viewer_scope(user, verified_only=filters.verified_only)
     keyed = reading.stats_from_aggregates(split=split, competition_ids=competition_ids, audience=audience,
-                                          experiments=experiment_filter(filters), exclude=own, pad=pad, ks=ks)
+                                          experiments=experiment_filter(filters) & ENTRIES, exclude=own, pad=pad,
+                                          ks=ks)
     if own:  # the viewer's private runs count for them alone: those experiments come from the runs
-        runs = filter_runs(Run.objects.visible_to(user).for_leaderboard(), filters).filter(experiment_id__in=own)
+        runs = filter_runs(Run.objects.visible_to(user).for_leaderboard().filter(ENTRIES), filters).filter(
+            experiment_id__in=own)
         keyed += stats_from_runs(runs, competition_ids, pad=pad, ks=ks)
     return split, sort_rows([row for _, row in sorted(keyed, key=lambda pair: pair[0])], "-any_medal")
 
@@ -240,7 +247,7 @@ def leaderboard_from_runs(
 ) -> tuple[Split, list[ExperimentStats]]:
     """The reference for `leaderboard`: the same rows computed from every visible graded run."""
     split, competition_ids = _split_competitions(split_slug)
-    runs = filter_runs(Run.objects.visible_to(user).for_leaderboard(), filters or LeaderboardFilters())
+    runs = filter_runs(Run.objects.visible_to(user).for_leaderboard().filter(ENTRIES), filters or LeaderboardFilters())
     return split, sort_rows([row for _, row in stats_from_runs(runs, competition_ids, pad=pad, ks=ks)], "-any_medal")
 
 

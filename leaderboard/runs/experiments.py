@@ -25,7 +25,7 @@ def get_or_create_experiment(
     hardware = hardware.strip() or describe_hardware(gpu_type, gpu_count, cpu_count, memory_gb)
     experiment, _ = Experiment.objects.get_or_create(
         agent=agent, model=model, hardware=hardware, time_limit_hours=time_limit_hours,
-        settings_hash=settings_hash(experiment_settings), owner_key=owner_key(owner),
+        settings_hash=settings_hash(experiment_settings), owner_key=owner_key(owner), reproduces=None,
         defaults={
             "gpu_type": gpu_type, "gpu_count": gpu_count or 0, "cpu_count": cpu_count,
             "memory_gb": memory_gb, "settings": experiment_settings or {},

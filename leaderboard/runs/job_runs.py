@@ -24,10 +24,12 @@ from leaderboard.runs.experiments import get_or_create_experiment
 from leaderboard.runs.research import ResearchEvidence, record_research_result
 from leaderboard.runs.snapshots import SnapshotError
 from leaderboard.trajectories.importers.jsonl import header_line, step_line
+from leaderboard.trust.reproductions import may_reproduce
 
 __all__ = [
     "LiveSteps", "ResearchEvidence", "SnapshotError", "add_snapshot", "experiment_for", "grade", "header_line",
-    "record_research_result", "save_final_trajectory", "step_line", "store_file",
+    "may_reproduce", "record_recipe", "record_research_result", "report_progress_with", "reproduction_of",
+    "save_final_trajectory", "step_line", "store_file",
 ]
 
 log = logging.getLogger(__name__)
@@ -42,6 +44,27 @@ def experiment_for(*, owner, agent_name: str, model_name: str, gpu_type: str, gp
         gpu_count=gpu_count, cpu_count=cpu_count, memory_gb=memory_gb, time_limit_hours=time_limit_hours,
         experiment_settings=experiment_settings, owner=owner,
     )
+
+
+def reproduction_of(*, original: Experiment, owner) -> Experiment:
+    """A new experiment for a reproduction of `original`, owned by whoever asked for it: the
+    original's configuration, its own runs (leaderboard.trust.reproductions compares the two)."""
+    from leaderboard.runs.reproductions import new_reproduction
+
+    return new_reproduction(original=original, owner=owner)
+
+
+def record_recipe(run: Run, recipe: dict[str, Any]) -> None:
+    """What the run needs to run again (runner.recipes), as its sandbox starts."""
+    Run.objects.filter(pk=run.pk).update(recipe=recipe)
+
+
+def report_progress_with(source) -> None:
+    """`source(experiment_ids) -> {experiment id: tasks not finished}`: how the site tells a pending
+    reproduction from a finished one without knowing what a job is (the runner registers it)."""
+    from leaderboard.trust.reproductions import set_progress_source
+
+    set_progress_source(source)
 
 
 def store_file(run: Run, kind: str, name: str, file: File) -> Artifact:

@@ -32,12 +32,9 @@ def merge_experiments(*, sources: list[Experiment], target: Experiment) -> Exper
 @transaction.atomic
 def transfer_experiment(*, experiment: Experiment, owner) -> Experiment:
     """Give the experiment to another owner (a user, a Team or None). When that owner already has an
-    experiment of the same configuration, the runs join it instead (a merge)."""
-    twin = (Experiment.objects.select_for_update()
-            .filter(agent=experiment.agent_id, model=experiment.model_id, hardware=experiment.hardware,
-                    time_limit_hours=experiment.time_limit_hours, settings_hash=experiment.settings_hash,
-                    owner_key=owner_key(owner))
-            .exclude(pk=experiment.pk).first())
+    experiment of the same configuration, the runs join it instead (a merge); a reproduction stays its
+    own experiment, since only the unique constraint's experiments (no `reproduces`) can collide."""
+    twin = None if experiment.reproduces_id is not None else _twin(experiment, owner)
     if twin is not None:
         return merge_experiments(sources=[experiment], target=twin)
     experiment.team = owner if isinstance(owner, Team) else None
@@ -45,6 +42,14 @@ def transfer_experiment(*, experiment: Experiment, owner) -> Experiment:
     experiment.owner_key = owner_key(owner)
     experiment.save()
     return experiment
+
+
+def _twin(experiment: Experiment, owner) -> Experiment | None:
+    return (Experiment.objects.select_for_update()
+            .filter(agent=experiment.agent_id, model=experiment.model_id, hardware=experiment.hardware,
+                    time_limit_hours=experiment.time_limit_hours, settings_hash=experiment.settings_hash,
+                    owner_key=owner_key(owner), reproduces=None)
+            .exclude(pk=experiment.pk).first())
 
 
 def parse_owner(spec: str):

@@ -21,7 +21,7 @@ from leaderboard.grading import format_check, grader_for, grading_available
 from leaderboard.models import Competition, Experiment, Run, RunIntake, Split
 from leaderboard.runs import artifacts, intake, quotas
 from leaderboard.runs import submission as services
-from leaderboard.web import research, runs_index, static_export
+from leaderboard.web import reproductions, research, runs_index, static_export
 from leaderboard.web.charts import (
     add_run_marks,
     beaten_share_figure,
@@ -330,7 +330,7 @@ def experiment_detail(request, pk: int):
         "beaten_figure": beaten_share_figure(shares) if (shares := humans.beaten_shares(runs)) else None,
         "others": Experiment.objects.visible_to(request.user).exclude(pk=experiment.pk)
         .select_related("agent", "model", "owner", "team"),
-        "split_choices": stats.split_choices(),
+        "split_choices": stats.split_choices(), **reproductions.context(experiment, runs, request.user),
     }, f"medalboard-experiment-{experiment.pk}.html")
 
 

@@ -111,13 +111,3 @@ def _get(client, tag: str):
         return client.images.get(tag)
     except docker.errors.ImageNotFound:
         return None
-
-
-def image_digest(backend, image: str) -> str:
-    """The id of the image a Docker sandbox will start from ("" elsewhere or if it cannot be read)."""
-    if backend.name != "docker" or not image:
-        return ""
-    try:
-        return backend.client.images.get(image).id
-    except Exception:  # noqa: BLE001 - a record, not a precondition: start() reports a missing image
-        return ""

@@ -21,7 +21,7 @@ import shutil
 from pathlib import Path
 
 from runner.agents.base_image import USER
-from runner.agents.images import SEED_HOME, image_digest
+from runner.agents.images import SEED_HOME
 from runner.agents.mlebench import BUILD_ARGS, FORMAT, START_SCRIPT, Variant
 from runner.backends import SandboxSpec
 from runner.models import Job, JobTask
@@ -59,15 +59,6 @@ def adapt(spec: SandboxSpec, *, job: Job, task: JobTask, backend, paths, secrets
            "AGENT_DIR": BUILD_ARGS["AGENT_DIR"], "USER": USER, "LOGNAME": USER}
     return dataclasses.replace(spec, command=command, env=env, home_dir=prepare_home(spec),
                                privileged=variant.privileged)
-
-
-def record_image(held, *, backend, image: str) -> None:
-    """Which image the task ran, by id: tags move when an agent is rebuilt."""
-    from runner import leases
-
-    digest = image_digest(backend, image)
-    if digest:
-        leases.fence(held, image_digest=digest)
 
 
 def prepare_home(spec: SandboxSpec) -> Path:

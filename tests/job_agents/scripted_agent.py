@@ -2,7 +2,9 @@
 submission as it "improves", with behaviour chosen by AGENT_SETTINGS (JSON):
 steps (how many), sleep (seconds between steps), exit (exit code), ignore_term (keep going after
 SIGTERM), hang (sleep this long after the steps), trajectory (false: no trajectory.jsonl), journal
-(an AIDE journal.json to write in LOGS_DIR, as agents/aide leaves it). Reads ids from DATA_DIR/sample_submission.csv."""
+(an AIDE journal.json to write in LOGS_DIR, as agents/aide leaves it), seed_errors (true: SEED % 3 rows
+stay wrong, so seeds score apart). `--worse N` on the command line leaves N more rows wrong (a perturbed
+agent). Reads ids from DATA_DIR/sample_submission.csv."""
 
 import csv
 import json
@@ -22,6 +24,8 @@ with open(data / "sample_submission.csv") as f:
     ids = [row[0] for row in reader]
 print(f"agent seed {os.environ.get('SEED')} on {os.environ.get('COMPETITION_ID')}, {len(ids)} rows", flush=True)
 steps = int(settings.get("steps", 4))
+wrong = int(sys.argv[sys.argv.index("--worse") + 1]) if "--worse" in sys.argv else 0
+wrong += int(os.environ.get("SEED", "0")) % 3 if settings.get("seed_errors") else 0
 if settings.get("journal"):
     (logs / "journal.json").write_text(json.dumps(settings["journal"]))
 trajectory = open(logs / "trajectory.jsonl" if settings.get("trajectory", True) else os.devnull, "w")
@@ -29,7 +33,7 @@ trajectory.write(json.dumps({"format": "medalboard-trajectory", "version": 1, "a
 trajectory.flush()
 start = time.monotonic()
 for n in range(steps):
-    correct = len(ids) * (n + 1) // steps
+    correct = max(0, len(ids) * (n + 1) // steps - wrong)
     rows = [[i, str((k % 2 == 0) if k < correct else (k % 2 != 0))] for k, i in enumerate(ids)]
     tmp = submission / "submission.tmp"
     with open(tmp, "w", newline="") as f:

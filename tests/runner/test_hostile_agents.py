@@ -119,8 +119,8 @@ def test_links_to_the_answers_and_host_files_are_never_followed(alice, client, j
     """)
     outcome, run, _ = run_task(job, job_world, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
-    sandbox = JobTask.objects.get(run=run).sandbox  # how it ran, recorded for a reproduction
-    assert sandbox["runtime"] == docker_backend.runtime and sandbox["image_id"].startswith("sha256:")
+    recipe = Run.objects.get(pk=run.pk).recipe  # how it ran, recorded for a reproduction
+    assert recipe["sandbox"]["runtime"] == docker_backend.runtime and recipe["agent"]["image_id"].startswith("sha256:")
     assert run.status == Run.Status.GRADED and run.score is None and not run.valid_submission
     assert run.state == "invalid submission" and "submission.csv is a symbolic link" in run.grading_error
     names = set(run.artifacts.values_list("name", flat=True))

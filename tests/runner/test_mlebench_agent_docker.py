@@ -44,9 +44,9 @@ def test_an_mlebench_agent_runs_in_docker_as_mlebench_runs_it(alice, job_world, 
     outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=backend)
     task.refresh_from_db()
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
-    assert task.image_digest == backend.client.images.get(image).id
-
     run = Run.objects.get(pk=task.run_id)
+    assert run.recipe["agent"]["image_id"] == backend.client.images.get(image).id
+    assert run.recipe["agent"]["version"] == job.agent_version  # the folder's hash
     record = _probe_record(run)
     assert record["argv"] == ["steps=7", "mode=fast", "agent.code.model=big"]  # omegaconf key=value
     env = record["env"]
