@@ -21,7 +21,7 @@ class CompetitionSerializer(serializers.ModelSerializer):
         fields = [
             "id", "name", "metric", "is_lower_better", "n_teams", "splits", "awards_medals",
             "has_human_baseline", "leaderboard_kind", "grading_available", "public_data_registered",
-            "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold",
+            "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold", "version", "known_issues",
         ]
         read_only_fields = fields
 
@@ -30,7 +30,16 @@ class CompetitionSerializer(serializers.ModelSerializer):
         return grading_available(competition)
 
 
+class CompetitionVersionSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    note = serializers.CharField(help_text="What changed")
+    created_at = serializers.DateTimeField()
+
+
 class CompetitionDetailSerializer(CompetitionSerializer):
+    versions = CompetitionVersionSerializer(many=True, read_only=True,
+                                            help_text="The versions after the first: what changed and when")
+
     class Meta(CompetitionSerializer.Meta):
-        fields = [*CompetitionSerializer.Meta.fields, "competition_type", "description"]
+        fields = [*CompetitionSerializer.Meta.fields, "competition_type", "description", "versions"]
         read_only_fields = fields

@@ -36,7 +36,7 @@ def transfer_experiment(*, experiment: Experiment, owner) -> Experiment:
     twin = (Experiment.objects.select_for_update()
             .filter(agent=experiment.agent_id, model=experiment.model_id, hardware=experiment.hardware,
                     time_limit_hours=experiment.time_limit_hours, settings_hash=experiment.settings_hash,
-                    owner_key=owner_key(owner))
+                    internet=experiment.internet, test_signal=experiment.test_signal, owner_key=owner_key(owner))
             .exclude(pk=experiment.pk).first())
     if twin is not None:
         return merge_experiments(sources=[experiment], target=twin)

@@ -29,7 +29,7 @@ from leaderboard.web.charts import (
     human_leaderboard_figure,
     pass_at_k_figure,
 )
-from leaderboard.web.forms import RunEditForm, SignupForm, UploadRunForm
+from leaderboard.web.forms import DISCLOSURE_FIELDS, RunEditForm, SignupForm, UploadRunForm
 
 
 def competition_list(request):
@@ -129,9 +129,10 @@ def _upload_fields(data: dict) -> dict:
             "competition": data["competition"].slug if data["competition"] else data["task"].strip(),
             "agent_name": data["agent"], "agent_version": data["agent_version"], "model_name": data["model"],
             "seed": data["seed"], "hardware": data["hardware"], "gpu_type": data["gpu_type"],
-            "gpu_count": data["gpu_count"] or 0, "time_limit_hours": data["time_limit_hours"],
-            "notes": data["notes"], "is_private": data["is_private"],
+            "gpu_count": data["gpu_count"], "cpu_count": data["cpu_count"], "memory_gb": data["memory_gb"],
+            "time_limit_hours": data["time_limit_hours"], "notes": data["notes"], "is_private": data["is_private"],
             "team": data["team"].pk if data.get("team") else None,
+            "disclosures": {name: data[name] for name in DISCLOSURE_FIELDS},
         },
     }
 
