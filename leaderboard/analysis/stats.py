@@ -290,7 +290,7 @@ def leaderboard_from_runs(
     """The reference for `leaderboard`: the same rows computed from every visible graded run."""
     split, competition_ids = _split_competitions(split_slug)
     runs = filter_runs(Run.objects.visible_to(user).for_leaderboard(), filters or LeaderboardFilters())
-    rows = [row for _, row in stats_from_runs(runs, competition_ids, pad=pad, ks=ks)]
+    rows = [row for _, row in sorted(stats_from_runs(runs, competition_ids, pad=pad, ks=ks), key=lambda pair: pair[0])]
     return split, sort_rows(label_versions(rows, split), "-any_medal")
 
 

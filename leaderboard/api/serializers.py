@@ -37,8 +37,8 @@ class CompetitionVersionSerializer(serializers.Serializer):
 
 
 class CompetitionDetailSerializer(CompetitionSerializer):
-    versions = CompetitionVersionSerializer(many=True, read_only=True,
-                                            help_text="The versions after the first: what changed and when")
+    versions = CompetitionVersionSerializer(
+        many=True, read_only=True, help_text="The versions after the first, oldest first: what changed and when")
 
     class Meta(CompetitionSerializer.Meta):
         fields = [*CompetitionSerializer.Meta.fields, "competition_type", "description", "versions"]

@@ -21,6 +21,7 @@ from leaderboard.grading import format_check, grader_for, grading_available
 from leaderboard.models import Competition, Experiment, Run, RunIntake, Split
 from leaderboard.runs import artifacts, intake, quotas
 from leaderboard.runs import submission as services
+from leaderboard.trust import versions
 from leaderboard.web import runs_index, static_export
 from leaderboard.web.charts import (
     add_run_marks,
@@ -70,6 +71,7 @@ def competition_detail(request, slug: str):
         "thresholds": thresholds,
         "figure": figure,
         "n_marks": len(marks),
+        "versions": versions.history(competition),
     })
 
 
@@ -261,6 +263,8 @@ def _board(params: dict, request, scope: tuple) -> dict:
         "rows": rows, "split": split, "params": board_params, "split_choices": stats.split_choices(),
         "has_demo": any(row["demo"] for row in rows), "cost_figure": cost_figure, "metrics": stats.METRICS,
         "query_string": request.GET.urlencode(), "opened_from": opened_from,
+        "disclosure_filters": [(name, label, board_params.get(name, ""), choices)
+                               for name, label, choices in DISCLOSURE_FILTERS],
     })
     column = published.split_column(params["split"])
     published_html = render_to_string("leaderboard/_published.html", {
@@ -270,6 +274,12 @@ def _board(params: dict, request, scope: tuple) -> dict:
     })
     return {"html": str(html), "published_html": str(published_html), "split": split,
             "has_chart": cost_figure is not None}
+
+
+YES_NO_UNKNOWN = [("yes", "yes"), ("no", "no"), ("unknown", "not disclosed")]
+# The leaderboard's disclosure filters: query parameter, label, choices (stats.LeaderboardFilters).
+DISCLOSURE_FILTERS = [("internet", "Internet", YES_NO_UNKNOWN), ("test_signal", "Test signal", YES_NO_UNKNOWN),
+                      ("leakage", "Known leakage", [("yes", "yes"), ("no", "no")])]
 
 
 def _opening_board(params: dict, request, scope: tuple) -> tuple[dict, Split, list[dict], Split | None]:
