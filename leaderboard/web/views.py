@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
 from leaderboard.analysis import page_cache, paired, stats
+from leaderboard.analysis import versions as competition_versions
 from leaderboard.api.intakes import visible_intake
 from leaderboard.api.runs import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv, scoped_rows
 from leaderboard.competitions import humans, published
@@ -316,9 +317,7 @@ def experiment_detail(request, pk: int):
               .distinct().prefetch_related("competitions"))
     finished = [r for r in runs if r.status == Run.Status.GRADED]  # see RunQuerySet.for_leaderboard
     ks = tuple(range(1, max(3, len({r.seed for r in finished})) + 1))
-    summaries = [(split, stats.experiment_stats(experiment, finished, {c.pk for c in split.competitions.all()},
-                                                ks=ks))
-                 for split in splits]
+    summaries = [(split, summary) for split in splits for summary in _by_version(experiment, finished, split, ks)]
     curves = {split.name: [(k, v) for k, v in s.pass_at.items() if v is not None] for split, s in summaries}
     curves = {name: points for name, points in curves.items() if len(points) > 1}
     grid = stats.latest_per_seed(runs)
@@ -335,12 +334,23 @@ def experiment_detail(request, pk: int):
         "experiment": experiment, "summaries": summaries, "seeds": seeds, "rows": rows,
         "has_demo_runs": any(r.is_demo for r in runs), "n_value_columns": len(stats.METRICS) + len(ks),
         "research": research, "metrics": stats.METRICS, "n_runs": len(runs), "ks": ks,
+        "disclosures": experiment.disclosures(),
         "pass_at_k_figure": pass_at_k_figure(curves) if curves else None,
         "beaten_figure": beaten_share_figure(shares) if (shares := humans.beaten_shares(runs)) else None,
         "others": Experiment.objects.visible_to(request.user).exclude(pk=experiment.pk)
         .select_related("agent", "model", "owner", "team"),
         "split_choices": stats.split_choices(),
     }, f"medalboard-experiment-{experiment.pk}.html")
+
+
+def _by_version(experiment: Experiment, runs: list[Run], split: Split, ks: tuple) -> list[stats.ExperimentStats]:
+    """The experiment's statistics on a split, one per version of its competitions the runs were graded on."""
+    competitions = split.competitions.all()
+    found = stats.experiment_stats_by_version(experiment, runs, {c.pk for c in competitions}, ks=ks)
+    slugs, current = {c.pk: c.slug for c in competitions}, {c.pk: c.version for c in competitions}
+    for summary in found:
+        summary.versions_label = competition_versions.label(summary.versions, slugs, current)
+    return found or [stats.experiment_stats(experiment, [], set(slugs), ks=ks)]
 
 
 def compare_experiments(request):
