@@ -133,10 +133,12 @@ class DisclosuresSerializer(serializers.Serializer):
     gpu_type = serializers.CharField()
     cpu_count = serializers.IntegerField(allow_null=True, help_text="vCPUs")
     memory_gb = serializers.FloatField(allow_null=True, help_text="RAM")
-    internet = serializers.CharField(help_text="External knowledge or internet used: yes, no, not disclosed")
-    test_signal = serializers.CharField(help_text="Test-set signal reached the agent: yes, no, not disclosed")
-    disclosed_by = serializers.CharField(help_text="recorded by a Medalboard runner, stated by the uploader, or "
-                                                   "not disclosed")
+    internet = serializers.CharField(source="get_internet_display",
+                                     help_text="External knowledge or internet used: yes, no, not disclosed")
+    test_signal = serializers.CharField(source="get_test_signal_display",
+                                        help_text="Test-set signal reached the agent: yes, no, not disclosed")
+    disclosed_by = serializers.CharField(source="get_disclosed_by_display", help_text="recorded by a Medalboard "
+                                         "runner, stated by the uploader, or not disclosed")
     source_url = serializers.CharField()
     report_url = serializers.CharField()
     known_leakage = serializers.BooleanField()
