@@ -51,6 +51,12 @@ class SeedStates:
         self.firsts: dict[str, Versioned] = {}  # signature -> the run that first gave it
 
     def add(self, run: Versioned) -> None:
+        if self.versions or run.competition_version != 1 or not self.states:
+            return self._add(run)
+        self.current[run.competition_id] = run  # the common case: all on version 1, states[""] is current
+        return None
+
+    def _add(self, run: Versioned) -> None:
         version = run.competition_version
         if self.versions.get(run.competition_id, 1) != version:
             # A new signature: the old one's state must stay as it was, so change a copy.
