@@ -58,6 +58,21 @@ class CompetitionAdmin(admin.ModelAdmin):
         return None
 
 
+@admin.register(models.CompetitionVersion)
+class CompetitionVersionAdmin(admin.ModelAdmin):
+    """The history of version changes: read-only, made by the competitions' "Mark the version as changed"."""
+
+    list_display = ["competition", "version", "note", "created_by", "created_at"]
+    list_select_related = ["competition", "created_by"]
+    search_fields = ["competition__slug", "note"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(models.CompetitionAnswers)
 class CompetitionAnswersAdmin(admin.ModelAdmin):
     list_display = ["competition", "answers_path"]
@@ -97,7 +112,7 @@ class ExperimentAdmin(admin.ModelAdmin):
 
     list_display = ["id", "__str__", "agent", "model", "hardware", "time_limit_hours", "owner_label"]
     list_select_related = ["agent", "model", "owner", "team"]
-    list_filter = ["team"]
+    list_filter = ["team", "internet", "test_signal", "known_leakage", "disclosed_by"]
     search_fields = ["agent__name", "model__name", "owner__username", "team__name"]
     raw_id_fields = ["agent", "model", "owner"]
     readonly_fields = ["owner_key", "settings_hash"]

@@ -30,7 +30,7 @@ def get_or_create_experiment(
     model, _ = LanguageModel.objects.get_or_create(name=model_name)
     hardware = hardware.strip() or describe_hardware(gpu_type, gpu_count, cpu_count, memory_gb)
     stated = bool(hardware or gpu_count is not None or disclosures.internet)
-    experiment, _ = Experiment.objects.get_or_create(
+    experiment, created = Experiment.objects.get_or_create(
         agent=agent, model=model, hardware=hardware, time_limit_hours=time_limit_hours,
         settings_hash=settings_hash(experiment_settings), owner_key=owner_key(owner), **disclosures.identity(),
         defaults={
@@ -39,9 +39,13 @@ def get_or_create_experiment(
             "team": owner if isinstance(owner, Team) else None,
             "owner": None if owner is None or isinstance(owner, Team) else owner,
             "disclosed_by": disclosed_by if stated or disclosed_by == Experiment.DisclosedBy.RUNNER else "",
+            **disclosures.annotations(),
         },
     )
-    annotate(experiment, disclosures)
+    if not created:
+        # Saving an experiment raises the leaderboard's cache version, whose row lock the upload's
+        # transaction then holds to its commit: only when a statement changes it (rare).
+        annotate(experiment, disclosures)
     return experiment
 
 

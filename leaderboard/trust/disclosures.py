@@ -21,6 +21,7 @@ YES_NO = {"yes": Disclosure.YES, "no": Disclosure.NO, "": Disclosure.UNKNOWN}
 # Links are shown as links: only web addresses, never javascript: or data: ones.
 WEB_URL = URLValidator(schemes=["http", "https"])
 MAX_URL, MAX_NOTE = 500, 10_000
+ANNOTATIONS = ("source_url", "report_url", "known_leakage", "leakage_note")
 
 
 class DisclosureError(ValueError):
@@ -61,6 +62,10 @@ class Disclosures:
         """The fields that are part of the experiment's configuration."""
         return {"internet": self.internet, "test_signal": self.test_signal}
 
+    def annotations(self) -> dict:
+        """The fields that annotate the experiment (links, leakage), as a new experiment stores them."""
+        return {name: getattr(self, name) for name in ANNOTATIONS}
+
     def stated(self) -> dict:
         """Every field something was said about (what an upload's content hash adds)."""
         return {name: value for name, value in asdict(self).items() if value}
@@ -79,7 +84,7 @@ def annotate(experiment: Experiment, disclosures: Disclosures) -> None:
     """The links and leakage an upload states, onto its experiment: a stated link replaces the old
     one, and a leakage mark is added, never removed (only staff clear it, in the admin)."""
     changed = []
-    for name in ("source_url", "report_url", "leakage_note"):
+    for name in ("source_url", "report_url", "leakage_note"):  # ANNOTATIONS but the flag
         value = getattr(disclosures, name)
         if value and value != getattr(experiment, name):
             setattr(experiment, name, value)

@@ -318,7 +318,8 @@ def experiment_detail(request, pk: int):
     finished = [r for r in runs if r.status == Run.Status.GRADED]  # see RunQuerySet.for_leaderboard
     ks = tuple(range(1, max(3, len({r.seed for r in finished})) + 1))
     summaries = [(split, summary) for split in splits for summary in _by_version(experiment, finished, split, ks)]
-    curves = {split.name: [(k, v) for k, v in s.pass_at.items() if v is not None] for split, s in summaries}
+    curves = {f"{split.name} {s.versions_label}".strip(): [(k, v) for k, v in s.pass_at.items() if v is not None]
+              for split, s in summaries}
     curves = {name: points for name, points in curves.items() if len(points) > 1}
     grid = stats.latest_per_seed(runs)
     seeds = sorted(grid)
