@@ -1,7 +1,9 @@
 from django.contrib import admin, messages
+from django.shortcuts import render
 
 from leaderboard import models
 from leaderboard.runs import ownership, snapshots
+from leaderboard.trust import versions
 
 
 @admin.register(models.Benchmark)
@@ -19,13 +21,56 @@ class AnswersInline(admin.StackedInline):
     can_delete = False
 
 
+class VersionsInline(admin.TabularInline):
+    model = models.CompetitionVersion
+    extra = 0
+    can_delete = False
+    readonly_fields = ["version", "note", "created_by", "created_at"]
+
+    def has_add_permission(self, request, obj=None) -> bool:
+        return False  # a version is made by bump_version, which also raises the competition's
+
+
 @admin.register(models.Competition)
 class CompetitionAdmin(admin.ModelAdmin):
     list_display = ["slug", "name", "config_metric", "is_lower_better", "n_teams", "awards_medals"]
     list_filter = ["splits", "awards_medals", "kind", "competition_type"]
     search_fields = ["slug", "name"]
     filter_horizontal = ["splits"]
-    inlines = [AnswersInline]
+    readonly_fields = ["version"]  # raised only by the action below (or manage.py bump_competition_version)
+    inlines = [AnswersInline, VersionsInline]
+    actions = ["bump_version"]
+
+    @admin.action(description="Mark the version as changed (e.g. a leaky split fixed)")
+    def bump_version(self, request, queryset):
+        """Asks for the note on a page of its own, then raises each selected competition's version."""
+        note = request.POST.get("note", "").strip()
+        if "apply" not in request.POST or not note:
+            if "apply" in request.POST:
+                messages.error(request, "Say what changed: the note is required.")
+            return render(request, "admin/leaderboard/bump_version.html", {
+                **self.admin_site.each_context(request), "competitions": queryset,
+                "action_checkbox_name": admin.helpers.ACTION_CHECKBOX_NAME, "title": "Mark the version as changed",
+            })
+        for competition in queryset:
+            made = versions.bump_version(competition=competition, note=note, user=request.user)
+            messages.success(request, f"{competition.slug} is now version {made.version}.")
+        return None
+
+
+@admin.register(models.CompetitionVersion)
+class CompetitionVersionAdmin(admin.ModelAdmin):
+    """The history of version changes: read-only, made by the competitions' "Mark the version as changed"."""
+
+    list_display = ["competition", "version", "note", "created_by", "created_at"]
+    list_select_related = ["competition", "created_by"]
+    search_fields = ["competition__slug", "note"]
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
 
 
 @admin.register(models.CompetitionAnswers)
@@ -75,7 +120,7 @@ class ExperimentAdmin(admin.ModelAdmin):
 
     list_display = ["id", "__str__", "agent", "model", "hardware", "time_limit_hours", "owner_label"]
     list_select_related = ["agent", "model", "owner", "team"]
-    list_filter = ["team"]
+    list_filter = ["team", "internet", "test_signal", "known_leakage", "disclosed_by"]
     search_fields = ["agent__name", "model__name", "owner__username", "team__name"]
     raw_id_fields = ["agent", "model", "owner"]
     readonly_fields = ["owner_key", "settings_hash"]

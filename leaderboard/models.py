@@ -93,6 +93,11 @@ class Competition(models.Model):
     )
     # The public prepared data a sandbox mounts (train/test/sample submission); never the private answers.
     public_data_dir = models.CharField(max_length=1000, blank=True)
+    # Raised by a maintainer when what a run is graded on changes (a leaky split fixed, answers
+    # corrected): each run records the version it was graded on, and results of different versions
+    # never share a leaderboard row (leaderboard.trust.versions; CompetitionVersion keeps the history).
+    version = models.PositiveIntegerField(default=1)
+    known_issues = models.TextField(blank=True, help_text="Markdown: what is known to be wrong with this competition")
     imported_at = models.DateTimeField(auto_now=True)
 
     objects = CompetitionQuerySet.as_manager()
@@ -138,6 +143,23 @@ class Competition(models.Model):
         self.n_teams, self.is_lower_better = t.n_teams, t.is_lower_better
         self.gold_threshold, self.silver_threshold = t.gold, t.silver
         self.bronze_threshold, self.median_threshold = t.bronze, t.median
+
+
+class CompetitionVersion(models.Model):
+    """One version of a competition after the first: why it changed, when and by whom."""
+
+    competition = models.ForeignKey(Competition, on_delete=models.CASCADE, related_name="versions")
+    version = models.PositiveIntegerField()
+    note = models.TextField(help_text="What changed, e.g. the leaky split that was fixed")
+    created_by = models.ForeignKey(USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="+")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["competition", "version"]
+        constraints = [models.UniqueConstraint(fields=["competition", "version"], name="unique_competition_version")]
+
+    def __str__(self) -> str:
+        return f"{self.competition_id} v{self.version}"
 
 
 class CompetitionAnswers(models.Model):
@@ -218,20 +240,47 @@ class ExperimentQuerySet(models.QuerySet):
         return self.filter(models.Exists(Run.objects.visible_to(user).filter(experiment=models.OuterRef("pk"))))
 
 
+class Disclosure(models.TextChoices):
+    """A yes/no an experiment discloses; "" is not disclosed, never taken as either."""
+
+    YES = "yes", "yes"
+    NO = "no", "no"
+    UNKNOWN = "", "not disclosed"
+
+
 class Experiment(models.Model):
-    """One configuration that runs are seeds of: agent x model x hardware x time limit x settings,
-    of one owner (a user or a team; none for catalogue, demo and published results)."""
+    """One configuration that runs are seeds of: agent x model x hardware x time limit x settings x
+    internet and test-set signal used, of one owner (a user or a team; none for catalogue, demo and
+    published results). leaderboard.trust.disclosures reads and fills the disclosure fields."""
+
+    class DisclosedBy(models.TextChoices):
+        RUNNER = "runner", "recorded by a Medalboard runner"
+        UPLOADER = "uploader", "stated by the uploader"
+        UNKNOWN = "", "not disclosed"
 
     agent = models.ForeignKey(Agent, on_delete=models.PROTECT, related_name="experiments")
     model = models.ForeignKey(LanguageModel, on_delete=models.PROTECT, related_name="experiments")
     hardware = models.CharField(max_length=200, blank=True, help_text="e.g. '1x A10 24GB, 36 vCPU, 440 GB'")
     gpu_type = models.CharField(max_length=100, blank=True)
-    gpu_count = models.PositiveIntegerField(default=0)
+    # None: not disclosed (an upload that states no GPUs); 0: stated or recorded as none.
+    gpu_count = models.PositiveIntegerField(default=0, null=True, blank=True)
     cpu_count = models.PositiveIntegerField(null=True, blank=True)
     memory_gb = models.FloatField(null=True, blank=True)
     time_limit_hours = models.FloatField(null=True, blank=True)
     settings = models.JSONField(default=dict, blank=True)
     settings_hash = models.CharField(max_length=64, blank=True, help_text="sha256 of the canonical settings JSON")
+    # Disclosures (MLE-bench's maintainers ask for them): internet and test-set signal change what a
+    # result means, so they are part of the configuration; links and leakage annotate it.
+    internet = models.CharField(max_length=3, choices=Disclosure.choices, default="", blank=True,
+                                help_text="External knowledge or internet used by the agent")
+    test_signal = models.CharField(max_length=3, choices=Disclosure.choices, default="", blank=True,
+                                   help_text="Any signal from the test set (scores, labels) reached the agent")
+    disclosed_by = models.CharField(max_length=10, choices=DisclosedBy.choices, default="", blank=True,
+                                    help_text="Who gave the hardware and internet fields")
+    source_url = models.URLField(max_length=500, blank=True, help_text="The agent's source code")
+    report_url = models.URLField(max_length=500, blank=True, help_text="A tech report or paper")
+    known_leakage = models.BooleanField(default=False, help_text="Known leakage of test information")
+    leakage_note = models.TextField(blank=True, help_text="What leaked, and how it is known")
     name = models.CharField(max_length=300, blank=True)
     owner = models.ForeignKey(USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
                               related_name="experiments")
@@ -251,7 +300,8 @@ class Experiment(models.Model):
         ordering = ["agent__name", "model__name"]
         constraints = [
             models.UniqueConstraint(  # a reproduction shares its original's configuration
-                fields=["agent", "model", "hardware", "time_limit_hours", "settings_hash", "owner_key"],
+                fields=["agent", "model", "hardware", "time_limit_hours", "settings_hash", "internet", "test_signal",
+                        "owner_key"],
                 condition=models.Q(reproduces__isnull=True), name="unique_experiment_configuration_per_owner",
             ),
             models.CheckConstraint(
@@ -267,6 +317,17 @@ class Experiment(models.Model):
         if self.team_id is not None or self.owner_id is not None:
             self.owner_key = owner_key(self.team or self.owner)
         super().save(*args, **kwargs)
+
+    def disclosures(self) -> dict:
+        """What the experiment discloses, as the API and CSV give it: "not disclosed" (or null for a
+        number) where nobody said, never a guess."""
+        return {
+            "gpu_count": self.gpu_count, "gpu_type": self.gpu_type, "cpu_count": self.cpu_count,
+            "memory_gb": self.memory_gb, "internet": self.get_internet_display(),
+            "test_signal": self.get_test_signal_display(), "disclosed_by": self.get_disclosed_by_display(),
+            "source_url": self.source_url, "report_url": self.report_url,
+            "known_leakage": self.known_leakage, "leakage_note": self.leakage_note,
+        }
 
     @property
     def owner_label(self) -> str:
@@ -308,6 +369,9 @@ class RunQuerySet(models.QuerySet):
                 "cost_usd", "tokens_in", "tokens_out", "created_at", "is_demo",
                 "experiment__id", "experiment__name", "experiment__hardware", "experiment__gpu_type",
                 "experiment__gpu_count", "experiment__time_limit_hours", "experiment__agent_id",
+                "experiment__cpu_count", "experiment__memory_gb", "experiment__internet", "experiment__test_signal",
+                "experiment__disclosed_by", "experiment__source_url", "experiment__report_url",
+                "experiment__known_leakage", "experiment__leakage_note", "competition_version",
                 "experiment__model_id", "experiment__agent__id", "experiment__agent__name",
                 "experiment__agent__version", "experiment__model__id", "experiment__model__name",
                 "experiment__owner_id", "experiment__team_id", "experiment__owner_key",
@@ -434,6 +498,9 @@ class Run(MedalFlags):
         Competition, on_delete=models.PROTECT, related_name="runs", null=True, blank=True
     )
     task_name = models.CharField(max_length=300, blank=True, help_text="The task as the log names it")
+    # The competition's version when the run was graded (or its score taken): a leaderboard row never
+    # mixes versions (leaderboard.analysis.aggregates).
+    competition_version = models.PositiveIntegerField(default=1)
     seed = models.IntegerField(default=0)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="runs"

@@ -75,7 +75,7 @@ def create_job(
     sealed = _seal(definition, env or {})
     with transaction.atomic():
         experiment = experiment or _experiment(user, definition, model, settings, gpus, gpu_type, cpus, memory_gb,
-                                               time_limit_minutes)
+                                               time_limit_minutes, network)
         job = Job.objects.create(
             experiment=experiment,
             agent=definition, model_name=model.strip(), settings=settings or {}, split=split or "", seeds=seeds,
@@ -258,13 +258,13 @@ def _seal(definition: AgentDefinition, env: dict[str, str]) -> str:
         raise JobError(f"secrets cannot be stored on this site: {exc}") from None
 
 
-def _experiment(user, definition, model, experiment_settings, gpus, gpu_type, cpus, memory_gb, minutes):
+def _experiment(user, definition, model, experiment_settings, gpus, gpu_type, cpus, memory_gb, minutes, network):
     from leaderboard.runs.job_runs import experiment_for
 
     return experiment_for(
         owner=user, agent_name=definition.name, model_name=model.strip() or NO_MODEL, gpu_type=gpu_type.strip(),
         gpu_count=gpus, cpu_count=math.ceil(cpus), memory_gb=memory_gb, time_limit_hours=minutes / 60,
-        experiment_settings=experiment_settings,
+        experiment_settings=experiment_settings, network=network,
     )
 
 

@@ -375,6 +375,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The disclosure fields and filters share their choices (leaderboard.api.runs): one name each.
+    "ENUM_NAME_OVERRIDES": {"DisclosureEnum": ["yes", "no"], "DisclosureFilterEnum": ["yes", "no", "unknown"]},
 }
 
 if not DEBUG:

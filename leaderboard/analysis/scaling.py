@@ -286,11 +286,11 @@ def pass_at_k_curve(selection: Selection, *, pad: bool = False) -> dict:
 def hardware_key(experiment: Experiment) -> tuple:
     """Experiments with the same key differ only in hardware."""
     return (experiment.agent_id, experiment.model_id, experiment.time_limit_hours, experiment.settings_hash,
-            experiment.owner_key)
+            experiment.internet, experiment.test_signal, experiment.owner_key)
 
 
 def hardware_order(experiment: Experiment) -> tuple:
-    return (experiment.gpu_count, experiment.gpu_type.lower(), experiment.cpu_count or 0,
+    return (experiment.gpu_count or 0, experiment.gpu_type.lower(), experiment.cpu_count or 0,
             experiment.memory_gb or 0.0, experiment.pk)
 
 

@@ -21,8 +21,9 @@ from dataclasses import dataclass, field
 
 from django.db.models import Q
 
+from leaderboard.analysis import versions as competition_versions
 from leaderboard.analysis.aggregates.maintenance import microseconds
-from leaderboard.models import Experiment, LeaderboardKind, Run, Split
+from leaderboard.models import Competition, Disclosure, Experiment, LeaderboardKind, Run, Split
 
 SPLIT_ALIASES = {"lite": "low", "all": "split75"}
 METRICS = {
@@ -89,6 +90,8 @@ class ExperimentStats:
     tokens: float | None = None  # mean tokens in + out per counted run, where known
     verified: bool = False  # every counted run (or, with none counted yet, every run) was graded here
     demo: bool = False  # some of those runs were scored against seed_demo's synthetic answers
+    versions: str = ""  # the competition versions its runs were graded on (analysis.versions.signature)
+    versions_label: str = ""  # the same in words, for the split ("spaceship-titanic v2"; "" all version 1)
 
     @property
     def n_seeds(self) -> int:
@@ -109,6 +112,7 @@ class ExperimentStats:
             "n_runs_in_split": self.n_runs_in_split,
             "n_competitions": self.n_competitions,
             "verification": "verified" if self.verified else "self_reported", "demo": self.demo,
+            "competition_versions": self.versions_label, **e.disclosures(),
         }
         for key, estimate in self.metrics.items():
             row[f"{key}_pct"], row[f"{key}_sem"] = _round(estimate.mean), _round(estimate.sem)
@@ -153,9 +157,48 @@ def experiment_stats(
     experiment: Experiment, runs: Iterable[Run], competition_ids: set[int], *, pad: bool = False,
     ks: Sequence[int] = (1,),
 ) -> ExperimentStats:
+    """The statistics of the experiment's runs on a split, the latest run of each competition and seed
+    counting whatever its version (see experiment_stats_by_version for the leaderboard's rows)."""
     grid = latest_per_seed(r for r in runs if r.competition_id in competition_ids)
+    return grid_stats(experiment, grid, competition_ids, pad=pad, ks=ks)
+
+
+def experiment_stats_by_version(
+    experiment: Experiment, runs: Iterable[Run], competition_ids: set[int], *, pad: bool = False,
+    ks: Sequence[int] = (1,),
+) -> list[ExperimentStats]:
+    """One ExperimentStats per version signature of the runs (leaderboard.analysis.versions), each from
+    its own seeds' runs only: results on different versions of a competition are never averaged."""
+    return [row for _, row in _keyed_by_version(experiment, runs, competition_ids, pad=pad, ks=ks)]
+
+
+def _keyed_by_version(
+    experiment: Experiment, runs: Iterable[Run], competition_ids: set[int], *, pad: bool, ks: Sequence[int],
+) -> list[tuple[tuple, ExperimentStats]]:
+    """experiment_stats_by_version's rows, each with the (microseconds, id) of the run that first gave
+    one of its seeds its signature (the leaderboard's order before sorting)."""
+    states: dict[int, competition_versions.SeedStates] = defaultdict(competition_versions.SeedStates)
+    for run in runs:
+        if run.competition_id in competition_ids:
+            states[run.seed].add(run)
+    grids: dict[str, dict[int, dict[int, Run]]] = defaultdict(dict)
+    firsts: dict[str, list[tuple]] = defaultdict(list)
+    for seed, seed_states in states.items():
+        for signature, by_competition in seed_states.states.items():
+            grids[signature][seed] = by_competition
+            first = seed_states.firsts[signature]
+            firsts[signature].append((microseconds(first.created_at), first.pk))
+    return [(min(firsts[signature]), grid_stats(experiment, grid, competition_ids, pad=pad, ks=ks, versions=signature))
+            for signature, grid in grids.items()]
+
+
+def grid_stats(
+    experiment: Experiment, grid: dict[int, dict[int, Run]], competition_ids: set[int], *, pad: bool,
+    ks: Sequence[int], versions: str = "",
+) -> ExperimentStats:
+    """The statistics of a seed -> competition -> run grid (latest_per_seed's, restricted to the split)."""
     n = len(competition_ids)
-    stats = ExperimentStats(experiment=experiment, n_competitions=n)
+    stats = ExperimentStats(experiment=experiment, n_competitions=n, versions=versions)
     stats.seeds, stats.incomplete_seeds = counted_seeds(grid, n, pad=pad)
     counted = [run for seed in stats.seeds for run in grid[seed].values()]
     for metric in METRICS:
@@ -212,6 +255,11 @@ class LeaderboardFilters:
     model: str = ""
     hardware: str = ""
     verified_only: bool = False
+    # Disclosures: "yes", "no" or "unknown" (not disclosed) for internet and test-set signal; "yes" or
+    # "no" for known leakage; "" for any.
+    internet: str = ""
+    test_signal: str = ""
+    leakage: str = ""
 
 
 # A reproduction is evidence about an entry, shown on the entry's page (leaderboard.trust.reproductions),
@@ -238,7 +286,8 @@ def leaderboard(
         runs = filter_runs(Run.objects.visible_to(user).for_leaderboard().filter(ENTRIES), filters).filter(
             experiment_id__in=own)
         keyed += stats_from_runs(runs, competition_ids, pad=pad, ks=ks)
-    return split, sort_rows([row for _, row in sorted(keyed, key=lambda pair: pair[0])], "-any_medal")
+    rows = [row for _, row in sorted(keyed, key=lambda pair: pair[0])]
+    return split, sort_rows(label_versions(rows, split), "-any_medal")
 
 
 def leaderboard_from_runs(
@@ -248,28 +297,39 @@ def leaderboard_from_runs(
     """The reference for `leaderboard`: the same rows computed from every visible graded run."""
     split, competition_ids = _split_competitions(split_slug)
     runs = filter_runs(Run.objects.visible_to(user).for_leaderboard().filter(ENTRIES), filters or LeaderboardFilters())
-    return split, sort_rows([row for _, row in stats_from_runs(runs, competition_ids, pad=pad, ks=ks)], "-any_medal")
+    rows = [row for _, row in sorted(stats_from_runs(runs, competition_ids, pad=pad, ks=ks), key=lambda pair: pair[0])]
+    return split, sort_rows(label_versions(rows, split), "-any_medal")
 
 
 def _split_competitions(split_slug: str) -> tuple[Split, set[int]]:
     split = resolve_split(split_slug)
-    kinds = dict(split.competitions.values_list("id", "leaderboard_kind"))
-    split.n_competitions = len(kinds)
-    split.n_reference = sum(kind == LeaderboardKind.REFERENCE for kind in kinds.values())
-    return split, set(kinds)
+    found = split.competitions.values_list("id", "leaderboard_kind", "slug", "version")
+    split.n_competitions = split.n_reference = 0
+    split.slugs, split.current_versions = {}, {}
+    for competition_id, kind, slug, version in found:
+        split.n_competitions += 1
+        split.n_reference += kind == LeaderboardKind.REFERENCE
+        split.slugs[competition_id], split.current_versions[competition_id] = slug, version
+    return split, set(split.slugs)
+
+
+def label_versions(rows: list[ExperimentStats], split: Split) -> list[ExperimentStats]:
+    """Each row says which versions of the split's competitions it used, where any changed."""
+    for row in rows:
+        row.versions_label = competition_versions.label(row.versions, split.slugs, split.current_versions)
+    return rows
 
 
 def stats_from_runs(
     runs, competition_ids: set[int], *, pad: bool, ks: Sequence[int],
 ) -> list[tuple[tuple, ExperimentStats]]:
-    """(the experiment's first run as (microseconds, id), its statistics) per experiment of `runs`
-    (for_leaderboard's, oldest first), in the order of their first run."""
+    """(the row's first run as (microseconds, id), its statistics) per experiment of `runs`
+    (for_leaderboard's, oldest first) and version signature, in the order of their first run."""
     by_experiment: dict[int, list[Run]] = defaultdict(list)
     for run in runs.filter(competition_id__in=competition_ids):
         by_experiment[run.experiment_id].append(run)
-    return [((microseconds(group[0].created_at), group[0].pk),
-             experiment_stats(group[-1].experiment, group, competition_ids, pad=pad, ks=ks))
-            for group in by_experiment.values()]
+    return [keyed for group in by_experiment.values()
+            for keyed in _keyed_by_version(group[-1].experiment, group, competition_ids, pad=pad, ks=ks)]
 
 
 def experiment_filter(filters: LeaderboardFilters) -> Q:
@@ -281,7 +341,16 @@ def experiment_filter(filters: LeaderboardFilters) -> Q:
         q &= Q(experiment__model__name__icontains=filters.model)
     if filters.hardware:
         q &= Q(experiment__hardware__icontains=filters.hardware)
+    for name in ("internet", "test_signal"):
+        if value := getattr(filters, name):
+            q &= Q(**{f"experiment__{name}": DISCLOSURE_VALUES[value]})
+    if filters.leakage:
+        q &= Q(experiment__known_leakage=filters.leakage == "yes")
     return q
+
+
+# A disclosure filter's values, as the query string says them, and what the experiment stores.
+DISCLOSURE_VALUES = {"yes": Disclosure.YES, "no": Disclosure.NO, "unknown": Disclosure.UNKNOWN}
 
 
 def filter_runs(runs, filters: LeaderboardFilters):

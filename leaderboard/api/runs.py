@@ -61,7 +61,8 @@ class RunInputSerializer(serializers.Serializer):
     seed = serializers.IntegerField(min_value=0, max_value=INT32_MAX, default=0)
     hardware = serializers.CharField(max_length=200, required=False, allow_blank=True, default="")
     gpu_type = serializers.CharField(max_length=100, required=False, allow_blank=True, default="")
-    gpu_count = serializers.IntegerField(min_value=0, max_value=INT32_MAX, default=0)
+    gpu_count = serializers.IntegerField(min_value=0, max_value=INT32_MAX, required=False, allow_null=True,
+                                         default=None, help_text="Left out: not disclosed; 0: no GPU")
     cpu_count = serializers.IntegerField(min_value=0, max_value=INT32_MAX, required=False, allow_null=True,
                                          default=None)
     memory_gb = serializers.FloatField(min_value=0, max_value=MAX_MEMORY_GB, required=False, allow_null=True,
@@ -82,6 +83,15 @@ class RunInputSerializer(serializers.Serializer):
                                         help_text="A team you belong to: the run joins the team's experiment")
     score = serializers.FloatField(required=False, allow_null=True, default=None,
                                    help_text="Self-reported score, only when no submission is uploaded")
+    # Disclosures (leaderboard.trust.disclosures); what is left out shows as "not disclosed".
+    internet = serializers.ChoiceField(["yes", "no"], required=False, allow_blank=True, default="",
+                                       help_text="External knowledge or internet used by the agent")
+    test_signal = serializers.ChoiceField(["yes", "no"], required=False, allow_blank=True, default="",
+                                          help_text="Any signal from the test set (scores, labels) reached the agent")
+    source_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
+    report_url = serializers.URLField(max_length=500, required=False, allow_blank=True, default="")
+    known_leakage = serializers.BooleanField(default=False, help_text="Known leakage of test information")
+    leakage_note = serializers.CharField(max_length=10_000, required=False, allow_blank=True, default="")
 
     def validate_snapshots(self, files):
         try:
@@ -116,6 +126,25 @@ class RunFilterSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=Run.Status.choices, required=False, allow_blank=True)
 
 
+class DisclosuresSerializer(serializers.Serializer):
+    """What an experiment discloses (Experiment.disclosures): "not disclosed" or null where nobody said."""
+
+    gpu_count = serializers.IntegerField(allow_null=True)
+    gpu_type = serializers.CharField()
+    cpu_count = serializers.IntegerField(allow_null=True, help_text="vCPUs")
+    memory_gb = serializers.FloatField(allow_null=True, help_text="RAM")
+    internet = serializers.CharField(source="get_internet_display",
+                                     help_text="External knowledge or internet used: yes, no, not disclosed")
+    test_signal = serializers.CharField(source="get_test_signal_display",
+                                        help_text="Test-set signal reached the agent: yes, no, not disclosed")
+    disclosed_by = serializers.CharField(source="get_disclosed_by_display", help_text="recorded by a Medalboard "
+                                         "runner, stated by the uploader, or not disclosed")
+    source_url = serializers.CharField()
+    report_url = serializers.CharField()
+    known_leakage = serializers.BooleanField()
+    leakage_note = serializers.CharField()
+
+
 class ExperimentBriefSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     agent = serializers.CharField(source="agent.name")
@@ -125,12 +154,14 @@ class ExperimentBriefSerializer(serializers.Serializer):
     time_limit_hours = serializers.FloatField(allow_null=True)
     owner = serializers.CharField(source="owner_label", help_text="a user, 'team <name>', or empty "
                                   "(catalogue, demo and published data)")
+    disclosures = DisclosuresSerializer(source="*")
 
 
 class RunOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     competition = serializers.CharField(source="competition.slug", allow_null=True, default=None, read_only=True)
     task_name = serializers.CharField()
+    competition_version = serializers.IntegerField(help_text="The competition's version the run was graded on")
     experiment = ExperimentBriefSerializer()
     seed = serializers.IntegerField()
     owner = serializers.CharField(source="owner.username", allow_null=True, default=None)
@@ -186,11 +217,12 @@ class RunOutputSerializer(serializers.Serializer):
         competition, owner, e = run.competition, run.owner, run.experiment
         return {
             "id": run.pk, "competition": competition.slug if competition is not None else None,
-            "task_name": str(run.task_name),
+            "task_name": str(run.task_name), "competition_version": int(run.competition_version),
             "experiment": {
                 "id": e.pk, "agent": str(e.agent.name), "agent_version": str(e.agent.version),
                 "model": str(e.model.name), "hardware": str(e.hardware),
                 "time_limit_hours": _float(e.time_limit_hours), "owner": str(e.owner_label),
+                "disclosures": e.disclosures(),
             },
             "seed": int(run.seed), "owner": owner.username if owner is not None else None,
             "is_private": bool(run.is_private), "origin": str(run.origin), "verification": str(run.verification),
@@ -240,17 +272,21 @@ class QuotaSerializer(serializers.Serializer):
     resets_at = serializers.DateTimeField()
 
 
+DISCLOSURE_FIELDS = tuple(DisclosuresSerializer().fields)
+UPLOAD_DISCLOSURES = ("internet", "test_signal", "source_url", "report_url", "known_leakage", "leakage_note")
+
 # The columns a page of runs shows (RunOutputSerializer), of the run and what it joins: the rest (a
 # competition's description, grading reports, warnings, timelines) is never read for a page.
 PAGE_COLUMNS = (
-    "id", "competition_id", "task_name", "experiment_id", "seed", "owner_id", "is_private", "origin",
-    "verification", "is_demo", "status", "score", "submission_exists", "valid_submission", "any_medal",
+    "id", "competition_id", "task_name", "competition_version", "experiment_id", "seed", "owner_id", "is_private",
+    "origin", "verification", "is_demo", "status", "score", "submission_exists", "valid_submission", "any_medal",
     "gold_medal", "silver_medal", "bronze_medal", "above_median", "human_rank", "beats_human_pct",
     "grading_error", "n_steps", "trajectory_format", "cost_usd", "tokens_in", "tokens_out", "usage_metered",
     "created_at", "competition__id", "competition__slug", "owner__id", "owner__username", "failure_classes",
     "competition__kind", "competition__baseline_score", "competition__is_lower_better",
     "experiment__id", "experiment__agent_id", "experiment__model_id", "experiment__hardware",
     "experiment__time_limit_hours", "experiment__owner_id", "experiment__team_id", "experiment__owner_key",
+    *(f"experiment__{name}" for name in DISCLOSURE_FIELDS),
     "experiment__agent__id", "experiment__agent__name", "experiment__agent__version",
     "experiment__model__id", "experiment__model__name", "experiment__owner__id", "experiment__owner__username",
     "experiment__team__id", "experiment__team__name",
@@ -300,6 +336,7 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
             "gpu_count": v["gpu_count"], "cpu_count": v["cpu_count"], "memory_gb": v["memory_gb"],
             "time_limit_hours": v["time_limit_hours"], "notes": v["notes"], "is_private": v["is_private"],
             "self_reported_score": v["score"], "team": v["team"].pk if v["team"] else None,
+            "disclosures": {name: v[name] for name in UPLOAD_DISCLOSURES},
         }
         try:
             received = intake.receive(owner=request.user, metadata=metadata, submission=v["submission"],
@@ -400,6 +437,12 @@ class LeaderboardQuerySerializer(serializers.Serializer):
     verified = serializers.BooleanField(default=False)
     pad = serializers.BooleanField(default=False)
     sort = serializers.CharField(required=False, default="-any_medal", max_length=100)
+    internet = serializers.ChoiceField(["yes", "no", "unknown"], required=False, allow_blank=True, default="",
+                                       help_text="External knowledge or internet used (unknown: not disclosed)")
+    test_signal = serializers.ChoiceField(["yes", "no", "unknown"], required=False, allow_blank=True, default="",
+                                          help_text="Test-set signal used (unknown: not disclosed)")
+    leakage = serializers.ChoiceField(["yes", "no"], required=False, allow_blank=True, default="",
+                                      help_text="Marked with known leakage, or not")
 
 
 class LeaderboardRowSerializer(serializers.Serializer):
@@ -430,6 +473,20 @@ class LeaderboardRowSerializer(serializers.Serializer):
     pass_at_1_pct = serializers.FloatField(allow_null=True)
     cost_usd = serializers.FloatField(allow_null=True)
     tokens = serializers.FloatField(allow_null=True)
+    competition_versions = serializers.CharField(
+        help_text="The versions of the split's changed competitions this row's runs were graded on, e.g. "
+                  "'spaceship-titanic v2' (empty: none changed); rows of different versions are separate")
+    gpu_count = serializers.IntegerField(allow_null=True)
+    gpu_type = serializers.CharField()
+    cpu_count = serializers.IntegerField(allow_null=True)
+    memory_gb = serializers.FloatField(allow_null=True)
+    internet = serializers.CharField()
+    test_signal = serializers.CharField()
+    disclosed_by = serializers.CharField()
+    source_url = serializers.CharField()
+    report_url = serializers.CharField()
+    known_leakage = serializers.BooleanField()
+    leakage_note = serializers.CharField()
 
 
 def leaderboard_rows(params: dict, user) -> tuple[Split, list[dict]]:
@@ -443,7 +500,9 @@ def scoped_rows(params: dict, user, scope: tuple) -> tuple[Split, list[dict]]:
     """The rows for a viewer's scope (reading.viewer_scope's audience and own experiments)."""
     filters = stats.LeaderboardFilters(agent=params.get("agent", ""), model=params.get("model", ""),
                                        hardware=params.get("hardware", ""),
-                                       verified_only=bool(params.get("verified")))
+                                       verified_only=bool(params.get("verified")),
+                                       internet=params.get("internet", ""), test_signal=params.get("test_signal", ""),
+                                       leakage=params.get("leakage", ""))
     split, rows = stats.leaderboard(split_slug=params.get("split") or "lite", user=user, filters=filters,
                                     pad=bool(params.get("pad")), scope=scope)
     rows = stats.sort_rows(rows, params.get("sort") or "-any_medal")

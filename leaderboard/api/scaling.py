@@ -148,7 +148,7 @@ class HardwareExperimentSerializer(serializers.Serializer):
     experiment_id = serializers.IntegerField()
     hardware = serializers.CharField()
     gpu_type = serializers.CharField()
-    gpu_count = serializers.IntegerField()
+    gpu_count = serializers.IntegerField(allow_null=True, help_text="null: not disclosed")
     cpu_count = serializers.IntegerField(allow_null=True)
     memory_gb = serializers.FloatField(allow_null=True)
     n_seeds = serializers.IntegerField()

@@ -23,6 +23,7 @@ class CompetitionSerializer(serializers.ModelSerializer):
             "id", "name", "metric", "is_lower_better", "n_teams", "splits", "awards_medals",
             "has_human_baseline", "leaderboard_kind", "grading_available", "public_data_registered",
             "gold_threshold", "silver_threshold", "bronze_threshold", "median_threshold", "kind", "baseline_score",
+            "version", "known_issues",
         ]
         read_only_fields = fields
 
@@ -45,11 +46,19 @@ class ResearchTaskSerializer(serializers.Serializer):
         return sorted(task.read_only_files)
 
 
+class CompetitionVersionSerializer(serializers.Serializer):
+    version = serializers.IntegerField()
+    note = serializers.CharField(help_text="What changed")
+    created_at = serializers.DateTimeField()
+
+
 class CompetitionDetailSerializer(CompetitionSerializer):
     research = serializers.SerializerMethodField(help_text="research tasks: the starter and its baseline")
+    versions = CompetitionVersionSerializer(
+        many=True, read_only=True, help_text="The versions after the first, oldest first: what changed and when")
 
     class Meta(CompetitionSerializer.Meta):
-        fields = [*CompetitionSerializer.Meta.fields, "competition_type", "description", "research"]
+        fields = [*CompetitionSerializer.Meta.fields, "competition_type", "description", "research", "versions"]
         read_only_fields = fields
 
     @extend_schema_field(ResearchTaskSerializer(allow_null=True))

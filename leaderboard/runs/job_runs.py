@@ -24,6 +24,7 @@ from leaderboard.runs.experiments import get_or_create_experiment
 from leaderboard.runs.research import ResearchEvidence, record_research_result
 from leaderboard.runs.snapshots import SnapshotError
 from leaderboard.trajectories.importers.jsonl import header_line, step_line
+from leaderboard.trust import disclosures
 from leaderboard.trust.reproductions import may_reproduce
 
 __all__ = [
@@ -37,12 +38,15 @@ log = logging.getLogger(__name__)
 
 def experiment_for(*, owner, agent_name: str, model_name: str, gpu_type: str, gpu_count: int, cpu_count: int,
                    memory_gb: float | None, time_limit_hours: float,
-                   experiment_settings: dict[str, Any] | None) -> Experiment:
-    """The owner's experiment a job's runs join (its hardware described from the GPUs, CPUs and memory)."""
+                   experiment_settings: dict[str, Any] | None, network: str | None = None) -> Experiment:
+    """The owner's experiment a job's runs join: its hardware described from the GPUs, CPUs and memory
+    its sandboxes are limited to, and internet used exactly when they join an egress `network`, all
+    recorded as the runner's (leaderboard.trust.disclosures), not an uploader's statement."""
     return get_or_create_experiment(
         agent_name=agent_name, agent_version="", model_name=model_name, hardware="", gpu_type=gpu_type,
         gpu_count=gpu_count, cpu_count=cpu_count, memory_gb=memory_gb, time_limit_hours=time_limit_hours,
-        experiment_settings=experiment_settings, owner=owner,
+        experiment_settings=experiment_settings, owner=owner, disclosures=disclosures.for_job(network=network),
+        disclosed_by=Experiment.DisclosedBy.RUNNER,
     )
 
 

@@ -24,6 +24,7 @@ def set_outcome(run: Run, uploads: Sequence[Upload], score: float | None, report
         return
     if score is None and reported is None:
         run.status = Run.Status.GRADED
+        record_version(run)
         run.submission_exists = has_submission
         run.grading_report = {"note": "no submission to grade" if not has_submission
                               else "the task is not in the catalogue, so it cannot be graded here"}
@@ -42,10 +43,18 @@ def record_self_reported(run: Run, *, score: float | None, reported: dict[str, A
     run.valid_submission = bool(reported.get("valid_submission", False))
     competition = run.competition
     apply_medals(run, competition)
+    record_version(run)
     run.verification = Run.Verification.SELF_REPORTED
     run.status = Run.Status.GRADED
     run.grading_report = {"reported": reported, "medals_recomputed_here": True}
     run.save()
+
+
+def record_version(run: Run) -> None:
+    """The competition's version the run's score was taken on: the one loaded with the run, whose
+    answers the grader read (leaderboard.trust.versions)."""
+    if run.competition is not None:
+        run.competition_version = run.competition.version
 
 
 def apply_medals(run: Run, competition: Competition | None) -> None:
@@ -90,6 +99,7 @@ def copy_outcome(target, report, competition: Competition | None) -> bool:
 
 def store_report(run: Run, report) -> None:
     available = copy_outcome(run, report, run.competition)
+    record_version(run)
     run.status = Run.Status.GRADED if available else Run.Status.FAILED
     if getattr(report, "awaiting_answers", False):
         run.status = Run.Status.WAITING

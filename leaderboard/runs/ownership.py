@@ -48,7 +48,8 @@ def _twin(experiment: Experiment, owner) -> Experiment | None:
     return (Experiment.objects.select_for_update()
             .filter(agent=experiment.agent_id, model=experiment.model_id, hardware=experiment.hardware,
                     time_limit_hours=experiment.time_limit_hours, settings_hash=experiment.settings_hash,
-                    owner_key=owner_key(owner), reproduces=None)
+                    internet=experiment.internet, test_signal=experiment.test_signal, owner_key=owner_key(owner),
+                    reproduces=None)
             .exclude(pk=experiment.pk).first())
 
 

@@ -7,7 +7,8 @@ from django.db import transaction
 from leaderboard.models import Experiment, Team
 
 COPIED = ("agent", "model", "hardware", "gpu_type", "gpu_count", "cpu_count", "memory_gb", "time_limit_hours",
-          "settings", "settings_hash")
+          "settings", "settings_hash", "internet", "test_signal", "disclosed_by", "source_url", "report_url",
+          "known_leakage", "leakage_note")
 
 
 @transaction.atomic

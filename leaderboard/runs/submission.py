@@ -34,6 +34,7 @@ from leaderboard.runs.artifacts import (
 )
 from leaderboard.runs.experiments import get_or_create_experiment
 from leaderboard.runs.outcome import set_outcome
+from leaderboard.trust.disclosures import DisclosureError, Disclosures
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +48,7 @@ def submit_run(
     agent_version: str = "",
     hardware: str = "",
     gpu_type: str = "",
-    gpu_count: int = 0,
+    gpu_count: int | None = None,
     cpu_count: int | None = None,
     memory_gb: float | None = None,
     time_limit_hours: float | None = None,
@@ -67,6 +68,7 @@ def submit_run(
     reported: dict[str, Any] | None = None,
     team: Team | None = None,
     fence: Callable[[], None] | None = None,
+    disclosures: dict[str, Any] | None = None,
 ) -> Run:
     """Validate, store and register one run; grading is enqueued once the transaction commits.
 
@@ -81,6 +83,8 @@ def submit_run(
     `snapshot_files` are submission snapshots named `<elapsed-seconds>.csv` (leaderboard.runs.snapshots).
     `fence`, if given, runs last in the transaction that stores the run (it raises if the importing
     worker lost its claim: then nothing is kept).
+    `disclosures`: what the uploader states about the experiment (leaderboard.trust.disclosures.Disclosures
+    fields; the rest stays "not disclosed"); `gpu_count` None is not disclosed either.
     """
     agent_name, model_name, competition = agent_name.strip(), model_name.strip(), competition.strip()
     if not agent_name or not model_name:
@@ -89,6 +93,10 @@ def submit_run(
         raise UploadError("say which competition (or task) the run is for")
     if team is not None and not team.members.filter(pk=getattr(owner, "pk", None)).exists():
         raise UploadError(f"only members of the team {team.name!r} can upload its runs")
+    try:
+        stated = Disclosures.of(disclosures or {})
+    except DisclosureError as exc:
+        raise UploadError(str(exc)) from None
     with tempfile.TemporaryDirectory(prefix="medalboard-upload-") as scratch:
         snapshot_uploads = [Upload(Artifact.Kind.SNAPSHOT, snapshots.name_for(seconds), f) for seconds, f in
                             zip(_snapshot_times([f.name or "" for f in snapshot_files]), snapshot_files, strict=True)]
@@ -99,11 +107,13 @@ def submit_run(
         key = {
             "owner": getattr(owner, "pk", None), "competition": competition, "agent": agent_name,
             "agent_version": agent_version, "model": model_name, "hardware": hardware, "gpu_type": gpu_type,
-            "gpu_count": gpu_count, "time_limit_hours": time_limit_hours, "seed": seed,
+            "gpu_count": gpu_count or 0, "time_limit_hours": time_limit_hours, "seed": seed,
             "settings": experiment_settings or {}, "score": self_reported_score,
             "sample": getattr(getattr(parsed_trajectory, "meta", None), "sample_id", None),
             "team": getattr(team, "pk", None),
         }
+        if stated.stated():  # only then: the hashes of earlier uploads stay what they were
+            key["disclosures"] = stated.stated()
         content_hash = compute_content_hash(key, uploads)
         existing = Run.objects.filter(content_hash=content_hash).first()
         if existing is not None:
@@ -117,7 +127,7 @@ def submit_run(
                     agent_name=agent_name, agent_version=agent_version, model_name=model_name,
                     hardware=hardware, gpu_type=gpu_type, gpu_count=gpu_count, cpu_count=cpu_count,
                     memory_gb=memory_gb, time_limit_hours=time_limit_hours, experiment_settings=experiment_settings,
-                    owner=team or owner,
+                    owner=team or owner, disclosures=stated,
                 )
                 run = _create_run(
                     experiment=experiment, competition=Competition.objects.filter(slug=competition).first(),

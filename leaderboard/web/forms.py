@@ -1,7 +1,7 @@
 from django import forms
 from django.contrib.auth.forms import UserCreationForm
 
-from leaderboard.models import INT32_MAX, MAX_TIME_LIMIT_HOURS, Competition, Run, Team
+from leaderboard.models import INT32_MAX, MAX_MEMORY_GB, MAX_TIME_LIMIT_HOURS, Competition, Run, Team
 from leaderboard.runs import snapshots
 
 
@@ -21,6 +21,10 @@ class MultipleFileField(forms.FileField):
         return [single(data, initial)] if data else []
 
 
+YES_NO_CHOICES = [("", "not disclosed"), ("yes", "yes"), ("no", "no")]
+DISCLOSURE_FIELDS = ("internet", "test_signal", "source_url", "report_url", "known_leakage", "leakage_note")
+
+
 class UploadRunForm(forms.Form):
     competition = forms.ModelChoiceField(
         queryset=Competition.objects.all(), to_field_name="slug", required=False,
@@ -36,9 +40,21 @@ class UploadRunForm(forms.Form):
     seed = forms.IntegerField(initial=0, min_value=0, max_value=INT32_MAX)
     hardware = forms.CharField(max_length=200, required=False, help_text="e.g. 36 vCPU, 440 GB RAM")
     gpu_type = forms.CharField(max_length=100, required=False, label="GPU type")
-    gpu_count = forms.IntegerField(initial=0, min_value=0, max_value=INT32_MAX, label="GPU count")
+    gpu_count = forms.IntegerField(required=False, min_value=0, max_value=INT32_MAX, label="GPU count",
+                                   help_text="Empty: not disclosed; 0: no GPU")
+    cpu_count = forms.IntegerField(required=False, min_value=0, max_value=INT32_MAX, label="vCPUs")
+    memory_gb = forms.FloatField(required=False, min_value=0, max_value=MAX_MEMORY_GB, label="RAM (GB)")
     time_limit_hours = forms.FloatField(required=False, min_value=0, max_value=MAX_TIME_LIMIT_HOURS,
                                         label="Time limit (hours)")
+    # Disclosures (leaderboard.trust.disclosures): what is left empty shows as "not disclosed".
+    internet = forms.ChoiceField(choices=YES_NO_CHOICES, required=False, label="Internet or external knowledge used")
+    test_signal = forms.ChoiceField(choices=YES_NO_CHOICES, required=False, label="Test-set signal used",
+                                    help_text="Did any score or label of the test set reach the agent?")
+    source_url = forms.URLField(max_length=500, required=False, label="Source code link", assume_scheme="https")
+    report_url = forms.URLField(max_length=500, required=False, label="Tech report link", assume_scheme="https")
+    known_leakage = forms.BooleanField(required=False, label="Known leakage")
+    leakage_note = forms.CharField(widget=forms.Textarea(attrs={"rows": 2}), required=False, max_length=10_000,
+                                   label="What leaked")
     submission = forms.FileField(
         required=False,
         help_text="submission.csv, or a .zip/.tar.gz of the run folder (submission/, logs/, code/)",

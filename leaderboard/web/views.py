@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
 from leaderboard.analysis import page_cache, paired, stats
+from leaderboard.analysis import versions as competition_versions
 from leaderboard.api.intakes import visible_intake
 from leaderboard.api.runs import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv, scoped_rows
 from leaderboard.competitions import humans, published
@@ -21,6 +22,7 @@ from leaderboard.grading import format_check, grader_for, grading_available
 from leaderboard.models import Competition, Experiment, Run, RunIntake, Split
 from leaderboard.runs import artifacts, intake, quotas
 from leaderboard.runs import submission as services
+from leaderboard.trust import versions
 from leaderboard.web import reproductions, research, runs_index, static_export
 from leaderboard.web.charts import (
     add_run_marks,
@@ -29,7 +31,7 @@ from leaderboard.web.charts import (
     human_leaderboard_figure,
     pass_at_k_figure,
 )
-from leaderboard.web.forms import RunEditForm, SignupForm, UploadRunForm
+from leaderboard.web.forms import DISCLOSURE_FIELDS, RunEditForm, SignupForm, UploadRunForm
 
 
 def competition_list(request):
@@ -72,6 +74,7 @@ def competition_detail(request, slug: str):
         "thresholds": thresholds,
         "figure": figure,
         "n_marks": len(marks),
+        "versions": versions.history(competition),
     })
 
 
@@ -131,9 +134,10 @@ def _upload_fields(data: dict) -> dict:
             "competition": data["competition"].slug if data["competition"] else data["task"].strip(),
             "agent_name": data["agent"], "agent_version": data["agent_version"], "model_name": data["model"],
             "seed": data["seed"], "hardware": data["hardware"], "gpu_type": data["gpu_type"],
-            "gpu_count": data["gpu_count"] or 0, "time_limit_hours": data["time_limit_hours"],
-            "notes": data["notes"], "is_private": data["is_private"],
+            "gpu_count": data["gpu_count"], "cpu_count": data["cpu_count"], "memory_gb": data["memory_gb"],
+            "time_limit_hours": data["time_limit_hours"], "notes": data["notes"], "is_private": data["is_private"],
             "team": data["team"].pk if data.get("team") else None,
+            "disclosures": {name: data[name] for name in DISCLOSURE_FIELDS},
         },
     }
 
@@ -262,6 +266,8 @@ def _board(params: dict, request, scope: tuple) -> dict:
         "rows": rows, "split": split, "params": board_params, "split_choices": stats.split_choices(),
         "has_demo": any(row["demo"] for row in rows), "cost_figure": cost_figure, "metrics": stats.METRICS,
         "query_string": request.GET.urlencode(), "opened_from": opened_from,
+        "disclosure_filters": [(name, label, board_params.get(name, ""), choices)
+                               for name, label, choices in DISCLOSURE_FILTERS],
     })
     column = published.split_column(params["split"])
     published_html = render_to_string("leaderboard/_published.html", {
@@ -271,6 +277,12 @@ def _board(params: dict, request, scope: tuple) -> dict:
     })
     return {"html": str(html), "published_html": str(published_html), "split": split,
             "has_chart": cost_figure is not None}
+
+
+YES_NO_UNKNOWN = [("yes", "yes"), ("no", "no"), ("unknown", "not disclosed")]
+# The leaderboard's disclosure filters: query parameter, label, choices (stats.LeaderboardFilters).
+DISCLOSURE_FILTERS = [("internet", "Internet", YES_NO_UNKNOWN), ("test_signal", "Test signal", YES_NO_UNKNOWN),
+                      ("leakage", "Known leakage", [("yes", "yes"), ("no", "no")])]
 
 
 def _opening_board(params: dict, request, scope: tuple) -> tuple[dict, Split, list[dict], Split | None]:
@@ -307,10 +319,9 @@ def experiment_detail(request, pk: int):
               .distinct().prefetch_related("competitions"))
     finished = [r for r in runs if r.status == Run.Status.GRADED]  # see RunQuerySet.for_leaderboard
     ks = tuple(range(1, max(3, len({r.seed for r in finished})) + 1))
-    summaries = [(split, stats.experiment_stats(experiment, finished, {c.pk for c in split.competitions.all()},
-                                                ks=ks))
-                 for split in splits]
-    curves = {split.name: [(k, v) for k, v in s.pass_at.items() if v is not None] for split, s in summaries}
+    summaries = [(split, summary) for split in splits for summary in _by_version(experiment, finished, split, ks)]
+    curves = {f"{split.name} {s.versions_label}".strip(): [(k, v) for k, v in s.pass_at.items() if v is not None]
+              for split, s in summaries}
     curves = {name: points for name, points in curves.items() if len(points) > 1}
     grid = stats.latest_per_seed(runs)
     seeds = sorted(grid)
@@ -326,12 +337,23 @@ def experiment_detail(request, pk: int):
         "experiment": experiment, "summaries": summaries, "seeds": seeds, "rows": rows,
         "has_demo_runs": any(r.is_demo for r in runs), "n_value_columns": len(stats.METRICS) + len(ks),
         "research": research, "metrics": stats.METRICS, "n_runs": len(runs), "ks": ks,
+        "disclosures": experiment.disclosures(),
         "pass_at_k_figure": pass_at_k_figure(curves) if curves else None,
         "beaten_figure": beaten_share_figure(shares) if (shares := humans.beaten_shares(runs)) else None,
         "others": Experiment.objects.visible_to(request.user).exclude(pk=experiment.pk)
         .select_related("agent", "model", "owner", "team"),
         "split_choices": stats.split_choices(), **reproductions.context(experiment, runs, request.user),
     }, f"medalboard-experiment-{experiment.pk}.html")
+
+
+def _by_version(experiment: Experiment, runs: list[Run], split: Split, ks: tuple) -> list[stats.ExperimentStats]:
+    """The experiment's statistics on a split, one per version of its competitions the runs were graded on."""
+    competitions = split.competitions.all()
+    found = stats.experiment_stats_by_version(experiment, runs, {c.pk for c in competitions}, ks=ks)
+    slugs, current = {c.pk: c.slug for c in competitions}, {c.pk: c.version for c in competitions}
+    for summary in found:
+        summary.versions_label = competition_versions.label(summary.versions, slugs, current)
+    return found or [stats.experiment_stats(experiment, [], set(slugs), ks=ks)]
 
 
 def compare_experiments(request):

@@ -17,8 +17,10 @@ from datetime import UTC, datetime, timedelta
 from typing import NamedTuple
 
 from django.db import transaction
+from django.db.models import Value
 
 from leaderboard.analysis.aggregates.models import Audience, SeedAggregate
+from leaderboard.analysis.versions import SeedStates
 
 BATCH = 2000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -27,7 +29,7 @@ GRADED, VERIFIED = "graded", "verified"  # Run.Status.GRADED, Run.Verification.V
 # What a run contributes; a change to any of these (or to its status) can change the aggregates.
 COUNTED_FIELDS = frozenset({
     "experiment", "experiment_id", "competition", "competition_id", "seed", "status", "is_private",
-    "verification", *FLAGS, "cost_usd", "tokens_in", "tokens_out", "is_demo", "created_at",
+    "verification", *FLAGS, "cost_usd", "tokens_in", "tokens_out", "is_demo", "created_at", "competition_version",
 })
 
 
@@ -37,6 +39,7 @@ class RunRow(NamedTuple):
     experiment_id: int
     seed: int
     competition_id: int
+    competition_version: int
     is_private: bool
     verification: str
     gold_medal: bool
@@ -98,41 +101,41 @@ def split_membership_changed(competition_ids: Iterable[int]) -> None:
 
 
 def compute(runs, membership_model, aggregate_model=SeedAggregate) -> list[SeedAggregate]:
-    """The rows of the GRADED runs among `runs`: per audience, the latest run (by created_at, id) of
-    each experiment, seed and competition, tallied into every split that holds the competition."""
+    """The rows of the GRADED runs among `runs`: per audience and split, the latest run (by created_at,
+    id) of each experiment, seed and competition, summed up; one row per version signature of the
+    seed (leaderboard.analysis.versions), so versions of a competition are never counted together."""
     splits_of: dict[int, list[int]] = defaultdict(list)
     for competition_id, split_id in membership_model.objects.values_list("competition_id", "split_id"):
         splits_of[competition_id].append(split_id)
-    latest: dict[tuple, dict[int, RunRow]] = defaultdict(dict)  # (experiment, seed, audience) -> competition -> run
-    first: dict[tuple, RunRow] = {}
-    graded = runs.filter(status=GRADED, competition_id__in=list(splits_of)).order_by("created_at", "id")
+    states: dict[tuple, SeedStates] = defaultdict(SeedStates)  # (experiment, seed, audience, split)
+    graded = _versioned(runs.filter(status=GRADED, competition_id__in=list(splits_of)).order_by("created_at", "id"))
     for values in graded.values_list(*RunRow._fields).iterator(chunk_size=BATCH):
         run = RunRow(*values)
         for audience in audiences(run):
-            latest[(run.experiment_id, run.seed, audience)][run.competition_id] = run
             for split_id in splits_of[run.competition_id]:
-                first.setdefault((run.experiment_id, split_id, run.seed, audience), run)
+                states[(run.experiment_id, run.seed, audience, split_id)].add(run)
     # Audiences often count the very same runs (no private ones, all verified): sum those up once.
-    sums: dict[tuple, dict[int, dict]] = {}
+    sums: dict[tuple, dict] = {}
     rows = []
-    for (experiment_id, seed, audience), by_competition in latest.items():
-        same = (experiment_id, seed, *(run.id for run in by_competition.values()))
-        if same not in sums:
-            sums[same] = {split_id: _sums(runs) for split_id, runs in _per_split(by_competition, splits_of).items()}
-        for split_id, values in sums[same].items():
-            earliest = first[(experiment_id, split_id, seed, audience)]
+    for (experiment_id, seed, audience, split_id), seed_states in states.items():
+        for versions, by_competition in seed_states.states.items():
+            counted = list(by_competition.values())
+            same = (split_id, *(run.id for run in counted))
+            if same not in sums:
+                sums[same] = _sums(counted)
+            earliest = seed_states.firsts[versions]
+            keyed = {"versions": versions} if versions else {}  # an older migration's model has none
             rows.append(aggregate_model(
-                experiment_id=experiment_id, split_id=split_id, seed=seed, audience=audience, **values,
-                first_run_at_us=microseconds(earliest.created_at), first_run_id=earliest.id))
+                experiment_id=experiment_id, split_id=split_id, seed=seed, audience=audience, **keyed,
+                **sums[same], first_run_at_us=microseconds(earliest.created_at), first_run_id=earliest.id))
     return rows
 
 
-def _per_split(by_competition: dict[int, RunRow], splits_of: dict[int, list[int]]) -> dict[int, list[RunRow]]:
-    per_split: dict[int, list[RunRow]] = defaultdict(list)
-    for competition_id, run in by_competition.items():
-        for split_id in splits_of[competition_id]:
-            per_split[split_id].append(run)
-    return per_split
+def _versioned(runs):
+    """The runs with their competition version; inside a migration older than the field, every run's is 1."""
+    if any(f.name == "competition_version" for f in runs.model._meta.get_fields()):
+        return runs
+    return runs.annotate(competition_version=Value(1))
 
 
 def _sums(runs: list[RunRow]) -> dict:

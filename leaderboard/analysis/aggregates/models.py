@@ -28,6 +28,9 @@ class SeedAggregate(models.Model):
     split = models.ForeignKey("leaderboard.Split", on_delete=models.CASCADE, related_name="+")
     seed = models.IntegerField()
     audience = models.CharField(max_length=20, choices=Audience.choices)
+    # The competition versions its runs were graded on (leaderboard.analysis.versions.signature; "" when
+    # all are version 1): a version change gives the seed a row per version, never one mixing them.
+    versions = models.TextField(default="", blank=True)
     competitions = models.PositiveIntegerField(help_text="Competitions of the split with a run")
     gold_medal = models.PositiveIntegerField(default=0)
     silver_medal = models.PositiveIntegerField(default=0)
@@ -52,12 +55,14 @@ class SeedAggregate(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["experiment", "split", "seed", "audience"], name="unique_seed_aggregate"),
+            models.UniqueConstraint(fields=["experiment", "split", "seed", "audience", "versions"],
+                                    name="unique_seed_aggregate"),
         ]
         indexes = [models.Index(fields=["split", "audience"], name="seed_aggregate_read")]
 
     def __str__(self) -> str:
-        return f"{self.experiment_id} / {self.split_id} / seed {self.seed} ({self.audience})"
+        versions = f", versions {self.versions}" if self.versions else ""
+        return f"{self.experiment_id} / {self.split_id} / seed {self.seed} ({self.audience}{versions})"
 
 
 class LeaderboardVersion(models.Model):

@@ -23,6 +23,7 @@ from leaderboard.models import Experiment, Run, Split
 
 class SeedRow(NamedTuple):
     experiment_id: int
+    versions: str
     seed: int
     competitions: int
     gold_medal: int
@@ -58,27 +59,29 @@ def stats_from_aggregates(
     *, split: Split, competition_ids: set[int], audience: Audience, experiments: Q, exclude: set[int],
     pad: bool, ks: Sequence[int],
 ) -> list[tuple[tuple, stats.ExperimentStats]]:
-    """(the experiment's first run as (microseconds, id), its statistics) per experiment, in 2 queries."""
+    """(the row's first run as (microseconds, id), its statistics) per experiment and version signature
+    (leaderboard.analysis.versions: a row never mixes versions of a competition), in 2 queries."""
     rows = SeedAggregate.objects.filter(experiments, split=split, audience=audience).exclude(experiment_id__in=exclude)
-    by_experiment: dict[int, dict[int, SeedRow]] = defaultdict(dict)
+    by_row: dict[tuple[int, str], dict[int, SeedRow]] = defaultdict(dict)
     for values in rows.values_list(*SeedRow._fields):
         row = SeedRow(*values)
-        by_experiment[row.experiment_id][row.seed] = row
-    found = Experiment.objects.select_related("agent", "model", "owner", "team").in_bulk(list(by_experiment))
+        by_row[(row.experiment_id, row.versions)][row.seed] = row
+    found = (Experiment.objects.select_related("agent", "model", "owner", "team")
+             .in_bulk(list({e for e, _ in by_row})))
     medal_keys = [str(c) for c in competition_ids]  # in the set's order, as stats.medal_counts goes
     return [(min((r.first_run_at_us, r.first_run_id) for r in seeds.values()),
-             experiment_stats(found[experiment_id], seeds, medal_keys, pad=pad, ks=ks))
-            for experiment_id, seeds in by_experiment.items()]
+             experiment_stats(found[experiment_id], seeds, medal_keys, pad=pad, ks=ks, versions=versions))
+            for (experiment_id, versions), seeds in by_row.items()]
 
 
 def experiment_stats(
     experiment: Experiment, by_seed: dict[int, SeedRow], competition_keys: list[str], *, pad: bool,
-    ks: Sequence[int],
+    ks: Sequence[int], versions: str = "",
 ) -> stats.ExperimentStats:
     """stats.experiment_stats, from an experiment's seed rows instead of its runs (`competition_keys`:
     the split's competition ids as text, in the order pass@k sums over them)."""
     n = len(competition_keys)
-    result = stats.ExperimentStats(experiment=experiment, n_competitions=n)
+    result = stats.ExperimentStats(experiment=experiment, n_competitions=n, versions=versions)
     result.seeds, result.incomplete_seeds = stats.split_seeds(
         {seed: row.competitions for seed, row in by_seed.items()}, n, pad=pad)
     counted = [by_seed[seed] for seed in result.seeds]

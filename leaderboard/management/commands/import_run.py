@@ -56,7 +56,20 @@ class Command(BaseCommand):
         parser.add_argument("--competition", help="Competition or task, when the path does not say")
         parser.add_argument("--split", help="Only import competitions of this split (lite, medium, high, all)")
         parser.add_argument("--hardware", default="")
+        parser.add_argument("--gpus", type=int, dest="gpu_count", help="GPU count (left out: not disclosed)")
+        parser.add_argument("--gpu-type", default="")
+        parser.add_argument("--cpus", type=int, dest="cpu_count", help="vCPUs (left out: not disclosed)")
+        parser.add_argument("--memory-gb", type=float, dest="memory_gb", help="RAM (left out: not disclosed)")
         parser.add_argument("--time-limit", type=float, dest="time_limit_hours")
+        # Disclosures (leaderboard.trust.disclosures): what is left out shows as "not disclosed".
+        parser.add_argument("--internet", choices=["yes", "no"], default="",
+                            help="External knowledge or internet used by the agent")
+        parser.add_argument("--test-signal", choices=["yes", "no"], default="",
+                            help="Any signal from the test set (scores, labels) reached the agent")
+        parser.add_argument("--source-url", default="", help="The agent's source code")
+        parser.add_argument("--report-url", default="", help="A tech report or paper")
+        parser.add_argument("--known-leakage", default="", metavar="NOTE",
+                            help="Mark the experiment with known leakage, saying what leaked")
         parser.add_argument("--notes", default="")
         parser.add_argument("--score", type=float, help="The run's final score as its own evaluation reported it "
                             "(self-reported; e.g. MLAgentBench's final_score for a research task's trace)")
@@ -107,7 +120,13 @@ class Command(BaseCommand):
             "agent_name": options["agent"] or "unknown agent", "model_name": options["model"] or "unknown model",
             "agent_version": options["agent_version"], "hardware": options["hardware"],
             "time_limit_hours": options["time_limit_hours"], "notes": options["notes"],
-            "is_private": options["private"], **planned.kwargs,
+            "is_private": options["private"], "gpu_count": options["gpu_count"], "gpu_type": options["gpu_type"],
+            "cpu_count": options["cpu_count"], "memory_gb": options["memory_gb"], "disclosures": {
+                "internet": options["internet"], "test_signal": options["test_signal"],
+                "source_url": options["source_url"], "report_url": options["report_url"],
+                "known_leakage": bool(options["known_leakage"]), "leakage_note": options["known_leakage"],
+            },
+            **planned.kwargs,
         }
         if options.get("score") is not None:
             kwargs["self_reported_score"] = options["score"]
