@@ -23,7 +23,7 @@ from django.db.models import Q
 
 from leaderboard.analysis import versions as competition_versions
 from leaderboard.analysis.aggregates.maintenance import microseconds
-from leaderboard.models import Competition, Disclosure, Experiment, LeaderboardKind, Run, Split
+from leaderboard.models import Disclosure, Experiment, LeaderboardKind, Run, Split
 
 SPLIT_ALIASES = {"lite": "low", "all": "split75"}
 METRICS = {
