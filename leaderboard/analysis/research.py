@@ -135,5 +135,5 @@ def research_runs(user):
     if not tasks:  # no query to build either (a third of a cached leaderboard page's time)
         return Run.objects.none()
     return (Run.objects.visible_to(user).for_leaderboard()
-            .filter(competition_id__in=tasks, experiment__reproduces__isnull=True)  # reproductions: on their entry's page
+            .filter(competition_id__in=tasks, experiment__reproduces__isnull=True)  # not reproductions
             .defer(None).select_related("competition", "experiment__agent", "experiment__model"))
