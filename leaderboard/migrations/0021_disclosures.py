@@ -28,7 +28,7 @@ def runner_disclosed(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('leaderboard', '0024_reproductions'),
+        ('leaderboard', '0020_reproductions'),
         ('runner', '0007_llmprice'),  # the jobs' networks, for runner_disclosed
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]

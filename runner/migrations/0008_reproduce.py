@@ -16,7 +16,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ('runner', '0007_llmprice'),
-        ('leaderboard', '0024_reproductions'),
+        ('leaderboard', '0020_reproductions'),
     ]
 
     operations = [

@@ -8,8 +8,8 @@ from django.db import connection
 from django.db.migrations.executor import MigrationExecutor
 from django.db.migrations.loader import MigrationLoader
 
-BEFORE = [("runner", "0007_llmprice"), ("leaderboard", "0024_reproductions")]
-AFTER = [("runner", "0008_reproduce"), ("leaderboard", "0024_reproductions")]
+BEFORE = [("runner", "0007_llmprice"), ("leaderboard", "0020_reproductions")]
+AFTER = [("runner", "0008_reproduce"), ("leaderboard", "0020_reproductions")]
 
 
 def migrate(targets):
@@ -20,8 +20,8 @@ def migrate(targets):
 
 
 def latest() -> list[tuple[str, str]]:
-    names = MigrationLoader(connection).disk_migrations
-    return [(app, max(name for a, name in names if a == app)) for app in ("leaderboard", "runner")]
+    """Each app's leaf migration (by the graph: a migration's number is not its place in it)."""
+    return sorted(node for node in MigrationLoader(connection).graph.leaf_nodes() if node[0] in ("leaderboard", "runner"))
 
 
 @pytest.mark.django_db(transaction=True)
