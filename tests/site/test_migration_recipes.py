@@ -21,7 +21,8 @@ def migrate(targets):
 
 def latest() -> list[tuple[str, str]]:
     """Each app's leaf migration (by the graph: a migration's number is not its place in it)."""
-    return sorted(node for node in MigrationLoader(connection).graph.leaf_nodes() if node[0] in ("leaderboard", "runner"))
+    leaves = MigrationLoader(connection).graph.leaf_nodes()
+    return sorted(node for node in leaves if node[0] in ("leaderboard", "runner"))
 
 
 @pytest.mark.django_db(transaction=True)
