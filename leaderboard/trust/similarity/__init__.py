@@ -1,0 +1,36 @@
+"""Code similarity between runs: fingerprints of each run's code, stored with an inverted index, and
+the pairs they find.
+
+    index_run(run)                       # fingerprint, compare within the competition, keep pairs, flag
+    add_reference(competition=..., label=..., name=..., code=...)   # a maintainer's reference file
+    matches_for(run, user)               # closest runs (visible to user) and reference files
+    compare(sources_a, sources_b)        # matching regions, side by side (the diff page)
+    code_of(run)                         # the run's code texts, bounded
+
+tokens.py normalises code (identifiers, literals, comments), winnowing.py fingerprints it,
+extraction.py reads a run's code under a byte budget, index.py stores and compares, models.py holds
+the fingerprints, postings, pairs and reference code.
+"""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from leaderboard.trust.similarity.extraction import Source, code_of
+from leaderboard.trust.similarity.index import CHECK_NAME, Candidate, index_reference, index_run
+from leaderboard.trust.similarity.reading import Match, matches_for
+from leaderboard.trust.similarity.regions import Comparison, compare
+
+__all__ = ["CHECK_NAME", "Candidate", "Comparison", "Match", "Source", "add_reference", "code_of", "compare",
+           "index_reference", "index_run", "matches_for"]
+
+
+def add_reference(*, competition, label: str, name: str, code: str, added_by=None):
+    """Register a reference file for a competition and compare it with the runs there."""
+    from leaderboard.trust.similarity.models import ReferenceCode
+
+    with transaction.atomic():
+        reference = ReferenceCode.objects.create(competition=competition, label=label, name=name, code=code,
+                                                 added_by=added_by)
+        index_reference(reference)
+    return reference
