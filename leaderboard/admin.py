@@ -210,3 +210,27 @@ class FindingAdmin(admin.ModelAdmin):
 class FindingReviewAdmin(admin.ModelAdmin):
     list_display = ["finding", "status", "reviewer", "at"]
     readonly_fields = ["finding", "status", "reason", "reviewer", "at"]
+
+
+@admin.register(models.ReferenceCode)
+class ReferenceCodeAdmin(admin.ModelAdmin):
+    """Reference code for a competition; saving one (re)compares it with the competition's runs."""
+
+    list_display = ["label", "name", "competition", "added_by", "created_at"]
+    list_filter = ["competition"]
+    search_fields = ["label", "name"]
+    readonly_fields = ["added_by", "created_at"]
+
+    def save_model(self, request, obj, form, change):
+        from leaderboard.trust.similarity import index_reference
+
+        obj.added_by = obj.added_by or request.user
+        super().save_model(request, obj, form, change)
+        index_reference(obj)
+
+
+@admin.register(models.CodeFingerprint)
+class CodeFingerprintAdmin(admin.ModelAdmin):
+    list_display = ["run", "reference", "competition", "size", "code_bytes", "created_at"]
+    raw_id_fields = ["run", "reference"]
+    readonly_fields = ["hashes", "sources"]

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from leaderboard.trust.similarity.extraction import Source, code_of
+from leaderboard.trust.similarity.extraction import Source, code_of, notebook_code
 from leaderboard.trust.similarity.index import CHECK_NAME, Candidate, index_reference, index_run
 from leaderboard.trust.similarity.reading import Match, matches_for
 from leaderboard.trust.similarity.regions import Comparison, compare
 
 __all__ = ["CHECK_NAME", "Candidate", "Comparison", "Match", "Source", "add_reference", "code_of", "compare",
-           "index_reference", "index_run", "matches_for"]
+           "index_reference", "index_run", "matches_for", "notebook_code"]
 
 
 def add_reference(*, competition, label: str, name: str, code: str, added_by=None):

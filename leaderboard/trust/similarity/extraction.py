@@ -58,7 +58,7 @@ def _files(run: Run, budget: Budget):
         if budget.left <= 0:
             return
         text = _read_text(artifact, budget.left)
-        text = _notebook_code(text) if artifact.name.lower().endswith(".ipynb") else text
+        text = notebook_code(text) if artifact.name.lower().endswith(".ipynb") else text
         if text is not None and (taken := budget.take(text)) is not None:
             yield Source(artifact.name, taken, artifact=artifact.pk)
 
@@ -75,7 +75,7 @@ def _read_text(artifact: Artifact, limit: int) -> str | None:
     return raw.decode("utf-8", "replace")
 
 
-def _notebook_code(text: str | None) -> str | None:
+def notebook_code(text: str | None) -> str | None:
     """A notebook's code cells, joined; the raw text when it is not a notebook we can read (cut by
     the budget, say), which still fingerprints as code and markup."""
     try:
