@@ -4,12 +4,11 @@ private run of someone else is a 404, as everywhere)."""
 
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 
 from leaderboard.trust import similarity
-from leaderboard.trust.similarity.index import hashes_of
-from leaderboard.trust.similarity.index import similarity as score
 from leaderboard.trust.similarity.models import ReferenceCode
 from leaderboard.web.replay import visible_run
 
@@ -18,20 +17,13 @@ def run_similar(request: HttpRequest, pk: int, other: int) -> HttpResponse:
     run, theirs = visible_run(request, pk), visible_run(request, other)
     if run.pk == theirs.pk:
         raise Http404("a run is not compared with itself")
-    return _page(request, run, similarity.code_of(theirs), {"other_run": theirs})
+    return render(request, "leaderboard/trust/similar_compare.html", {
+        "run": run, "other_run": theirs, "comparison": similarity.side_by_side(run, other=theirs),
+        "common_runs": settings.SIMILARITY_COMMON_RUNS})
 
 
 def run_similar_reference(request: HttpRequest, pk: int, reference: int) -> HttpResponse:
     run = visible_run(request, pk)
     ref = get_object_or_404(ReferenceCode, pk=reference, competition_id=run.competition_id)
-    return _page(request, run, [similarity.Source(ref.name, ref.code)], {"reference": ref})
-
-
-def _page(request: HttpRequest, run, right: list[similarity.Source], context: dict) -> HttpResponse:
-    left = similarity.code_of(run)
-    mine, theirs = hashes_of(s.text for s in left), hashes_of(s.text for s in right)
-    comparison = similarity.compare(left, right)
     return render(request, "leaderboard/trust/similar_compare.html", {
-        "run": run, **context, "comparison": comparison,
-        "similarity": score(comparison.shared, len(mine), len(theirs)), "sizes": (len(mine), len(theirs)),
-    })
+        "run": run, "reference": ref, "comparison": similarity.side_by_side(run, reference=ref)})

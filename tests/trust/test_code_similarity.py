@@ -4,6 +4,7 @@ index answers what comparing every pair by brute force answers."""
 from __future__ import annotations
 
 import random
+from collections import Counter
 
 import pytest
 
@@ -13,7 +14,7 @@ from leaderboard.trajectories.store import write_steps
 from leaderboard.trust import similarity
 from leaderboard.trust.models import Finding
 from leaderboard.trust.similarity import extraction, index, tokens, winnowing
-from leaderboard.trust.similarity.models import CodeFingerprint, CodeMatch, CodePosting
+from leaderboard.trust.similarity.models import CodeFingerprint, CodeHashCount, CodeMatch, CodePosting
 from tests.trust.similarity_support import COPY, INDEPENDENT, ORIGINAL, add_code, make_run
 from tests.trust.test_winnowing import brute_winnow
 
@@ -179,8 +180,12 @@ def brute_hashes(text: str) -> set[int]:
     return {hashes[p] for p in brute_winnow(hashes, winnowing.W)}
 
 
-def test_the_index_finds_what_comparing_every_pair_finds(titanic, settings):
+@pytest.mark.parametrize("common_runs", [50, 4])
+def test_the_index_finds_what_comparing_every_pair_finds(titanic, settings, common_runs):
+    """With few runs nothing is boilerplate; with SIMILARITY_COMMON_RUNS = 4 the hashes more than 4 of
+    the 12 runs hold are, and the brute force leaves them out too."""
     settings.SIMILARITY_MIN_SHOWN = 0.01
+    settings.SIMILARITY_COMMON_RUNS = common_runs
     rng = random.Random(7)
     bases = [ORIGINAL, COPY, INDEPENDENT]
     runs, texts = [], {}
@@ -192,12 +197,18 @@ def test_the_index_finds_what_comparing_every_pair_finds(titanic, settings):
         similarity.index_run(run)
         runs.append(run)
     brute = {pk: set().union(*(brute_hashes(t) for t in ts)) for pk, ts in texts.items()}
+    held = Counter(h for hashes in brute.values() for h in hashes)
+    common = {h for h, n in held.items() if n > common_runs}
+    assert bool(common) == (common_runs == 4)
+    assert dict(CodeHashCount.objects.filter(competition=titanic).values_list("hash", "runs")) == held
     for run in runs:
         fp = CodeFingerprint.objects.get(run=run)
         assert set(fp.hash_array().tolist()) == brute[run.pk]
         found = {c.run: (c.shared, c.similarity) for c in index.candidates(fp, fp.hash_array())}
-        assert found == _expected(brute, run.pk, set(brute) - {run.pk})
-    # and the kept pairs are each run's matches among the runs indexed before it
+        assert found == _expected(brute, run.pk, set(brute) - {run.pk}, common)
+    if common:
+        return  # the kept pairs were found while fewer runs made fewer hashes common
+    # the kept pairs are each run's matches among the runs indexed before it
     for later in runs:
         kept = {m.other_id: m.similarity for m in CodeMatch.objects.filter(run=later)}
         earlier = {r.pk for r in runs if r.pk < later.pk}
@@ -205,14 +216,52 @@ def test_the_index_finds_what_comparing_every_pair_finds(titanic, settings):
                                       if s >= settings.SIMILARITY_MIN_SHOWN})
 
 
-def _expected(brute: dict[int, set[int]], pk: int, among: set[int]) -> dict[int, tuple[int, float]]:
-    """Shared hashes and similarity of run `pk` with each of `among` sharing any, by set intersection."""
+def _expected(brute: dict[int, set[int]], pk: int, among: set[int],
+              common: set[int] = frozenset()) -> dict[int, tuple[int, float]]:
+    """Shared hashes (but the common ones) and similarity of run `pk` with each of `among` sharing
+    any, by set intersection."""
     out = {}
     for other in among:
-        shared = len(brute[pk] & brute[other])
+        shared = len((brute[pk] & brute[other]) - common)
         if shared:
             out[other] = (shared, shared / max(min(len(brute[pk]), len(brute[other])), index.MIN_HASHES))
     return out
+
+
+def test_counts_follow_runs_indexed_again_and_deleted(titanic):
+    a, b = make_run(titanic), make_run(titanic)
+    add_code(a, "code/a.py", ORIGINAL)
+    add_code(b, "code/b.py", ORIGINAL + "\n" + INDEPENDENT)
+    similarity.index_run(a)
+    similarity.index_run(b)
+    similarity.index_run(a)
+    both = set(CodeFingerprint.objects.get(run=a).hash_array().tolist())
+    assert dict(CodeHashCount.objects.values_list("hash", "runs")) == {
+        h: 1 + (h in both) for h in CodeFingerprint.objects.get(run=b).hash_array().tolist()}
+    b.delete()
+    assert dict(CodeHashCount.objects.values_list("hash", "runs")) == dict.fromkeys(both, 1)
+
+
+@pytest.mark.parametrize(("common_runs", "similar"), [(50, True), (3, False)])
+def test_boilerplate_many_runs_hold_does_not_make_runs_similar(titanic, settings, common_runs, similar):
+    """Five runs open with the same long preamble, four then solve it one way and one another way:
+    once more than SIMILARITY_COMMON_RUNS runs hold the preamble, it stops making them similar. A
+    reference file of the preamble still matches them all."""
+    settings.SIMILARITY_COMMON_RUNS = common_runs
+    cut = ORIGINAL.index("X = add_features")
+    preamble, body = ORIGINAL[:cut], ORIGINAL[cut:]
+    others = [make_run(titanic) for _ in range(4)]
+    for run in others:
+        add_code(run, "code/a.py", preamble + INDEPENDENT[INDEPENDENT.index("numeric = "):])
+        similarity.index_run(run)
+    last = make_run(titanic)
+    add_code(last, "code/a.py", preamble + body)
+    best = max(c.similarity for c in similarity.index_run(last) or [index.Candidate(0, 0, None, 0, 0.0)])
+    assert (best > 0.3) is similar
+    reference = similarity.add_reference(competition=titanic, label="notebook", name="nb.py", code=preamble)
+    fp = CodeFingerprint.objects.get(reference=reference)
+    matched = {c.run for c in index.candidates(fp, fp.hash_array()) if c.similarity > 0.9}
+    assert matched == {r.pk for r in [*others, last]}
 
 
 def test_postings_are_replaced_when_a_run_is_indexed_again(titanic):

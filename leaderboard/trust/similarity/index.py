@@ -20,12 +20,12 @@ from django.db.models import Count, Q
 
 from leaderboard.models import Run
 from leaderboard.trust.models import Finding
-from leaderboard.trust.similarity import extraction, tokens, winnowing
+from leaderboard.trust.similarity import counts, extraction, regions, tokens, winnowing
 from leaderboard.trust.similarity.models import CodeFingerprint, CodeMatch, CodePosting, ReferenceCode
+from leaderboard.trust.similarity.regions import Comparison
 
 CHECK_NAME = "code-similarity"
 MIN_HASHES = 20  # the least denominator: a file of a few lines is not "all copied" for one shared stretch
-QUERY_HASHES = 900  # hashes per postings query (SQLite binds at most 32,766 parameters, Django's batches far fewer)
 
 
 @dataclass(frozen=True)
@@ -52,31 +52,50 @@ def hashes_of(texts: Iterable[str]) -> np.ndarray:
 
 def store(*, competition_id: int, hashes: np.ndarray, run: Run | None = None,
           reference: ReferenceCode | None = None, sources: Sequence[extraction.Source] = ()) -> CodeFingerprint:
-    """Replace the run's (or reference's) fingerprint and postings with these."""
+    """Replace the run's (or reference's) fingerprint, postings and counts with these."""
     owner = {"run": run} if run is not None else {"reference": reference}
-    CodeFingerprint.objects.filter(**owner).delete()
+    CodeFingerprint.objects.filter(**owner).delete()  # and its counts (models._uncount)
     fp = CodeFingerprint.objects.create(
         **owner, competition_id=competition_id, size=len(hashes), hashes=hashes.astype("<i8").tobytes(),
         code_bytes=sum(len(s.text.encode("utf-8", "replace")) for s in sources),
         sources=[{"label": s.label, "step": s.step, "artifact": s.artifact} for s in sources],
     )
     CodePosting.objects.bulk_create(
-        (CodePosting(competition_id=competition_id, hash=int(h), fingerprint=fp) for h in hashes), batch_size=2000)
+        (CodePosting(competition_id=competition_id, hash=int(h), fingerprint=fp, is_reference=reference is not None)
+         for h in hashes), batch_size=2000)
+    if run is not None:
+        counts.add(competition_id, hashes.tolist())
     return fp
 
 
 def candidates(fp: CodeFingerprint, hashes: np.ndarray) -> list[Candidate]:
     """Every other stored fingerprint of the competition sharing a hash with this one, with the
-    similarity: the postings of its own hashes, counted per fingerprint, then one query for sizes."""
-    shared: Counter[int] = Counter()
-    values = [int(h) for h in hashes]
-    for i in range(0, len(values), QUERY_HASHES):
-        rows = (CodePosting.objects.filter(competition_id=fp.competition_id, hash__in=values[i:i + QUERY_HASHES])
-                .exclude(fingerprint_id=fp.pk).values("fingerprint_id").annotate(n=Count("id")).order_by())
-        shared.update({row["fingerprint_id"]: row["n"] for row in rows})
+    similarity. Between runs, hashes more than SIMILARITY_COMMON_RUNS runs hold do not count and
+    their postings are not read, so the cost is bounded by the fingerprint's size times that
+    number, however many runs are stored; with reference code every shared hash counts."""
+    values = hashes.tolist()
+    if fp.reference_id is not None:  # a maintainer's file: every run sharing any of it
+        shared = _count(fp, values, is_reference=False)
+    else:
+        common = counts.common(fp.competition_id, values)
+        shared = _count(fp, [h for h in values if h not in common])
+        shared.update(_count(fp, sorted(common), is_reference=True))
     others = CodeFingerprint.objects.filter(pk__in=list(shared)).values_list("pk", "run_id", "reference_id", "size")
     return [Candidate(pk, run_id, ref_id, shared[pk], similarity(shared[pk], fp.size, size))
             for pk, run_id, ref_id, size in others]
+
+
+def _count(fp: CodeFingerprint, values: list[int], is_reference: bool | None = None) -> Counter[int]:
+    """Postings of these hashes per fingerprint (other than fp), in batches; only references' or
+    only runs' postings when `is_reference` says."""
+    shared: Counter[int] = Counter()
+    for i in range(0, len(values), counts.BATCH):
+        rows = CodePosting.objects.filter(competition_id=fp.competition_id, hash__in=values[i:i + counts.BATCH])
+        if is_reference is not None:
+            rows = rows.filter(is_reference=is_reference)
+        rows = rows.exclude(fingerprint_id=fp.pk).values("fingerprint_id").annotate(n=Count("id")).order_by()
+        shared.update({row["fingerprint_id"]: row["n"] for row in rows})
+    return shared
 
 
 def closest(found: Iterable[Candidate]) -> list[Candidate]:
@@ -168,6 +187,20 @@ def _pairs_of(run: Run) -> list[dict]:
     return pairs
 
 
+def side_by_side(run: Run, *, other: Run | None = None, reference: ReferenceCode | None = None) -> Comparison:
+    """The matching regions of the run's code and the other run's (or the reference file's), and
+    their similarity as the index computes it: between runs, boilerplate hashes do not count."""
+    left = extraction.code_of(run)
+    right = extraction.code_of(other) if other is not None else [extraction.Source(reference.name, reference.code)]
+    ignore = set()
+    if other is not None and run.competition_id is not None:
+        ignore = counts.common(run.competition_id, np.union1d(hashes_of(s.text for s in left),
+                                                              hashes_of(s.text for s in right)).tolist())
+    found = regions.compare(left, right, ignore)
+    found.similarity = similarity(found.shared, *found.sizes)
+    return found
+
+
 def matching_steps(run: Run, pair: dict) -> list[int]:
     """Indexes of the run's code steps that hold a hash of the matched code, for the finding's links."""
     other = CodeFingerprint.objects.filter(
@@ -175,5 +208,7 @@ def matching_steps(run: Run, pair: dict) -> list[int]:
     if other is None:
         return []
     theirs = set(other.hash_array().tolist())
+    if pair["run"] is not None:
+        theirs -= counts.common(run.competition_id, sorted(theirs))
     return sorted({s.step for s in extraction.code_of(run) if s.step is not None
                    and theirs.intersection(hashes_of([s.text]).tolist())})

@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from django.conf import settings
 from django.db import models
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 
 
 class ReferenceCode(models.Model):
@@ -71,13 +73,33 @@ class CodePosting(models.Model):
     hash = models.BigIntegerField()
     fingerprint = models.ForeignKey(CodeFingerprint, on_delete=models.CASCADE, related_name="postings",
                                     db_index=False)
+    # Reference code is looked up apart: its hashes count however many runs share them.
+    is_reference = models.BooleanField(default=False)
 
     class Meta:
         app_label = "leaderboard"
         indexes = [
             models.Index(fields=["competition", "hash", "fingerprint"], name="code_posting_lookup"),
+            models.Index(fields=["competition", "hash"], condition=models.Q(is_reference=True),
+                         name="code_posting_reference"),
             models.Index(fields=["fingerprint"], name="code_posting_fingerprint"),
         ]
+
+
+class CodeHashCount(models.Model):
+    """How many runs' fingerprints of a competition hold a hash. A hash more than
+    SIMILARITY_COMMON_RUNS runs hold is boilerplate (imports, the data paths, the task's idioms) and
+    is left out of comparisons between runs, as MOSS leaves out passages seen too often; it also
+    bounds what a comparison reads, since the postings of such a hash are never read."""
+
+    competition = models.ForeignKey("leaderboard.Competition", on_delete=models.CASCADE, related_name="+",
+                                    db_index=False)
+    hash = models.BigIntegerField()
+    runs = models.IntegerField(default=0)
+
+    class Meta:
+        app_label = "leaderboard"
+        constraints = [models.UniqueConstraint(fields=["competition", "hash"], name="code_hash_count_once")]
 
 
 class CodeMatch(models.Model):
@@ -106,3 +128,12 @@ class CodeMatch(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} ~ {self.other_id or self.reference} ({self.similarity:.2f})"
+
+
+@receiver(post_delete, sender=CodeFingerprint)
+def _uncount(sender, instance: CodeFingerprint, **kwargs) -> None:
+    """A run's fingerprint leaves the counts with it, however it goes (indexed again, the run deleted)."""
+    from leaderboard.trust.similarity import counts
+
+    if instance.run_id is not None and instance.size:
+        counts.remove(instance.competition_id, instance.hash_array().tolist())

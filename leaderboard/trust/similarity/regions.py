@@ -45,6 +45,8 @@ class Comparison:
     regions: list[Region] = field(default_factory=list)
     shared: int = 0
     truncated: bool = False
+    sizes: tuple[int, int] = (0, 0)  # kept hashes of either side
+    similarity: float = 0.0
 
 
 def _spans(sources: list[Source]) -> dict[int, list[tuple[int, int, int]]]:
@@ -58,10 +60,11 @@ def _spans(sources: list[Source]) -> dict[int, list[tuple[int, int, int]]]:
     return found
 
 
-def compare(left: list[Source], right: list[Source]) -> Comparison:
-    """Regions of `left` and `right` that share kept hashes, in the order of the left texts."""
+def compare(left: list[Source], right: list[Source], ignore: set[int] = frozenset()) -> Comparison:
+    """Regions of `left` and `right` that share kept hashes (but those in `ignore`), in the order of
+    the left texts."""
     a, b = _spans(left), _spans(right)
-    shared = a.keys() & b.keys()
+    shared = (a.keys() & b.keys()) - ignore
     pairs = sorted((la, lb) for h in shared for la in a[h][:1] for lb in b[h][:1])  # first place of each
     merged: list[list] = []
     for (sa, fa, ta), (sb, fb, tb) in pairs:
@@ -71,4 +74,4 @@ def compare(left: list[Source], right: list[Source]) -> Comparison:
         else:
             merged.append([sa, fa, ta, sb, fb, tb, 1])
     regions = [Region(Side(left[sa], fa, ta), Side(right[sb], fb, tb), n) for sa, fa, ta, sb, fb, tb, n in merged]
-    return Comparison(regions[:MAX_REGIONS], len(shared), len(regions) > MAX_REGIONS)
+    return Comparison(regions[:MAX_REGIONS], len(shared), len(regions) > MAX_REGIONS, (len(a), len(b)))
