@@ -109,7 +109,18 @@ def renamed(code: str) -> str:
     return re.sub(r"\b([a-z])(\d+)\b", lambda m: f"var_{m.group(2)}_{m.group(1)}", code)
 
 
-def setup_runs(n: int, rng: random.Random) -> tuple[Competition, list[str]]:
+class Pool:
+    """Generated programs and their fingerprints, made once for the largest size: fingerprinting
+    costs tens of milliseconds a program, the setup's longest part."""
+
+    def __init__(self, n: int, rng: random.Random) -> None:
+        began = time.perf_counter()
+        self.codes = [program(rng) for _ in range(n)]
+        self.hashes = [index.hashes_of([code]) for code in self.codes]
+        print(f"fingerprinted {n:,} programs in {time.perf_counter() - began:.0f} s", flush=True)
+
+
+def setup_runs(n: int, pool: Pool) -> Competition:
     """n runs with generated code, stored as index.store stores them, in bulk and one transaction
     (one store per run would spend most of the setup committing)."""
     benchmark, _ = Benchmark.objects.get_or_create(slug="bench", defaults={"name": "bench"})
@@ -117,8 +128,7 @@ def setup_runs(n: int, rng: random.Random) -> tuple[Competition, list[str]]:
     agent, _ = Agent.objects.get_or_create(name="bench-agent")
     model, _ = LanguageModel.objects.get_or_create(name="bench-model")
     experiment, _ = Experiment.objects.get_or_create(agent=agent, model=model)
-    codes = [program(rng) for _ in range(n)]
-    hashes = [index.hashes_of([code]) for code in codes]
+    hashes = pool.hashes[:n]
     with transaction.atomic():
         runs = Run.objects.bulk_create(Run(experiment=experiment, competition=competition, seed=i) for i in range(n))
         fps = CodeFingerprint.objects.bulk_create(
@@ -129,7 +139,7 @@ def setup_runs(n: int, rng: random.Random) -> tuple[Competition, list[str]]:
         held = Counter(int(x) for h in hashes for x in h)
         CodeHashCount.objects.bulk_create((CodeHashCount(competition=competition, hash=x, runs=k)
                                            for x, k in held.items()), batch_size=5000)
-    return competition, codes
+    return competition
 
 
 def timed(fn, repeat: int) -> tuple[float, object]:
@@ -160,9 +170,9 @@ def pairwise_code(code: str, codes: list[str]) -> int:
     return sum(bool(len(np.intersect1d(mine, index.hashes_of([c]), assume_unique=True))) for c in codes)
 
 
-def measure(n: int, repeat: int, rng: random.Random) -> list[dict]:
+def measure(n: int, repeat: int, pool: Pool, rng: random.Random) -> list[dict]:
     began = time.perf_counter()
-    competition, codes = setup_runs(n, rng)
+    competition, codes = setup_runs(n, pool), pool.codes[:n]
     print(f"stored {n:,} runs' fingerprints in {time.perf_counter() - began:.0f} s ({connection.vendor})", flush=True)
     rows = []
     for label, code in (("a renamed copy of a stored run", renamed(codes[n // 2])), ("fresh code", program(rng))):
@@ -191,10 +201,12 @@ def main() -> None:
     setup_test_environment()
     old_name = connection.creation.create_test_db(verbosity=0)
     rng = random.Random(0)
+    sizes = [int(s) for s in args.sizes.split(",")]
+    pool = Pool(max(sizes), rng)
     rows = []
     try:
-        for n in (int(s) for s in args.sizes.split(",")):
-            rows += measure(n, args.repeat, rng)
+        for n in sizes:
+            rows += measure(n, args.repeat, pool, rng)
     finally:
         connection.creation.destroy_test_db(old_name, verbosity=0)
     report(rows)

@@ -229,8 +229,41 @@ class ReferenceCodeAdmin(admin.ModelAdmin):
         index_reference(obj)
 
 
+class DerivedCodeAdmin(admin.ModelAdmin):
+    """What indexing code derives (fingerprints, postings, counts, pairs), to look at: `manage.py
+    index_code` rebuilds it; a row edited by hand would disagree with the others."""
+
+    show_full_result_count = False  # postings are millions of rows
+
+    def has_add_permission(self, request) -> bool:
+        return False
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+    def has_delete_permission(self, request, obj=None) -> bool:
+        return False
+
+
 @admin.register(models.CodeFingerprint)
-class CodeFingerprintAdmin(admin.ModelAdmin):
+class CodeFingerprintAdmin(DerivedCodeAdmin):
     list_display = ["run", "reference", "competition", "size", "code_bytes", "created_at"]
     raw_id_fields = ["run", "reference"]
-    readonly_fields = ["hashes", "sources"]
+    exclude = ["hashes"]
+
+
+@admin.register(models.CodeMatch)
+class CodeMatchAdmin(DerivedCodeAdmin):
+    list_display = ["run", "other", "reference", "similarity", "shared"]
+    raw_id_fields = ["run", "other", "reference"]
+
+
+@admin.register(models.CodePosting)
+class CodePostingAdmin(DerivedCodeAdmin):
+    list_display = ["competition", "hash", "fingerprint", "is_reference"]
+    raw_id_fields = ["fingerprint"]
+
+
+@admin.register(models.CodeHashCount)
+class CodeHashCountAdmin(DerivedCodeAdmin):
+    list_display = ["competition", "hash", "runs"]

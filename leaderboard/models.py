@@ -752,4 +752,10 @@ def _split_membership_changed(sender, instance, action, reverse, pk_set, **kwarg
     elif action in ("post_add", "post_remove") and pk_set:
         maintenance.split_membership_changed(pk_set if isinstance(instance, Split) else [instance.pk])
 from leaderboard.trust.models import Finding, FindingReview  # noqa: E402,F401 - registers the models
-from leaderboard.trust.similarity.models import CodeFingerprint, CodeMatch, CodePosting, ReferenceCode  # noqa: E402,F401 - registers the models
+from leaderboard.trust.similarity.models import (  # noqa: E402,F401 - registers the models
+    CodeFingerprint,
+    CodeHashCount,
+    CodeMatch,
+    CodePosting,
+    ReferenceCode,
+)

@@ -34,14 +34,27 @@ def test_winnow_keeps_each_windows_rightmost_minimum(seed):
     assert all(m.hash == hashes[m.position] for m in marks)
 
 
-def test_kgram_hashes_are_blake2b_of_the_symbols_and_63_bit():
-    symbols = ["import", "I", "as", "I", "\\n", "I", "=", "L"]
+def test_kgram_hashes_are_the_mixed_polynomial_of_the_symbols_blake2b_ids():
+    """Recomputed with Python's integers, one k-gram at a time, from the definition."""
+    m64 = (1 << 64) - 1
+
+    def mix(x: int) -> int:
+        x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & m64
+        x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & m64
+        return x ^ (x >> 31)
+
+    symbols = ["import", "I", "as", "I", "\\n", "I", "=", "L", "é", "\ud800"]
+    ids = [int.from_bytes(hashlib.blake2b(s.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "big")
+           for s in symbols]
     expected = []
     for i in range(len(symbols) - 3 + 1):
-        parts = b"".join(hashlib.blake2b(s.encode(), digest_size=8).digest() for s in symbols[i:i + 3])
-        expected.append(int.from_bytes(hashlib.blake2b(parts, digest_size=8).digest(), "big") & ((1 << 63) - 1))
+        poly = 0
+        for x in ids[i:i + 3]:
+            poly = (poly * 0x100000001B3 + x) & m64
+        expected.append(mix(poly) & ((1 << 63) - 1))
     assert winnowing.kgram_hashes(symbols, 3) == expected
     assert winnowing.kgram_hashes(symbols[:2], 3) == []
+    assert all(0 <= h < 1 << 63 for h in winnowing.kgram_hashes(symbols * 10))
 
 
 def test_a_shared_stretch_of_w_plus_k_minus_1_tokens_is_always_found():
