@@ -154,15 +154,8 @@ class StepBlockAdmin(admin.ModelAdmin):
     raw_id_fields = ["trajectory"]
 
 
-@admin.register(models.SeedAggregate)
-class SeedAggregateAdmin(admin.ModelAdmin):
-    """The leaderboard aggregates, to look at: every run write keeps them, `manage.py
-    rebuild_leaderboard_aggregates` recomputes them; a row edited by hand would be wrong."""
-
-    list_display = ["experiment", "split", "seed", "audience", "competitions", "any_medal", "gold_medal"]
-    list_filter = ["audience", "split"]
-    list_select_related = ["experiment__agent", "experiment__model", "split"]
-    raw_id_fields = ["experiment"]
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Derived data, to look at: the code that derives it keeps it; a row edited by hand would be wrong."""
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -172,6 +165,17 @@ class SeedAggregateAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(models.SeedAggregate)
+class SeedAggregateAdmin(ReadOnlyAdmin):
+    """The leaderboard aggregates, to look at: every run write keeps them, `manage.py
+    rebuild_leaderboard_aggregates` recomputes them; a row edited by hand would be wrong."""
+
+    list_display = ["experiment", "split", "seed", "audience", "competitions", "any_medal", "gold_medal"]
+    list_filter = ["audience", "split"]
+    list_select_related = ["experiment__agent", "experiment__model", "split"]
+    raw_id_fields = ["experiment"]
 
 
 @admin.register(models.LeaderboardVersion)
@@ -229,20 +233,11 @@ class ReferenceCodeAdmin(admin.ModelAdmin):
         index_reference(obj)
 
 
-class DerivedCodeAdmin(admin.ModelAdmin):
+class DerivedCodeAdmin(ReadOnlyAdmin):
     """What indexing code derives (fingerprints, postings, counts, pairs), to look at: `manage.py
     index_code` rebuilds it; a row edited by hand would disagree with the others."""
 
     show_full_result_count = False  # postings are millions of rows
-
-    def has_add_permission(self, request) -> bool:
-        return False
-
-    def has_change_permission(self, request, obj=None) -> bool:
-        return False
-
-    def has_delete_permission(self, request, obj=None) -> bool:
-        return False
 
 
 @admin.register(models.CodeFingerprint)

@@ -30,10 +30,13 @@ def matches_for(run: Run, user, limit: int = SHOWN) -> list[Match]:
             .select_related("run__experiment__agent", "run__experiment__model",
                             "other__experiment__agent", "other__experiment__model", "reference")
             .order_by("-similarity", "pk")[: 2 * limit])
-    runs, references = [], []
+    runs, references, seen = [], [], set()
     for m in rows:
         if m.reference is not None:
             references.append(Match(m.similarity, m.shared, reference=m.reference))
-        else:
-            runs.append(Match(m.similarity, m.shared, run=m.other if m.run_id == run.pk else m.run))
+            continue
+        other = m.other if m.run_id == run.pk else m.run
+        if other.pk not in seen:  # two runs indexed at once can each keep the pair
+            seen.add(other.pk)
+            runs.append(Match(m.similarity, m.shared, run=other))
     return runs[:limit] + references[:limit]
