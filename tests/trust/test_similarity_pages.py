@@ -147,3 +147,11 @@ def test_index_code_indexes_every_run_oldest_first(titanic):
     assert Finding.objects.filter(run=copy, check_name=similarity.CHECK_NAME).exists()
     call_command("index_code")  # again: the same pairs, not twice
     assert CodeMatch.objects.count() == 1 and Finding.objects.filter(check_name=similarity.CHECK_NAME).count() == 1
+
+
+def test_a_pair_kept_from_both_sides_shows_once(pair, alice):
+    """Two runs indexed at the same moment can each keep the pair."""
+    original, copy = pair
+    kept = CodeMatch.objects.get(run=copy, other=original)
+    CodeMatch.objects.create(run=original, other=copy, shared=kept.shared, similarity=kept.similarity)
+    assert [m["run"] for m in detail(_as(alice), copy.pk)["similar_runs"]] == [original.pk]
