@@ -100,6 +100,18 @@ def test_an_open_flag_goes_when_the_copy_is_gone(titanic):
     assert findings(copy) == [] and CodeFingerprint.objects.get(run=copy).size == 0
 
 
+def test_indexing_the_older_run_again_updates_the_newer_runs_flag(titanic):
+    original, copy = make_run(titanic), make_run(titanic)
+    artifact = add_code(original, "code/a.py", ORIGINAL)
+    add_code(copy, "code/b.py", COPY)
+    similarity.index_run(original)
+    similarity.index_run(copy)
+    assert len(findings(copy)) == 1
+    artifact.delete()
+    similarity.index_run(original)
+    assert findings(copy) == [] and not CodeMatch.objects.exists()
+
+
 # --- where the code comes from
 
 

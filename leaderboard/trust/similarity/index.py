@@ -115,9 +115,10 @@ def index_run(run: Run) -> list[Candidate]:
     has no competition to compare within and is not indexed."""
     affected = set(CodeMatch.objects.filter(Q(run=run) | Q(other=run)).values_list("run_id", "other_id"))
     CodeMatch.objects.filter(Q(run=run) | Q(other=run)).delete()
+    others = {i for pair in affected for i in pair if i and i != run.pk}
     if run.competition_id is None:
         CodeFingerprint.objects.filter(run=run).delete()
-        _refresh_flags({run.pk} | {i for pair in affected for i in pair if i})
+        _refresh_flags(run, others)
         return []
     sources = extraction.code_of(run)
     hashes = hashes_of(s.text for s in sources)
@@ -126,7 +127,7 @@ def index_run(run: Run) -> list[Candidate]:
     CodeMatch.objects.bulk_create(
         CodeMatch(run=run, other_id=c.run, reference_id=c.reference, shared=c.shared, similarity=c.similarity)
         for c in kept)
-    _refresh_flags({run.pk} | {c.run for c in kept if c.run} | {i for pair in affected for i in pair if i})
+    _refresh_flags(run, others | {c.run for c in kept if c.run})
     return kept
 
 
@@ -140,16 +141,21 @@ def index_reference(reference: ReferenceCode) -> list[Candidate]:
     found = [c for c in candidates(fp, hashes) if c.run is not None and c.similarity >= settings.SIMILARITY_MIN_SHOWN]
     CodeMatch.objects.bulk_create(
         CodeMatch(run_id=c.run, reference=reference, shared=c.shared, similarity=c.similarity) for c in found)
-    _refresh_flags({c.run for c in found})
+    for run in Run.objects.filter(pk__in={c.run for c in found}).only("pk", "created_at"):
+        flag(run)
     return found
 
 
 # --- flags ---------------------------------------------------------------------------------------
 
 
-def _refresh_flags(run_ids: set[int]) -> None:
-    for run in Run.objects.filter(pk__in=run_ids).only("pk", "created_at"):
-        flag(run)
+def _refresh_flags(run: Run, paired: set[int]) -> None:
+    """The flags a change of the run's pairs can change: its own, and those of the paired runs newer
+    than it (a run's flag comes from its pairs with older runs only)."""
+    flag(run)
+    newer = Q(created_at__gt=run.created_at) | Q(created_at=run.created_at, pk__gt=run.pk)
+    for other in Run.objects.filter(newer, pk__in=paired).only("pk", "created_at"):
+        flag(other)
 
 
 def flag(run: Run) -> Finding | None:
