@@ -207,15 +207,8 @@ class StepBlockAdmin(admin.ModelAdmin):
     raw_id_fields = ["trajectory"]
 
 
-@admin.register(models.SeedAggregate)
-class SeedAggregateAdmin(admin.ModelAdmin):
-    """The leaderboard aggregates, to look at: every run write keeps them, `manage.py
-    rebuild_leaderboard_aggregates` recomputes them; a row edited by hand would be wrong."""
-
-    list_display = ["experiment", "split", "seed", "audience", "competitions", "any_medal", "gold_medal"]
-    list_filter = ["audience", "split"]
-    list_select_related = ["experiment__agent", "experiment__model", "split"]
-    raw_id_fields = ["experiment"]
+class ReadOnlyAdmin(admin.ModelAdmin):
+    """Derived data, to look at: the code that derives it keeps it; a row edited by hand would be wrong."""
 
     def has_add_permission(self, request) -> bool:
         return False
@@ -225,6 +218,17 @@ class SeedAggregateAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None) -> bool:
         return False
+
+
+@admin.register(models.SeedAggregate)
+class SeedAggregateAdmin(ReadOnlyAdmin):
+    """The leaderboard aggregates, to look at: every run write keeps them, `manage.py
+    rebuild_leaderboard_aggregates` recomputes them; a row edited by hand would be wrong."""
+
+    list_display = ["experiment", "split", "seed", "audience", "competitions", "any_medal", "gold_medal"]
+    list_filter = ["audience", "split"]
+    list_select_related = ["experiment__agent", "experiment__model", "split"]
+    raw_id_fields = ["experiment"]
 
 
 @admin.register(models.LeaderboardVersion)
@@ -263,3 +267,51 @@ class FindingAdmin(admin.ModelAdmin):
 class FindingReviewAdmin(admin.ModelAdmin):
     list_display = ["finding", "status", "reviewer", "at"]
     readonly_fields = ["finding", "status", "reason", "reviewer", "at"]
+
+
+@admin.register(models.ReferenceCode)
+class ReferenceCodeAdmin(admin.ModelAdmin):
+    """Reference code for a competition; saving one (re)compares it with the competition's runs."""
+
+    list_display = ["label", "name", "competition", "added_by", "created_at"]
+    list_filter = ["competition"]
+    search_fields = ["label", "name"]
+    readonly_fields = ["added_by", "created_at"]
+
+    def save_model(self, request, obj, form, change):
+        from leaderboard.trust.similarity import index_reference
+
+        obj.added_by = obj.added_by or request.user
+        super().save_model(request, obj, form, change)
+        index_reference(obj)
+
+
+class DerivedCodeAdmin(ReadOnlyAdmin):
+    """What indexing code derives (fingerprints, postings, counts, pairs), to look at: `manage.py
+    index_code` rebuilds it; a row edited by hand would disagree with the others."""
+
+    show_full_result_count = False  # postings are millions of rows
+
+
+@admin.register(models.CodeFingerprint)
+class CodeFingerprintAdmin(DerivedCodeAdmin):
+    list_display = ["run", "reference", "competition", "size", "code_bytes", "created_at"]
+    raw_id_fields = ["run", "reference"]
+    exclude = ["hashes"]
+
+
+@admin.register(models.CodeMatch)
+class CodeMatchAdmin(DerivedCodeAdmin):
+    list_display = ["run", "other", "reference", "similarity", "shared"]
+    raw_id_fields = ["run", "other", "reference"]
+
+
+@admin.register(models.CodePosting)
+class CodePostingAdmin(DerivedCodeAdmin):
+    list_display = ["competition", "hash", "fingerprint", "is_reference"]
+    raw_id_fields = ["fingerprint"]
+
+
+@admin.register(models.CodeHashCount)
+class CodeHashCountAdmin(DerivedCodeAdmin):
+    list_display = ["competition", "hash", "runs"]

@@ -831,3 +831,10 @@ def _split_membership_changed(sender, instance, action, reverse, pk_set, **kwarg
         maintenance.split_membership_changed(pk_set if isinstance(instance, Split) else [instance.pk])
 from leaderboard.competitions.research_models import ResearchTask  # noqa: E402,F401 - registers the model
 from leaderboard.trust.models import Finding, FindingReview  # noqa: E402,F401 - registers the models
+from leaderboard.trust.similarity.models import (  # noqa: E402,F401 - registers the models
+    CodeFingerprint,
+    CodeHashCount,
+    CodeMatch,
+    CodePosting,
+    ReferenceCode,
+)

@@ -213,6 +213,16 @@ FORMAT_CHECK_MAX_BYTES = env_int("MEDALBOARD_FORMAT_CHECK_MAX_BYTES", 32 * 1024 
 # than STEP_LIMIT; the whole step is kept as an artifact of the run (leaderboard.trajectories.step_size).
 STEP_FIELD_LIMIT = env_int("MEDALBOARD_STEP_FIELD_LIMIT", 1024 * 1024)
 STEP_LIMIT = env_int("MEDALBOARD_STEP_LIMIT", 4 * 1024 * 1024)
+# Code similarity (leaderboard.trust.similarity): bytes of a run's code fingerprinted (untrusted, so
+# bounded), the similarity above which a pair is flagged as a finding, the least one a run page shows,
+# and how many closest runs each run keeps.
+SIMILARITY_MAX_BYTES = env_int("MEDALBOARD_SIMILARITY_MAX_BYTES", 1024 * 1024)
+SIMILARITY_THRESHOLD = env_float("MEDALBOARD_SIMILARITY_THRESHOLD", 0.6)
+SIMILARITY_MIN_SHOWN = env_float("MEDALBOARD_SIMILARITY_MIN_SHOWN", 0.1)
+SIMILARITY_TOP_MATCHES = env_int("MEDALBOARD_SIMILARITY_TOP_MATCHES", 20)
+# A hash more runs of a competition hold than this is boilerplate: left out of run-to-run comparisons
+# (never of reference code), and the postings of such a hash are never read.
+SIMILARITY_COMMON_RUNS = env_int("MEDALBOARD_SIMILARITY_COMMON_RUNS", 50)
 # The Docker image the built-in agents run in; built locally by `manage.py build_agent_image`.
 MEDALBOARD_AGENT_IMAGE = os.environ.get("MEDALBOARD_AGENT_IMAGE") or "medalboard-agent:bookworm"
 # Agents packaged as MLE-bench packages them (runner.agents): their folders are untrusted, so bounded;

@@ -21,6 +21,7 @@ from rest_framework.views import APIView
 from leaderboard.analysis import page_cache, stats
 from leaderboard.api.intakes import IntakeSerializer
 from leaderboard.api.pagination import RunCursorPagination
+from leaderboard.api.similarity import SimilarReferenceSerializer, SimilarRunSerializer, similar_payload
 from leaderboard.models import (
     INT32_MAX,
     INT64_MAX,
@@ -250,6 +251,13 @@ def _int(value) -> int | None:
     return None if value is None else int(value)
 
 
+class RunDetailSerializer(RunOutputSerializer):
+    """A run as GET /api/runs/<id>/ serves it: the page's fields and its closest matches by code."""
+
+    similar_runs = SimilarRunSerializer(many=True, help_text="Runs you can see whose code is closest to this one's")
+    similar_references = SimilarReferenceSerializer(many=True, help_text="Reference code of the competition")
+
+
 class FormatCheckInputSerializer(serializers.Serializer):
     competition = serializers.SlugRelatedField(slug_field="slug", queryset=Competition.objects.all())
     submission = serializers.FileField()
@@ -316,6 +324,11 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(parameters=[RunFilterSerializer])
     def list(self, request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
+
+    @extend_schema(responses={200: RunDetailSerializer})
+    def retrieve(self, request, *args, **kwargs):
+        run = self.get_object()
+        return Response({**self.get_serializer(run).data, **similar_payload(run, request.user)})
 
     @extend_schema(request=RunInputSerializer, responses={
         201: RunOutputSerializer, 200: RunOutputSerializer,

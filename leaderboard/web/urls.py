@@ -1,6 +1,6 @@
 from django.urls import path
 
-from leaderboard.web import replay, run_files, runs_index, views
+from leaderboard.web import replay, run_files, runs_index, similarity, views
 from leaderboard.web import scaling as scaling_views
 
 urlpatterns = [
@@ -13,6 +13,9 @@ urlpatterns = [
     path("runs/<int:pk>/trajectory.jsonl", replay.run_trajectory_download, name="run-trajectory"),
     path("runs/<int:pk>/files/<int:artifact_id>/", run_files.artifact_download, name="run-artifact"),
     path("runs/<int:pk>/grading-report.json", run_files.report_download, name="run-report"),
+    path("runs/<int:pk>/similar/<int:other>/", similarity.run_similar, name="run-similar"),
+    path("runs/<int:pk>/similar/reference/<int:reference>/", similarity.run_similar_reference,
+         name="run-similar-reference"),
     path("compare/", replay.compare, name="compare"),
     path("compare/experiments/", views.compare_experiments, name="compare-experiments"),
     path("experiments/<int:pk>/", views.experiment_detail, name="experiment-detail"),

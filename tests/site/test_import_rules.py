@@ -20,7 +20,7 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "medals": (),
     # the models' save and delete hooks keep the aggregates and the trajectory files in step
     "models": ("leaderboard.lib", "leaderboard.competitions.medals", "leaderboard.analysis.aggregates",
-               "leaderboard.trajectories.store", "leaderboard.trust.models",
+               "leaderboard.trajectories.store", "leaderboard.trust.models", "leaderboard.trust.similarity.models",
                "leaderboard.competitions.research_models"),
     "grading": LEADERBOARD_BELOW_WEB,
     "trajectories": ("leaderboard.lib", "leaderboard.models"),
