@@ -19,6 +19,7 @@ from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from leaderboard.analysis import page_cache, stats
+from leaderboard.api.findings import FindingSerializer, findings_of
 from leaderboard.api.intakes import IntakeSerializer
 from leaderboard.api.pagination import RunCursorPagination
 from leaderboard.models import (
@@ -194,6 +195,11 @@ class RunOutputSerializer(serializers.Serializer):
         }
 
 
+class RunDetailSerializer(RunOutputSerializer):
+    findings = FindingSerializer(many=True, read_only=True, help_text="What the rule checks found "
+                                 "(leaderboard.trust): open, confirmed or dismissed by staff")
+
+
 def _float(value) -> float | None:
     return None if value is None else float(value)
 
@@ -263,6 +269,12 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
     @extend_schema(parameters=[RunFilterSerializer])
     def list(self, request, *args, **kwargs):
         return super().list(request, *args, **kwargs)
+
+    @extend_schema(responses=RunDetailSerializer)
+    def retrieve(self, request, *args, **kwargs):
+        """One run, with what the rule checks found on it (`findings`)."""
+        run = self.get_object()
+        return Response({**self.get_serializer(run).data, "findings": findings_of(run)})
 
     @extend_schema(request=RunInputSerializer, responses={
         201: RunOutputSerializer, 200: RunOutputSerializer,

@@ -47,6 +47,18 @@ class Finding(models.Model):
     def __str__(self) -> str:
         return f"{self.check_name} on run {self.run_id} ({self.status})"
 
+    @property
+    def check_title(self) -> str:
+        return check_title(self.check_name)
+
+    @property
+    def counts(self) -> bool:
+        """Whether it flags the run on the board: open and confirmed findings do, dismissed ones not."""
+        return self.status in COUNTED_STATUSES
+
+
+COUNTED_STATUSES = (Finding.Status.OPEN, Finding.Status.CONFIRMED)
+
 
 class FindingReview(models.Model):
     """One staff decision on a finding, kept even when a later one overrides it."""
@@ -60,3 +72,15 @@ class FindingReview(models.Model):
     class Meta:
         app_label = "leaderboard"
         ordering = ["finding_id", "at", "pk"]
+
+
+def check_title(name: str) -> str:
+    """A check's title for people ("Reads paths the agent must not"), or its name if none is registered."""
+    from leaderboard.trust.checks import registry  # the checks read the models: import late
+    from leaderboard.trust.judge import QUESTIONS
+
+    if name in registry:
+        return registry[name].title
+    judged = {q.name: f"LLM judge: {q.summary.removeprefix('The LLM judge found ').rstrip('.')}" for q in QUESTIONS}
+    return judged.get(name, name)
+

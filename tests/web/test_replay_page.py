@@ -179,5 +179,6 @@ def test_html_size_and_queries_do_not_grow_with_length(client, db):
 
 def test_query_count_is_pinned(client, run, django_assert_num_queries):
     add_steps(run, KIND_SPECS * 40)
-    with django_assert_num_queries(5):  # run + kind counts + one window of steps + graded snapshots + files
+    with django_assert_num_queries(6):  # run + kind counts + one window of steps + graded snapshots + files
+        # + the rule checks' findings
         get_page(client, run)
