@@ -35,6 +35,7 @@ from leaderboard.models import (
 )
 from leaderboard.runs import artifacts, intake, quotas, snapshots
 from leaderboard.trajectories.exports import csv_cell
+from leaderboard.trust import flags
 
 
 class StorageUnavailableError(APIException):
@@ -395,6 +396,8 @@ class LeaderboardQuerySerializer(serializers.Serializer):
     verified = serializers.BooleanField(default=False)
     pad = serializers.BooleanField(default=False)
     sort = serializers.CharField(required=False, default="-any_medal", max_length=100)
+    no_findings = serializers.BooleanField(default=False, help_text="Only experiments none of whose runs on the "
+                                           "split has an open or confirmed rule-check finding")
 
 
 class LeaderboardRowSerializer(serializers.Serializer):
@@ -425,6 +428,7 @@ class LeaderboardRowSerializer(serializers.Serializer):
     pass_at_1_pct = serializers.FloatField(allow_null=True)
     cost_usd = serializers.FloatField(allow_null=True)
     tokens = serializers.FloatField(allow_null=True)
+    findings = serializers.IntegerField(help_text="Runs on the split with an open or confirmed rule-check finding")
 
 
 def leaderboard_rows(params: dict, user) -> tuple[Split, list[dict]]:
@@ -441,8 +445,18 @@ def scoped_rows(params: dict, user, scope: tuple) -> tuple[Split, list[dict]]:
                                        verified_only=bool(params.get("verified")))
     split, rows = stats.leaderboard(split_slug=params.get("split") or "lite", user=user, filters=filters,
                                     pad=bool(params.get("pad")), scope=scope)
-    rows = stats.sort_rows(rows, params.get("sort") or "-any_medal")
-    return split, [row.row() for row in rows]
+    rows = [row.row() for row in stats.sort_rows(rows, params.get("sort") or "-any_medal")]
+    return split, with_findings(rows, split, scope, user, only_clean=bool(params.get("no_findings")))
+
+
+def with_findings(rows: list[dict], split: Split, scope: tuple, user, *, only_clean: bool) -> list[dict]:
+    """Each row with `findings` (its flagged runs); only the rows without any when `only_clean`."""
+    audience, own = scope
+    counts = flags.flagged_runs(experiment_ids=[r["experiment_id"] for r in rows], split=split,
+                                audience=audience, user=user, own=own)
+    for row in rows:
+        row["findings"] = counts.get(row["experiment_id"], 0)
+    return [row for row in rows if not row["findings"]] if only_clean else rows
 
 
 class LeaderboardAPIView(APIView):

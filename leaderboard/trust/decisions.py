@@ -6,7 +6,6 @@ from __future__ import annotations
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.analysis import page_cache
 from leaderboard.trust.models import Finding, FindingReview
 
 MAX_REASON = 2000
@@ -33,5 +32,4 @@ def decide(*, finding: Finding | int, user, status: str, reason: str) -> Finding
     finding.reviewed_by, finding.reviewed_at = user, timezone.now()
     finding.save(update_fields=["status", "review_reason", "reviewed_by", "reviewed_at"])
     FindingReview.objects.create(finding=finding, status=status, reason=reason, reviewer=user)
-    page_cache.bump()  # a dismissed finding no longer flags its experiment's rows
     return finding

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
+from django.db.models.signals import post_delete, post_save
+from django.dispatch import receiver
 
 
 class Finding(models.Model):
@@ -84,3 +86,12 @@ def check_title(name: str) -> str:
     judged = {q.name: f"LLM judge: {q.summary.removeprefix('The LLM judge found ').rstrip('.')}" for q in QUESTIONS}
     return judged.get(name, name)
 
+
+@receiver(post_save, sender=Finding, dispatch_uid="trust-finding-saved")
+@receiver(post_delete, sender=Finding, dispatch_uid="trust-finding-deleted")
+def _finding_changed(sender, using=None, **kwargs) -> None:
+    """Leaderboard rows flag runs with findings: any change to one (a scan, a decision, the admin)
+    raises the leaderboard's version in the same transaction, so no cached board shows the old flag."""
+    from leaderboard.analysis import page_cache  # it reads the models: import late
+
+    page_cache.bump(using)

@@ -14,7 +14,6 @@ from collections.abc import Callable
 
 from django.db import transaction
 
-from leaderboard.analysis import page_cache
 from leaderboard.models import Run
 from leaderboard.trust import judge
 from leaderboard.trust.checks import Hit, run_checks
@@ -37,8 +36,7 @@ def review_run(run: Run | int) -> list[Finding]:
     for reviewer in REVIEWERS:
         hits.update(reviewer(run))
     with transaction.atomic():
-        if store_hits(run, hits):
-            page_cache.bump()  # leaderboard rows show a flag for runs with findings
+        store_hits(run, hits)  # each change raises the leaderboard's version (trust.models' signals)
     return list(run.findings.all())
 
 
@@ -61,7 +59,9 @@ def store_hits(run: Run, hits: dict[str, Hit | None]) -> bool:
             Finding.objects.create(run=run, check_name=name, **fields)
             changed = True
         elif any(getattr(finding, k) != v for k, v in fields.items()):
-            Finding.objects.filter(pk=finding.pk).update(**fields)
+            for key, value in fields.items():
+                setattr(finding, key, value)
+            finding.save(update_fields=list(fields))
             changed = True
     return changed
 
