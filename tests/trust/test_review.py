@@ -116,3 +116,12 @@ def _jsonl() -> ContentFile:
 
     body = header_line({"task": "spaceship-titanic"}) + step_line(CHEAT)
     return ContentFile(body, name="trajectory.jsonl")
+
+
+def test_the_command_scans_runs_again():
+    cheat, honest = make_run([*HONEST, CHEAT]), make_run(HONEST)
+    out = StringIO()
+    call_command("review_runs", stdout=out)
+    assert f"run {cheat.pk}: forbidden-paths (open)" in out.getvalue()
+    assert "Scanned 2 run(s); 1 with findings" in out.getvalue()
+    assert not honest.findings.exists()
