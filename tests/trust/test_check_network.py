@@ -48,3 +48,28 @@ def test_an_error_that_came_back_counts_even_when_the_call_is_hidden():
 ], ids=["checker", "offline-pip", "url-in-comment", "url-named-not-read", "checker-from-code", "plan"])
 def test_near_misses_are_not_findings(step):
     assert check(make_run([*HONEST, step]), "network") is None
+
+
+def _job_run(catalogue, network: str | None, log_tail: str = ""):
+    from leaderboard.models import Run
+    from runner.models import AgentDefinition, Job, JobTask
+
+    competition = catalogue.get(slug="spaceship-titanic")
+    run = make_run(HONEST, origin=Run.Origin.JOB, competition=competition)
+    agent, _ = AgentDefinition.objects.get_or_create(name="trust-agent", defaults={"command": ["true"]})
+    job = Job.objects.create(experiment=run.experiment, agent=agent, time_limit_s=60, network=network)
+    JobTask.objects.create(job=job, competition=competition, queue="cpu", run=run, log_tail=log_tail,
+                           sandbox={"backend": "docker", "runtime": "runc"})
+    return run
+
+
+def test_the_sandbox_record_of_a_job_run_counts(catalogue):
+    run = _job_run(catalogue, None, log_tail="socket.gaierror: [Errno -3] Temporary failure in name resolution")
+    hit = check(run, "network")
+    assert hit is not None and hit.evidence["sandbox"] == {
+        "job": True, "network": None, "backend": "docker", "output_errors": True}
+    assert "the sandbox had no network" in hit.summary
+
+
+def test_a_job_run_with_a_clean_record_and_trajectory_has_no_finding(catalogue):
+    assert check(_job_run(catalogue, "egress-proxy", log_tail="fitted; wrote submission.csv"), "network") is None

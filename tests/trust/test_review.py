@@ -125,3 +125,15 @@ def test_the_command_scans_runs_again():
     assert f"run {cheat.pk}: forbidden-paths (open)" in out.getvalue()
     assert "Scanned 2 run(s); 1 with findings" in out.getvalue()
     assert not honest.findings.exists()
+
+
+@pytest.mark.parametrize("name", [
+    "aide/translucent-spaniel_journal.json", "mlagentbench/gemini-pro_cifar10_0_trace.json",
+    "openhands/basic_gui_mode.json", "swe-agent/6e44b9__sweagenttestrepo-1c2844.traj",
+    "inspect/log_read_sample.json",
+])
+def test_real_public_trajectories_of_honest_agents_raise_nothing(name):
+    from tests.trajectories.import_support import TRAJECTORIES_DIR, import_all
+
+    for run, _ in import_all(TRAJECTORIES_DIR / name)[:3]:
+        assert review_run(run) == [], name
