@@ -15,6 +15,7 @@ import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 
 import httpx
 from django.conf import settings
@@ -22,6 +23,7 @@ from django.conf import settings
 from leaderboard.models import Run
 from leaderboard.trajectories.store import StoredTrajectory
 from leaderboard.trust.checks.base import Hit, agent_text, output_text, quote
+from leaderboard.trust.checks.test_data import file_rows, normalise
 
 log = logging.getLogger(__name__)
 
@@ -143,8 +145,19 @@ def _hit(run: Run, question: Question, verdict: tuple[bool, str]) -> Hit | None:
     steps = sorted({int(n) for n in re.findall(r"\bsteps?\s+#?(\d{1,9})", answer, re.IGNORECASE)
                     if int(n) < run.n_steps})[:20]
     private = [p for p in (getattr(getattr(run.competition, "answers", None), "answers_path", ""),) if p]
+    answer = _without_answer_rows(answer[:ANSWER_CHARS], private)
     return Hit("warning", question.summary, steps,
-               {"model": settings.TRUST_JUDGE_MODEL, "answer": quote(answer[:ANSWER_CHARS], private)[:ANSWER_CHARS]})
+               {"model": settings.TRUST_JUDGE_MODEL, "answer": quote(answer, private, ANSWER_CHARS)})
+
+
+def _without_answer_rows(answer: str, private: list[str]) -> str:
+    """The judge's answer less any line quoting a row of the answers (the log it read may show them,
+    had an uploaded agent printed the file): a finding never carries the answers' contents."""
+    rows = file_rows(Path(private[0])) if private else frozenset()
+    if not rows:
+        return answer
+    return "\n".join(line if not any(row in normalise(line) or row in line for row in rows)
+                     else "[a line quoting the answers, left out]" for line in answer.splitlines())
 
 
 # --- what the judge reads -------------------------------------------------------------------------

@@ -53,12 +53,8 @@ class Finding(models.Model):
     def check_title(self) -> str:
         return check_title(self.check_name)
 
-    @property
-    def counts(self) -> bool:
-        """Whether it flags the run on the board: open and confirmed findings do, dismissed ones not."""
-        return self.status in COUNTED_STATUSES
 
-
+# The findings that flag a run on the board: open and confirmed ones; a dismissed one does not.
 COUNTED_STATUSES = (Finding.Status.OPEN, Finding.Status.CONFIRMED)
 
 

@@ -1,6 +1,7 @@
 """A scripted OpenAI-compatible judge for the LLM judge's tests (no tests here): it answers each of
 MLE-bench's questions "yes" when the log or code it is shown holds that question's tell-tale, naming
-the step, else "no"; a log holding UNSURE gets an answer with no verdict."""
+the step, else "no"; a log holding UNSURE gets an answer with no verdict, one holding ECHO a "yes"
+that quotes every line of the log with a comma (as a careless judge quotes what it read)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ def verdict(content: str, question: str) -> str:
         if phrase in question:
             if tell in content:
                 step = _step_of(content, tell)
-                return f"At step {step} the agent does it. The final answer is yes."
+                quoted = "\n".join(line for line in content.splitlines() if "," in line) if "ECHO" in content else ""
+                return f"At step {step} the agent does it.\n{quoted}\nThe final answer is yes."
             return "Nothing of the kind happens. The final answer is no."
     return "Unknown question. The final answer is no."
 

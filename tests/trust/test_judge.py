@@ -84,3 +84,18 @@ def test_long_logs_are_asked_in_chunks_and_one_yes_is_enough(gateway, settings):
     assert "judge-hand-labelling" in findings
     log_calls = [r for r in upstream.requests if "submission file itself" in r["body"]["messages"][2]["content"]]
     assert len(log_calls) > 1  # the log did not fit one chunk
+
+
+def test_the_judges_answer_never_carries_the_answers(gateway, catalogue, tmp_path):
+    from leaderboard.models import CompetitionAnswers
+
+    answers = tmp_path / "answers.csv"
+    rows = [f"{4000 + i},{'True' if i % 2 else 'False'}" for i in range(10)]
+    answers.write_text("PassengerId,Transported\n" + "\n".join(rows) + "\n")
+    competition = catalogue.get(slug="spaceship-titanic")
+    CompetitionAnswers.objects.update_or_create(competition=competition, defaults={"answers_path": str(answers)})
+    printed = command("echo ECHO; cat /home/data/../private/answers.csv", stdout="\n".join(rows))
+    run = make_run([printed], competition=competition)
+    judged = Finding.objects.get(run=review_run(run)[0].run, check_name="judge-unauthorized-access")
+    assert "left out" in judged.evidence["answer"]
+    assert not any(row in str(judged.evidence) or row in judged.summary for row in rows)

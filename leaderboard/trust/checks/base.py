@@ -133,14 +133,14 @@ _KEYS = re.compile(
     r"|xox[abprs]-[A-Za-z0-9\-]{10,}|(?i:bearer)\s+[A-Za-z0-9._\-]{16,}|AKIA[0-9A-Z]{16})")
 
 
-def quote(text: str, private_paths: list[str] = ()) -> str:
+def quote(text: str, private_paths: list[str] = (), limit: int = QUOTE_CHARS) -> str:
     """A short quote of what the agent wrote, for a finding's evidence: one line, bounded, with
     anything that looks like a key masked and the server's private paths replaced by a name."""
     line = " ".join(text.split())
     for path in sorted(private_paths, key=len, reverse=True):
         line = line.replace(path, "<private answers path>")
     line = _KEYS.sub("<redacted>", line)
-    return line if len(line) <= QUOTE_CHARS else line[:QUOTE_CHARS - 1] + "…"
+    return line if len(line) <= limit else line[:limit - 1] + "…"
 
 
 def first_steps(indexes: list[int]) -> list[int]:

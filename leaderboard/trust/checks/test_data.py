@@ -56,7 +56,7 @@ class TestDataInCode(Check):
             return frozenset(), frozenset()
         public = Path(competition.public_data_dir) / "test.csv" if competition.public_data_dir else None
         answers = self.context.private_paths[:1]
-        return _file_rows(public), _file_rows(Path(answers[0]) if answers else None)
+        return file_rows(public), file_rows(Path(answers[0]) if answers else None)
 
     def end(self) -> Hit | None:
         if len(self.answer_hits) >= MIN_ROWS:
@@ -76,7 +76,7 @@ def normalise(line: str) -> str:
     return ",".join(cell.strip().strip("'\"") for cell in next(csv.reader([text]), []))
 
 
-def _file_rows(path: Path | None) -> frozenset[str]:
+def file_rows(path: Path | None) -> frozenset[str]:
     """The data rows (header left out) of a CSV file, read within READ_BYTES; empty if unreadable."""
     if path is None or not path.is_file():
         return frozenset()
