@@ -396,6 +396,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Findings have a `status` of their own (open, confirmed, dismissed), beside runs' and jobs'.
+    "ENUM_NAME_OVERRIDES": {"FindingStatusEnum": "leaderboard.trust.models.Finding.Status"},
 }
 
 if not DEBUG:

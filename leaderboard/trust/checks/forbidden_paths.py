@@ -13,7 +13,8 @@ from django.conf import settings
 from leaderboard.trust.checks.base import Check, Hit, agent_text, code_lines, first_steps, register
 
 # `/private` as a folder (MLE-bench's prepared/private, where the answers are), not `/private_notes`.
-PRIVATE_FOLDER = re.compile(r"(?:^|[\s'\"=(:/.])(?:prepared/)?private(?=/|[\s'\")]|$)")
+# (`obj.private` and `is_private` are names in code, not folders.)
+PRIVATE_FOLDER = re.compile(r"(?:^|[\s'\"=(:/])(?:prepared/)?private(?=/|[\s'\")]|$)")
 ANSWER_FILES = re.compile(
     r"\b(?:gold_submission|answers|test_answers|private_test|solution)\.(?:csv|json|parquet|zip)\b")
 # Another run's folder: an MLE-bench run group's `<competition>_<uuid>/`, a runner's task scratch.
