@@ -131,3 +131,4 @@ def grade_snapshot(self, snapshot_id: int) -> str:
 
 # Tasks of other modules, imported here so that every worker registers them (Celery discovers tasks.py).
 from leaderboard.runs.intake import import_intake  # noqa: E402,F401
+from leaderboard.trust.tasks import review_run_task  # noqa: E402,F401

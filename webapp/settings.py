@@ -375,6 +375,17 @@ if os.environ.get("MEDALBOARD_CACHE_URL"):
     CACHES = {"default": {"BACKEND": "webapp.cache.FailSafeRedisCache",
                           "LOCATION": os.environ["MEDALBOARD_CACHE_URL"],
                           "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}}
+# Rule checks over every run (leaderboard.trust, docs/trust.md). A run may end this long past its time
+# limit before it counts as an overrun (the runner's stop grace, clocks); 1% of the limit if larger.
+TRUST_TIME_LIMIT_GRACE_S = env_float("MEDALBOARD_TRUST_TIME_LIMIT_GRACE_S", 60.0)
+# The optional LLM judge (MLE-bench's rule-violation questions), off unless a model is named. It calls
+# an OpenAI-compatible chat API, meant to be an LLM gateway's (`http://host:port/openai/v1`), with a token.
+TRUST_JUDGE_MODEL = os.environ.get("MEDALBOARD_TRUST_JUDGE_MODEL", "").strip()
+TRUST_JUDGE_URL = os.environ.get("MEDALBOARD_TRUST_JUDGE_URL", "").strip().rstrip("/")
+TRUST_JUDGE_TOKEN = os.environ.get("MEDALBOARD_TRUST_JUDGE_TOKEN", "")
+TRUST_JUDGE_TIMEOUT_S = env_float("MEDALBOARD_TRUST_JUDGE_TIMEOUT_S", 120.0)
+TRUST_JUDGE_MAX_CHARS = env_int("MEDALBOARD_TRUST_JUDGE_MAX_CHARS", 128_000)  # of log or code per question
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Medalboard API",
     "DESCRIPTION": "Competitions, runs, grading and trajectories of ML-engineering agents.\n\n"
@@ -385,8 +396,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
-    # The disclosure fields and filters share their choices (leaderboard.api.runs): one name each.
-    "ENUM_NAME_OVERRIDES": {"DisclosureEnum": ["yes", "no"], "DisclosureFilterEnum": ["yes", "no", "unknown"]},
+    # The disclosure fields and filters share their choices (leaderboard.api.runs): one name each; findings
+    # have a `status` of their own (open, confirmed, dismissed), beside runs' and jobs'.
+    "ENUM_NAME_OVERRIDES": {"DisclosureEnum": ["yes", "no"], "DisclosureFilterEnum": ["yes", "no", "unknown"],
+                            "FindingStatusEnum": "leaderboard.trust.models.Finding.Status"},
 }
 
 if not DEBUG:

@@ -4,6 +4,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitVie
 from rest_framework.routers import DefaultRouter
 
 from leaderboard.api.competitions import CompetitionViewSet
+from leaderboard.api.findings import FindingReviewView
 from leaderboard.api.intakes import IntakeView
 from leaderboard.api.reproductions import ExperimentReproductionsView
 from leaderboard.api.runs import GradingQuotaView, LeaderboardAPIView, RunViewSet
@@ -26,6 +27,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("api/runs/<int:pk>/steps/", RunStepsView.as_view(), name="run-steps"),
+    path("api/findings/<int:pk>/review/", FindingReviewView.as_view(), name="api-finding-review"),
     path("api/runs/<int:pk>/outline/", RunOutlineView.as_view(), name="run-outline"),
     path("api/leaderboard/", LeaderboardAPIView.as_view(), name="api-leaderboard"),
     path("api/quota/", GradingQuotaView.as_view(), name="api-quota"),

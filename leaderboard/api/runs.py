@@ -19,6 +19,7 @@ from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from leaderboard.analysis import page_cache, stats
+from leaderboard.api.findings import FindingSerializer, findings_of
 from leaderboard.api.intakes import IntakeSerializer
 from leaderboard.api.pagination import RunCursorPagination
 from leaderboard.api.similarity import SimilarReferenceSerializer, SimilarRunSerializer, similar_payload
@@ -35,6 +36,7 @@ from leaderboard.models import (
 )
 from leaderboard.runs import artifacts, intake, quotas, snapshots
 from leaderboard.trajectories.exports import csv_cell
+from leaderboard.trust import flags
 
 
 class StorageUnavailableError(APIException):
@@ -252,8 +254,11 @@ def _int(value) -> int | None:
 
 
 class RunDetailSerializer(RunOutputSerializer):
-    """A run as GET /api/runs/<id>/ serves it: the page's fields and its closest matches by code."""
+    """A run as GET /api/runs/<id>/ serves it: the page's fields, what the rule checks found on it and its
+    closest matches by code."""
 
+    findings = FindingSerializer(many=True, read_only=True, help_text="What the rule checks found "
+                                 "(leaderboard.trust): open, confirmed or dismissed by staff")
     similar_runs = SimilarRunSerializer(many=True, help_text="Runs you can see whose code is closest to this one's")
     similar_references = SimilarReferenceSerializer(many=True, help_text="Reference code of the competition")
 
@@ -327,8 +332,10 @@ class RunViewSet(mixins.CreateModelMixin, viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(responses={200: RunDetailSerializer})
     def retrieve(self, request, *args, **kwargs):
+        """One run, with what the rule checks found on it (`findings`) and its closest matches by code."""
         run = self.get_object()
-        return Response({**self.get_serializer(run).data, **similar_payload(run, request.user)})
+        return Response({**self.get_serializer(run).data, "findings": findings_of(run),
+                         **similar_payload(run, request.user)})
 
     @extend_schema(request=RunInputSerializer, responses={
         201: RunOutputSerializer, 200: RunOutputSerializer,
@@ -456,6 +463,8 @@ class LeaderboardQuerySerializer(serializers.Serializer):
                                           help_text="Test-set signal used (unknown: not disclosed)")
     leakage = serializers.ChoiceField(["yes", "no"], required=False, allow_blank=True, default="",
                                       help_text="Marked with known leakage, or not")
+    no_findings = serializers.BooleanField(default=False, help_text="Only experiments none of whose runs on the "
+                                           "split has an open or confirmed rule-check finding")
 
 
 class LeaderboardRowSerializer(serializers.Serializer):
@@ -500,6 +509,7 @@ class LeaderboardRowSerializer(serializers.Serializer):
     report_url = serializers.CharField()
     known_leakage = serializers.BooleanField()
     leakage_note = serializers.CharField()
+    findings = serializers.IntegerField(help_text="Runs on the split with an open or confirmed rule-check finding")
 
 
 def leaderboard_rows(params: dict, user) -> tuple[Split, list[dict]]:
@@ -518,8 +528,18 @@ def scoped_rows(params: dict, user, scope: tuple) -> tuple[Split, list[dict]]:
                                        leakage=params.get("leakage", ""))
     split, rows = stats.leaderboard(split_slug=params.get("split") or "lite", user=user, filters=filters,
                                     pad=bool(params.get("pad")), scope=scope)
-    rows = stats.sort_rows(rows, params.get("sort") or "-any_medal")
-    return split, [row.row() for row in rows]
+    rows = [row.row() for row in stats.sort_rows(rows, params.get("sort") or "-any_medal")]
+    return split, with_findings(rows, split, scope, user, only_clean=bool(params.get("no_findings")))
+
+
+def with_findings(rows: list[dict], split: Split, scope: tuple, user, *, only_clean: bool) -> list[dict]:
+    """Each row with `findings` (its flagged runs); only the rows without any when `only_clean`."""
+    audience, own = scope
+    counts = flags.flagged_runs(experiment_ids=[r["experiment_id"] for r in rows], split=split,
+                                audience=audience, user=user, own=own)
+    for row in rows:
+        row["findings"] = counts.get(row["experiment_id"], 0)
+    return [row for row in rows if not row["findings"]] if only_clean else rows
 
 
 class LeaderboardAPIView(APIView):

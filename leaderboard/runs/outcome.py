@@ -13,6 +13,7 @@ from django.db import transaction
 from leaderboard.competitions import medals
 from leaderboard.models import Artifact, Competition, Run
 from leaderboard.runs.artifacts import Upload, artifact_path
+from leaderboard.trust.review import schedule_review
 
 
 def set_outcome(run: Run, uploads: Sequence[Upload], score: float | None, reported: dict | None) -> None:
@@ -29,6 +30,7 @@ def set_outcome(run: Run, uploads: Sequence[Upload], score: float | None, report
         run.grading_report = {"note": "no submission to grade" if not has_submission
                               else "the task is not in the catalogue, so it cannot be graded here"}
         run.save()
+        schedule_review(run.pk)
         return
     record_self_reported(run, score=score, reported=reported or {})
 
@@ -48,6 +50,7 @@ def record_self_reported(run: Run, *, score: float | None, reported: dict[str, A
     run.status = Run.Status.GRADED
     run.grading_report = {"reported": reported, "medals_recomputed_here": True}
     run.save()
+    schedule_review(run.pk)
 
 
 def record_version(run: Run) -> None:
@@ -106,3 +109,4 @@ def store_report(run: Run, report) -> None:
     if available:
         run.verification = Run.Verification.VERIFIED
     run.save()
+    schedule_review(run.pk)  # every way a run comes in ends here or above: the rule checks scan it

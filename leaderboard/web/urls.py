@@ -1,6 +1,6 @@
 from django.urls import path
 
-from leaderboard.web import replay, run_files, runs_index, similarity, views
+from leaderboard.web import findings, replay, run_files, runs_index, similarity, views
 from leaderboard.web import scaling as scaling_views
 
 urlpatterns = [
@@ -26,6 +26,7 @@ urlpatterns = [
     path("runs/<int:pk>/status.json", views.run_status, name="run-status"),
     path("runs/<int:pk>/edit/", views.run_edit, name="run-edit"),
     path("runs/<int:pk>/delete/", views.run_delete, name="run-delete"),
+    path("runs/<int:pk>/findings/<int:finding_id>/review/", findings.finding_review, name="finding-review"),
     path("accounts/signup/", views.signup, name="signup"),
     path("account/token/", views.api_token, name="account-token"),
 ]

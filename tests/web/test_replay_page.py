@@ -179,6 +179,7 @@ def test_html_size_and_queries_do_not_grow_with_length(client, db):
 
 def test_query_count_is_pinned(client, run, django_assert_num_queries):
     add_steps(run, KIND_SPECS * 40)
-    # run + kind counts + one window of steps + graded snapshots + files + closest matches by code
-    with django_assert_num_queries(6):
+    # run + kind counts + one window of steps + graded snapshots + files + the rule checks' findings +
+    # closest matches by code
+    with django_assert_num_queries(7):
         get_page(client, run)
