@@ -15,7 +15,7 @@ from collections.abc import Callable
 from django.db import transaction
 
 from leaderboard.models import Run
-from leaderboard.trust import judge
+from leaderboard.trust import judge, similarity
 from leaderboard.trust.checks import Hit, run_checks
 from leaderboard.trust.models import Finding
 
@@ -27,9 +27,7 @@ Reviewer = Callable[[Run], dict[str, Hit | None]]
 def code_similarity(run: Run) -> dict[str, Hit | None]:
     """Fingerprint the run's code and compare it (leaderboard.trust.similarity). Its `code-similarity`
     findings concern pairs of runs, so the index keeps them on both sides itself: nothing to return."""
-    from leaderboard.trust.similarity import index_run  # its models import this package's
-
-    index_run(run)
+    similarity.index_run(run)
     return {}
 
 
