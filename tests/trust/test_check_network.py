@@ -56,10 +56,11 @@ def _job_run(catalogue, network: str | None, log_tail: str = ""):
 
     competition = catalogue.get(slug="spaceship-titanic")
     run = make_run(HONEST, origin=Run.Origin.JOB, competition=competition)
+    Run.objects.filter(pk=run.pk).update(recipe={"sandbox": {"backend": "docker", "runtime": "runc"}})
+    run.refresh_from_db()
     agent, _ = AgentDefinition.objects.get_or_create(name="trust-agent", defaults={"command": ["true"]})
     job = Job.objects.create(experiment=run.experiment, agent=agent, time_limit_s=60, network=network)
-    JobTask.objects.create(job=job, competition=competition, queue="cpu", run=run, log_tail=log_tail,
-                           sandbox={"backend": "docker", "runtime": "runc"})
+    JobTask.objects.create(job=job, competition=competition, queue="cpu", run=run, log_tail=log_tail)
     return run
 
 

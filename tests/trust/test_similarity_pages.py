@@ -68,7 +68,7 @@ def _as(user) -> APIClient:
 
 
 def test_the_run_detail_costs_one_query_for_its_matches(titanic, alice, django_assert_num_queries):
-    """However many matches: the run, then one query for its pairs with both sides' runs."""
+    """However many matches: the run, its findings, then one query for its pairs with both sides' runs."""
     runs = [make_run(titanic, agent=f"agent{i}") for i in range(6)]
     for run in runs:
         add_code(run, "code/a.py", ORIGINAL if run.pk % 2 else COPY)
@@ -76,10 +76,10 @@ def test_the_run_detail_costs_one_query_for_its_matches(titanic, alice, django_a
     lonely = make_run(titanic)
     client = APIClient()
     client.force_authenticate(alice)  # no session to read: the queries counted are the view's own
-    with django_assert_num_queries(2):  # the run, its matches
+    with django_assert_num_queries(3):  # the run, its findings, its matches
         body = detail(client, runs[0].pk)
     assert len(body["similar_runs"]) == 5
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(3):
         assert detail(client, lonely.pk)["similar_runs"] == []
 
 

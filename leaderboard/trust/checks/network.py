@@ -96,7 +96,7 @@ class Network(Check):
         if task is None:
             return {}
         record = {"job": True, "network": task.job.network or None,
-                  "backend": (task.sandbox or {}).get("backend", "")}
+                  "backend": ((self.context.run.recipe or {}).get("sandbox") or {}).get("backend", "")}
         if NETWORK_ERRORS.search(task.log_tail or ""):
             record["output_errors"] = True
         return record
