@@ -140,3 +140,31 @@ def work_log(log_path: Path) -> list[tuple[str, str, int, float]]:
         return []
     return [(event, what, int(pid), float(at))
             for event, what, pid, at in (line.split() for line in log_path.read_text().splitlines())]
+
+
+def kill_the_holder(workers: list[WorkerProcess], log_path: Path, lease_s: float, what: str,
+                    still_working) -> tuple[WorkerProcess, WorkerProcess, float]:
+    """Wait until one of two workers starts the slowed work, let it run past a lease length (the
+    other sweeping all along), check `still_working()` (its lease renewed, so nobody took it), then
+    kill -9 it: (the holder, the survivor, when it was killed)."""
+    import time
+
+    started = wait_until(lambda: [entry for entry in work_log(log_path) if entry[0] == "start"], 90, what)
+    holder = next(w for w in workers if w.process.pid == started[0][2])
+    survivor = next(w for w in workers if w is not holder)
+    time.sleep(1.5 * lease_s)
+    still_working()
+    holder.kill9()
+    return holder, survivor, time.time()
+
+
+def done_once_by_the_survivor(log_path: Path, holder: WorkerProcess, survivor: WorkerProcess, killed: float,
+                              within: float) -> float:
+    """Assert the work was started by the holder, then by the survivor, which alone finished it,
+    `within` seconds of the kill; returns the seconds from the kill to the second start."""
+    done = work_log(log_path)
+    assert [(event, pid) for event, _, pid, _ in done] == [
+        ("start", holder.process.pid), ("start", survivor.process.pid), ("done", survivor.process.pid)]
+    noticed = done[1][3] - killed
+    assert noticed < within, f"noticed {noticed:.1f} s after the kill"
+    return noticed

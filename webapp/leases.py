@@ -1,15 +1,17 @@
 """Leases: which worker holds a row's work, until when, and the fence each of its writes goes through.
 
-One machine for every kind of work a worker claims (job tasks, gradings, upload imports). A kind
-(`Leased`) names the model and the fields its lease lives in; this module knows nothing else of it.
+One machine for every kind of work a worker claims (job tasks, gradings, upload imports, research
+baselines). A kind (`Leased`) names the model and the fields its lease lives in; this module knows
+nothing else of it.
 
 - `claim`: one conditional UPDATE (waiting -> working, an owner, an expiry, attempts + 1), so two
   workers never hold the same row; the loser's UPDATE matches nothing.
 - `fence`: before a write, inside the write's transaction, renew the lease if this owner still holds
   it, else raise LeaseLost and write nothing (the sweep gave the work to someone else).
 - `renew` / `Heartbeat`: keep a short lease alive while the work runs (a job's supervisor renews on
-  every poll; gradings and imports renew from a thread). Leases are short (LEASE_S, a minute), so a
-  worker killed with SIGKILL is noticed within about a minute, whatever the work's time limit.
+  every poll; gradings, imports and baselines renew from a thread). Leases are short (LEASE_S, a
+  minute), so a worker killed with SIGKILL is noticed within about a minute, whatever the work's
+  time limit.
 - `release`: hand the row back (a transient error); `end`: the last write of the holder.
 - `sweep_expired`: expired leases go back to waiting, or fail with the reason after bounded attempts.
 

@@ -6,7 +6,7 @@ job leases, tasks never published, GPUs held by tasks that no longer run), the g
 (leaderboard.runs.recovery: runs and snapshots), the uploads' (leaderboard.runs.intake: intakes
 nobody picked up, expired import claims), the orphaned files' (leaderboard.runs.orphans) and the research
 baselines' (runner.research.recovery: asked for while the broker was down, or lost with their runner).
-Expired claims of all three kinds of leased work go through the one lease machine's
+Expired claims of all four kinds of leased work go through the one lease machine's
 `webapp.leases.sweep_expired`. Every step makes conditional UPDATEs on the state it read, so
 concurrent sweepers are safe.
 """

@@ -296,6 +296,9 @@ JOB_DISK_QUOTA_MOUNT = env_bool("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", True)
 RESEARCH_DIR = Path(os.environ.get("MEDALBOARD_RESEARCH_DIR", VAR_DIR / "research-tasks"))
 RESEARCH_BASELINE_QUEUE = os.environ.get("MEDALBOARD_RESEARCH_BASELINE_QUEUE") or "jobs.cpu"
 RESEARCH_EVAL_TIME_LIMIT_S = env_float("MEDALBOARD_RESEARCH_EVAL_TIME_LIMIT_S", 600.0)
+# A baseline's claim (webapp.leases), renewed while the starter and the eval run; a lost one is computed again
+RESEARCH_BASELINE_LEASE_S = env_float("MEDALBOARD_RESEARCH_BASELINE_LEASE_S", LEASE_S)
+RESEARCH_BASELINE_MAX_ATTEMPTS = env_int("MEDALBOARD_RESEARCH_BASELINE_MAX_ATTEMPTS", 2)
 RESEARCH_SNAPSHOT_EVERY_S = env_float("MEDALBOARD_RESEARCH_SNAPSHOT_EVERY_S", 30.0)
 RESEARCH_MAX_SNAPSHOTS = env_int("MEDALBOARD_RESEARCH_MAX_SNAPSHOTS", 50)
 # The OCI runtime of a Docker runner's sandboxes: runc (Docker's default) or runsc (gVisor).

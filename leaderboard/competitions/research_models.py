@@ -35,6 +35,10 @@ class ResearchTask(models.Model):
     baseline_error = models.TextField(blank=True)
     baseline_seconds = models.FloatField(null=True, blank=True)
     baseline_at = models.DateTimeField(null=True, blank=True)
+    # The claim of the runner computing it (webapp.leases: runner.research.baseline.BASELINES)
+    baseline_owner = models.CharField(max_length=200, blank=True)
+    baseline_lease_expires_at = models.DateTimeField(null=True, blank=True)
+    baseline_attempts = models.PositiveIntegerField(default=0)
     content_hash = models.CharField(max_length=64, blank=True, help_text="sha256 of env/ and scripts/ as imported")
 
     class Meta:

@@ -4,8 +4,11 @@ grading sandbox.
 
     status = compute_baseline(task_id, backend=backend)
 
-The task is claimed with a conditional UPDATE (pending -> running), so a second delivery of the same
-request does nothing. The starter's sandbox is an agent's sandbox (no network, the workspace a copy
+The task is claimed through the lease machine (webapp.leases, `BASELINES`: pending -> running, an
+owner, a short lease renewed while the starter and the eval run, attempts + 1), so a second delivery of
+the same request does nothing, and a runner killed meanwhile is noticed within about a lease
+(runner.research.recovery asks again, boundedly). Only the holder's last write (status, log, score)
+is stored. The starter's sandbox is an agent's sandbox (no network, the workspace a copy
 of env/, never the scripts); its output's end is kept on the task as the baseline's log.
 """
 
@@ -19,36 +22,45 @@ import uuid
 from pathlib import Path
 
 from django.conf import settings
+from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Competition, ResearchTask
 from runner.backends import Backend, SandboxSpec
 from runner.execution import TOOLS_DIR
 from runner.research import grading, workspace
+from webapp import leases
 
 log = logging.getLogger(__name__)
 LOG_BYTES = 16_384
 STARTER_CPUS = 2.0
 STARTER_MEMORY_BYTES = 8 << 30
 POLL_S = 0.2
+BASELINES = leases.Leased(
+    ResearchTask, "baseline of research task", waiting=ResearchTask.Baseline.PENDING,
+    working=ResearchTask.Baseline.RUNNING, failed=ResearchTask.Baseline.FAILED,
+    lease_s=lambda: settings.RESEARCH_BASELINE_LEASE_S, status="baseline_status", owner="baseline_owner",
+    expires="baseline_lease_expires_at", attempts="baseline_attempts",
+)
 
 
-def compute_baseline(task_id: int, *, backend: Backend) -> str:
-    """Run the starter and score it; returns the task's baseline status afterwards."""
-    claimed = ResearchTask.objects.filter(pk=task_id, baseline_status=ResearchTask.Baseline.PENDING).update(
-        baseline_status=ResearchTask.Baseline.RUNNING, baseline_error="", baseline_at=timezone.now())
-    if not claimed:
+def compute_baseline(task_id: int, *, backend: Backend, owner: str | None = None) -> str:
+    """Run the starter and score it; returns the task's baseline status afterwards (or why nothing
+    was done)."""
+    lease = leases.claim(BASELINES, task_id, owner, baseline_error="", baseline_at=timezone.now())
+    if lease is None:
         return "not pending"
     task = ResearchTask.objects.select_related("competition").get(pk=task_id)
     work = Path(settings.RUNNER_WORK_DIR) / f"research-baseline-{task_id}-{uuid.uuid4().hex[:8]}"
     try:
-        score, log_text, seconds, error = _run_and_score(task, backend, work)
+        with leases.Heartbeat(lease):
+            score, log_text, seconds, error = _run_and_score(task, backend, work)
     except Exception as exc:  # noqa: BLE001 - any failure is the baseline's, said on the task
         log.exception("baseline of research task %s failed", task_id)
         score, log_text, seconds, error = None, "", None, f"{exc.__class__.__name__}: {exc}"
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return _record(task, score, log_text, seconds, error)
+    return _record(lease, task, score, log_text, seconds, error)
 
 
 def _run_and_score(task: ResearchTask, backend: Backend, work: Path) -> tuple[float | None, str, float, str]:
@@ -96,11 +108,16 @@ def _with_command(spec: SandboxSpec, command: list[str]) -> SandboxSpec:
     return dataclasses.replace(spec, command=command)
 
 
-def _record(task: ResearchTask, score: float | None, log_text: str, seconds: float | None, error: str) -> str:
+def _record(lease: leases.Lease, task: ResearchTask, score: float | None, log_text: str, seconds: float | None,
+            error: str) -> str:
+    """The holder's last write: status, log and score commit together, or (the lease was lost: the
+    sweep gave the baseline to another runner, or a re-import asked afresh) not at all."""
     status = ResearchTask.Baseline.DONE if score is not None and not error else ResearchTask.Baseline.FAILED
-    updated = ResearchTask.objects.filter(pk=task.pk, baseline_status=ResearchTask.Baseline.RUNNING).update(
-        baseline_status=status, baseline_log=log_text, baseline_error=error[:2000], baseline_seconds=seconds,
-        baseline_at=timezone.now())
-    if updated and status == ResearchTask.Baseline.DONE:
-        Competition.objects.filter(pk=task.competition_id).update(baseline_score=score)
-    return status if updated else "superseded"
+    with transaction.atomic():
+        if not leases.end(lease, status, baseline_log=log_text, baseline_error=error[:2000],
+                          baseline_seconds=seconds, baseline_at=timezone.now()):
+            log.warning("research task %s: baseline dropped, the claim moved on", task.pk)
+            return "claim lost"
+        if status == ResearchTask.Baseline.DONE:
+            Competition.objects.filter(pk=task.competition_id).update(baseline_score=score)
+    return status

@@ -92,7 +92,7 @@ def test_kill_9_of_a_runner_mid_run(transactional_db, alice, job_world, tmp_path
                        "tasks_published": 0, "retried": 0, "failed": 0, "requeued_pending": 0,
                        "snapshots_requeued": 0, "intakes_retried": 0, "intakes_failed": 0,
                        "intakes_requeued": 0, "orphan_files_deleted": 0, "scratch_folders_deleted": 0,
-                       "baselines_recovered": 0, "baselines_published": 0}
+                       "baselines_recovered": 0, "baselines_failed": 0, "baselines_published": 0}
 
 
 @needs_agent_tools

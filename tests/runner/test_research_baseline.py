@@ -94,18 +94,62 @@ def test_the_sweep_asks_again_for_a_baseline_never_sent_or_lost_with_its_runner(
     sent = []
     monkeypatch.setattr(recovery, "publish", lambda pk: sent.append(pk) or 1)
     settings.STALE_PENDING_S = 60
+    nothing = {"baselines_recovered": 0, "baselines_failed": 0, "baselines_published": 0}
     pending = imported(tmp_path)  # asked for just now: not stale yet
-    assert recovery.sweep_baselines() == {"baselines_recovered": 0, "baselines_published": 0}
+    assert recovery.sweep_baselines() == nothing
     ResearchTask.objects.filter(pk=pending.pk).update(baseline_at=timezone.now() - timedelta(seconds=61))
-    assert recovery.sweep_baselines() == {"baselines_recovered": 0, "baselines_published": 1} and sent == [pending.pk]
+    assert recovery.sweep_baselines() == {**nothing, "baselines_published": 1} and sent == [pending.pk]
     assert recovery.sweep_baselines()["baselines_published"] == 0  # asked again just now
-    long_ago = timezone.now() - timedelta(seconds=pending.time_limit_s + settings.RESEARCH_EVAL_TIME_LIMIT_S + 301)
-    ResearchTask.objects.filter(pk=pending.pk).update(baseline_status=ResearchTask.Baseline.RUNNING,
-                                                       baseline_at=long_ago)
-    assert recovery.sweep_baselines() == {"baselines_recovered": 1, "baselines_published": 1}
+    # Its runner died while the starter ran: the claim it renewed ran out a moment ago.
+    ResearchTask.objects.filter(pk=pending.pk).update(
+        baseline_status=ResearchTask.Baseline.RUNNING, baseline_owner="dead", baseline_attempts=1,
+        baseline_lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert recovery.sweep_baselines() == {**nothing, "baselines_recovered": 1, "baselines_published": 1}
     task = ResearchTask.objects.get(pk=pending.pk)
     assert task.baseline_status == ResearchTask.Baseline.PENDING and "was lost" in task.baseline_error
+    assert task.baseline_owner == "" and sent == [pending.pk, pending.pk]
     assert compute_baseline(task.pk, backend=LocalBackend()) == ResearchTask.Baseline.DONE
+    assert ResearchTask.objects.get(pk=pending.pk).baseline_attempts == 2
+
+
+def test_a_baseline_lost_too_often_fails_with_the_reason(db, tmp_path, research_dir, settings, monkeypatch):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from runner.research import recovery
+
+    monkeypatch.setattr(recovery, "publish", lambda pk: 1)
+    settings.RESEARCH_BASELINE_MAX_ATTEMPTS = 2
+    task = imported(tmp_path)
+    running = ResearchTask.objects.filter(pk=task.pk)
+    running.update(baseline_status=ResearchTask.Baseline.RUNNING, baseline_owner="alive", baseline_attempts=2,
+                   baseline_lease_expires_at=timezone.now() + timedelta(seconds=30))
+    assert recovery.sweep_baselines()["baselines_failed"] == 0  # its lease still holds
+    running.update(baseline_lease_expires_at=timezone.now() - timedelta(seconds=1))
+    assert recovery.sweep_baselines()["baselines_failed"] == 1
+    task.refresh_from_db()
+    assert task.baseline_status == ResearchTask.Baseline.FAILED and "interrupted 2 times" in task.baseline_error
+    assert compute_baseline(task.pk, backend=LocalBackend()) == "not pending"
+
+
+def test_a_baseline_whose_claim_moved_on_stores_nothing(db, tmp_path, research_dir, monkeypatch):
+    """The sweep gave the baseline to another runner while this one's starter ran: its result is dropped."""
+    from runner.research import baseline
+
+    task = imported(tmp_path)
+    real = baseline._run_and_score
+
+    def taken_meanwhile(*args):
+        ResearchTask.objects.filter(pk=task.pk).update(baseline_status=ResearchTask.Baseline.PENDING,
+                                                        baseline_owner="")
+        return real(*args)
+
+    monkeypatch.setattr(baseline, "_run_and_score", taken_meanwhile)
+    assert compute_baseline(task.pk, backend=LocalBackend()) == "claim lost"
+    task.refresh_from_db()
+    assert task.baseline_status == ResearchTask.Baseline.PENDING and task.baseline_log == ""
+    assert Competition.objects.get(pk=task.competition_id).baseline_score is None
 
 
 def test_import_asks_a_runner_for_the_baseline_by_task_name_and_waits(transactional_db, tmp_path, research_dir,

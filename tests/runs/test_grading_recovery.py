@@ -14,7 +14,7 @@ from django.utils import timezone
 from leaderboard import tasks
 from leaderboard.models import Run
 from leaderboard.runs import recovery
-from tests.job_support import WorkerProcess, slow_work_env, wait_until, work_log
+from tests.job_support import WorkerProcess, done_once_by_the_survivor, kill_the_holder, slow_work_env, wait_until
 from tests.runs.test_submission import answers_for, submit
 
 
@@ -113,14 +113,7 @@ def test_kill_9_of_a_worker_mid_grading_ends_graded_once(transactional_db, catal
     workers = [WorkerProcess(tmp_path / f"worker-{n}.log", "celery", extra_env=env) for n in (1, 2)]
     try:
         run = submit(alice)  # autocommit: enqueued at once
-        started = wait_until(lambda: [entry for entry in work_log(log) if entry[0] == "start"], 90, "grading")
-        holder = next(w for w in workers if w.process.pid == started[0][2])
-        survivor = next(w for w in workers if w is not holder)
-        time.sleep(1.5 * LEASE_S)  # past a lease length, with the survivor sweeping all along
-        run.refresh_from_db()
-        assert run.status == Run.Status.GRADING and run.grading_attempts == 1, run.grading_error
-        holder.kill9()
-        killed = time.time()
+        holder, survivor, killed = kill_the_holder(workers, log, LEASE_S, "grading", lambda: _mid_grading(run))
         run = wait_until(lambda: Run.objects.filter(pk=run.pk, status__in=("graded", "failed")).first(), 120,
                          "graded again", survivor)
         took = time.time() - killed
@@ -130,13 +123,14 @@ def test_kill_9_of_a_worker_mid_grading_ends_graded_once(transactional_db, catal
     assert run.status == Run.Status.GRADED, run.grading_error
     assert run.grading_attempts == 2 and run.score == pytest.approx(1.0)
     assert "attempt 1 was interrupted" in run.grading_error or run.grading_error == ""
-    done = work_log(log)
-    assert [(event, pid) for event, _, pid, _ in done] == [
-        ("start", holder.process.pid), ("start", survivor.process.pid), ("done", survivor.process.pid)]
-    noticed = done[1][3] - killed  # from the kill to the second grading's start
-    assert noticed < LEASE_S + SWEEP_S + 10, f"noticed {noticed:.1f} s after the kill"
+    noticed = done_once_by_the_survivor(log, holder, survivor, killed, within=LEASE_S + SWEEP_S + 10)
     assert took < 120
     print(f"killed mid-grading: graded again {noticed:.1f} s after the kill, graded {took:.1f} s after it")
+
+
+def _mid_grading(run: Run) -> None:
+    run.refresh_from_db()
+    assert run.status == Run.Status.GRADING and run.grading_attempts == 1, run.grading_error
 
 
 def test_the_progress_page_says_what_is_happening(client, alice, catalogue, published):

@@ -12,7 +12,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from leaderboard.models import Run, RunIntake
 from leaderboard.runs import intake
-from tests.job_support import WorkerProcess, slow_work_env, wait_until, work_log
+from tests.job_support import WorkerProcess, done_once_by_the_survivor, kill_the_holder, slow_work_env, wait_until
 from webapp.celery import app
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -39,14 +39,7 @@ def test_an_import_whose_worker_was_killed_is_imported_once_by_another(catalogue
     try:
         received = intake.receive(owner=alice, trajectory_files=[_trajectory()], metadata={
             "competition": "spaceship-titanic", "agent_name": "aide", "model_name": "gpt-4o", "seed": 0})
-        started = wait_until(lambda: [entry for entry in work_log(log) if entry[0] == "start"], 90, "importing")
-        holder = next(w for w in workers if w.process.pid == started[0][2])
-        survivor = next(w for w in workers if w is not holder)
-        time.sleep(1.5 * LEASE_S)  # past a lease length, with the survivor sweeping all along
-        received.refresh_from_db()
-        assert received.status == RunIntake.Status.IMPORTING and received.attempts == 1  # mid-import
-        holder.kill9()
-        killed = time.time()
+        holder, survivor, killed = kill_the_holder(workers, log, LEASE_S, "importing", lambda: _mid_import(received))
         wait_until(lambda: RunIntake.objects.get(pk=received.pk).done, 120, "imported by the survivor", survivor)
         took = time.time() - killed
     finally:
@@ -56,10 +49,11 @@ def test_an_import_whose_worker_was_killed_is_imported_once_by_another(catalogue
     assert received.status == RunIntake.Status.IMPORTED, received.error
     assert received.attempts == 2 and Run.objects.count() == 1
     assert received.run.n_steps == N_STEPS and received.note == ""  # a new run, not a repeat of a half-kept one
-    done = work_log(log)
-    assert [(event, pid) for event, _, pid, _ in done] == [
-        ("start", holder.process.pid), ("start", survivor.process.pid), ("done", survivor.process.pid)]
-    noticed = done[1][3] - killed
-    assert noticed < LEASE_S + SWEEP_S + 10, f"noticed {noticed:.1f} s after the kill"
+    noticed = done_once_by_the_survivor(log, holder, survivor, killed, within=LEASE_S + SWEEP_S + 10)
     assert took < 120
     print(f"killed mid-import: imported again {noticed:.1f} s after the kill, done {took:.1f} s after it")
+
+
+def _mid_import(received: RunIntake) -> None:
+    received.refresh_from_db()
+    assert received.status == RunIntake.Status.IMPORTING and received.attempts == 1
