@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from django.db import connection
 
-from tests.site.test_migration_steps_to_files import migrate
+from tests.site.test_migration_steps_to_files import current_schema, migrate
 
 AFTER = ("leaderboard", "0023_baseline_lease")
 
@@ -20,7 +20,6 @@ def test_a_baseline_running_at_upgrade_is_swept_at_once(settings, monkeypatch):
 
     loader = MigrationLoader(connection)
     before = [dep for dep in loader.get_migration(*AFTER).dependencies if dep[0] == "leaderboard"]
-    latest = [loader.graph.leaf_nodes("leaderboard")[0]]
     old = migrate(before)
     try:
         benchmark = old.get_model("leaderboard", "Benchmark").objects.create(slug="b", name="B")
@@ -30,7 +29,7 @@ def test_a_baseline_running_at_upgrade_is_swept_at_once(settings, monkeypatch):
         running = tasks.create(competition=competition, entry_script="train.py", baseline_status="running")
         migrate([AFTER])
     finally:
-        migrate(latest)  # back to the current schema for the other tests
+        migrate(current_schema())  # back to the current schema for the other tests
     task = ResearchTask.objects.get(pk=running.pk)
     assert task.baseline_attempts == 1 and task.baseline_lease_expires_at is not None
     monkeypatch.setattr(recovery, "publish", lambda pk: 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.site.test_migration_steps_to_files import max_migration, migrate
+from tests.site.test_migration_steps_to_files import current_schema, migrate
 
 BEFORE = [("leaderboard", "0006_run_waiting_and_demo")]
 AFTER = [("leaderboard", "0007_ownership_and_idempotence")]
@@ -26,7 +26,7 @@ def test_experiments_take_their_runs_owners():
     try:
         migrate(AFTER)
     finally:
-        migrate([("leaderboard", max_migration())])
+        migrate(current_schema())
 
     from leaderboard.models import Experiment, Run
 

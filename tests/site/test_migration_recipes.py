@@ -4,25 +4,11 @@ image_digest) into its run's recipe, the one place that says it now."""
 from __future__ import annotations
 
 import pytest
-from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
-from django.db.migrations.loader import MigrationLoader
+
+from tests.site.test_migration_steps_to_files import current_schema, migrate
 
 BEFORE = [("runner", "0007_llmprice"), ("leaderboard", "0020_reproductions")]
 AFTER = [("runner", "0008_reproduce"), ("leaderboard", "0020_reproductions")]
-
-
-def migrate(targets):
-    executor = MigrationExecutor(connection)
-    executor.loader.build_graph()
-    executor.migrate(targets)
-    return executor.loader.project_state(targets).apps
-
-
-def latest() -> list[tuple[str, str]]:
-    """Each app's leaf migration (by the graph: a migration's number is not its place in it)."""
-    leaves = MigrationLoader(connection).graph.leaf_nodes()
-    return sorted(node for node in leaves if node[0] in ("leaderboard", "runner"))
 
 
 @pytest.mark.django_db(transaction=True)
@@ -48,7 +34,7 @@ def test_a_tasks_sandbox_record_becomes_its_runs_recipe():
         recipes = dict(new.get_model("leaderboard", "Run").objects.filter(pk__in=[r.pk for r in runs])
                        .values_list("seed", "recipe"))
     finally:
-        migrate(latest())
+        migrate(current_schema())
     assert recipes == {
         0: {"agent": {"image": "img:1", "image_id": "sha256:aa"},
             "sandbox": {"backend": "docker", "runtime": "runsc", "runner": "box"}},

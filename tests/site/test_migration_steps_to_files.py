@@ -36,7 +36,7 @@ def test_step_rows_become_a_readable_trajectory_file():
     try:
         migrate(AFTER)
     finally:
-        migrate([("leaderboard", max_migration())])  # back to the current schema for the other tests
+        migrate(current_schema())  # back to the current schema for the other tests
 
     from leaderboard.models import Run
     from leaderboard.trajectories.store import StoredTrajectory
@@ -53,10 +53,20 @@ def test_step_rows_become_a_readable_trajectory_file():
     assert StoredTrajectory.of(Run.objects.get(pk=without.pk)).n_steps == 0
 
 
-def max_migration() -> str:
+def current_schema() -> list[tuple[str, str]]:
+    """Every app's leaf migration, to migrate back to after a test went to an old state. Every app's:
+    going back in leaderboard also unapplies the runner migrations that depend on it; and leaves, not
+    the highest numbers, since a migration's number is not its place in the graph."""
     from django.db.migrations.loader import MigrationLoader
 
-    # The leaf of the graph, not the highest number: a migration's number is not its place in the graph.
-    leaves = [name for app, name in MigrationLoader(connection).graph.leaf_nodes() if app == "leaderboard"]
-    assert len(leaves) == 1, leaves
-    return leaves[0]
+    return sorted(MigrationLoader(connection).graph.leaf_nodes())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_going_back_in_one_app_and_returning_leaves_every_app_current():
+    """Going back in leaderboard unapplies the runner's migrations that depend on it: the way back must
+    restore those too, or every later test runs on a runner schema without its newest columns."""
+    migrate([("leaderboard", "0010_run_intake")])
+    migrate(current_schema())
+    executor = MigrationExecutor(connection)
+    assert executor.migration_plan(executor.loader.graph.leaf_nodes()) == []
