@@ -52,7 +52,7 @@ def test_a_baseline_experiment_reproduces_and_a_perturbed_one_does_not(transacti
         assert {r.seed: r.score for r in finished(same, worker, 2)} == scores
         reproduced = badge(client, original, same)
 
-        AgentDefinition.objects.filter(name="my-baseline").update(command=[*baseline.command, "--time-limit", "6"])
+        AgentDefinition.objects.filter(name="my-baseline").update(command=[*baseline.command, "--time-limit", "1"])
         assert client.post(f"/experiments/{original.pk}/reproduce/").status_code == 302
         perturbed = original.reproductions.exclude(pk=same.pk).get()
         worse = {r.seed: r.score for r in finished(perturbed, worker, 2)}
