@@ -117,6 +117,7 @@ def _grade(var: Path, n: int) -> float:
     from django.db import transaction
 
     from leaderboard.models import Competition, Snapshot
+    from leaderboard.runs.experiments import ExperimentSpec
     from leaderboard.runs.submission import submit_run
 
     sample = Path(Competition.objects.get(slug="smoke-wine").public_data_dir) / "sample_submission.csv"
@@ -128,7 +129,7 @@ def _grade(var: Path, n: int) -> float:
     (folder / "logs" / "run.log").write_text("benchmark\n")
     began = time.perf_counter()
     with transaction.atomic():
-        run = submit_run(owner=None, competition="smoke-wine", agent_name="bench", model_name="none",
+        run = submit_run(owner=None, competition="smoke-wine", experiment=ExperimentSpec("bench", "none"),
                          run_folder=folder)
     left = Snapshot.objects.filter(run=run, status__in=(Snapshot.Status.PENDING, Snapshot.Status.GRADING))
     _wait(lambda: not left.exists(), 1800)

@@ -672,7 +672,8 @@ class RunIntake(models.Model):
     owner = models.ForeignKey(USER_MODEL, on_delete=models.CASCADE, related_name="intakes")
     # [{"kind": "submission" | "trajectory" | "snapshot", "name": the uploaded name, "path": storage name}]
     files = models.JSONField(default=list, blank=True)
-    # The form's or the API's fields, as services.submit_run's keyword arguments.
+    # The form's or the API's fields: submit_run's keyword arguments, the experiment's given flat
+    # (leaderboard.runs.experiments.ExperimentSpec.split).
     metadata = models.JSONField(default=dict, blank=True)
     # sha256 of the metadata and each file's kind, name and digest: an identical upload has the same.
     fingerprint = models.CharField(max_length=64, blank=True, db_index=True)

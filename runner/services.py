@@ -259,13 +259,12 @@ def _seal(definition: AgentDefinition, env: dict[str, str]) -> str:
 
 
 def _experiment(user, definition, model, experiment_settings, gpus, gpu_type, cpus, memory_gb, minutes, network):
-    from leaderboard.runs.job_runs import experiment_for
+    from leaderboard.runs.job_runs import ExperimentSpec, experiment_for
 
-    return experiment_for(
-        owner=user, agent_name=definition.name, model_name=model.strip() or NO_MODEL, gpu_type=gpu_type.strip(),
-        gpu_count=gpus, cpu_count=math.ceil(cpus), memory_gb=memory_gb, time_limit_hours=minutes / 60,
-        experiment_settings=experiment_settings, network=network,
-    )
+    spec = ExperimentSpec(agent_name=definition.name, model_name=model.strip() or NO_MODEL, gpu_type=gpu_type,
+                          gpu_count=gpus, cpu_count=math.ceil(cpus), memory_gb=memory_gb,
+                          time_limit_hours=minutes / 60, settings=experiment_settings or {})
+    return experiment_for(owner=user, spec=spec, network=network)
 
 
 def enqueue_task(task_id: int) -> bool:

@@ -35,6 +35,7 @@ from django.utils import timezone
 from leaderboard.models import Artifact, Competition, Run, RunIntake, Team
 from leaderboard.runs import artifacts, quotas
 from leaderboard.runs import submission as services
+from leaderboard.runs.experiments import ExperimentSpec
 from webapp import leases
 
 log = logging.getLogger(__name__)
@@ -196,7 +197,7 @@ def _claim(intake_id: int, owner: str) -> bool:
 def _submit(intake: RunIntake, fence) -> Run:
     """submit_run on the staged files; `fence` runs in the transaction that creates the run, so a
     claim lost meanwhile commits nothing (a fenced write raises LeaseLost)."""
-    meta = dict(intake.metadata)
+    spec, meta = ExperimentSpec.split(intake.metadata)
     team_id = meta.pop("team", None)
     files = {kind: [File(default_storage.open(f["path"], "rb"), name=f["name"])
                     for f in intake.files if f["kind"] == kind]
@@ -206,7 +207,7 @@ def _submit(intake: RunIntake, fence) -> Run:
             owner=intake.owner, origin=Run.Origin.UPLOAD, team=Team.objects.filter(pk=team_id).first(),
             submission=next(iter(files[Artifact.Kind.SUBMISSION]), None),
             trajectory_files=files[Artifact.Kind.TRAJECTORY], snapshot_files=files[Artifact.Kind.SNAPSHOT],
-            fence=fence, **meta,
+            experiment=spec, fence=fence, **meta,
         )
     finally:
         for opened in files.values():

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Iterable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +21,7 @@ from django.core.files import File
 from leaderboard.models import Artifact, Experiment, Run
 from leaderboard.runs import snapshots
 from leaderboard.runs.artifacts import Upload, store_upload
-from leaderboard.runs.experiments import get_or_create_experiment
+from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 from leaderboard.runs.research import ResearchEvidence, record_research_result
 from leaderboard.runs.snapshots import SnapshotError
 from leaderboard.trajectories.importers.jsonl import header_line, step_line
@@ -28,25 +29,22 @@ from leaderboard.trust import disclosures
 from leaderboard.trust.reproductions import may_reproduce
 
 __all__ = [
-    "LiveSteps", "ResearchEvidence", "SnapshotError", "add_snapshot", "experiment_for", "grade", "header_line",
-    "may_reproduce", "record_recipe", "record_research_result", "report_progress_with", "reproduction_of",
-    "save_final_trajectory", "step_line", "store_file",
+    "ExperimentSpec", "LiveSteps", "ResearchEvidence", "SnapshotError", "add_snapshot", "experiment_for", "grade",
+    "header_line", "may_reproduce", "record_recipe", "record_research_result", "report_progress_with",
+    "reproduction_of", "save_final_trajectory", "step_line", "store_file",
 ]
 
 log = logging.getLogger(__name__)
 
 
-def experiment_for(*, owner, agent_name: str, model_name: str, gpu_type: str, gpu_count: int, cpu_count: int,
-                   memory_gb: float | None, time_limit_hours: float,
-                   experiment_settings: dict[str, Any] | None, network: str | None = None) -> Experiment:
+def experiment_for(*, owner, spec: ExperimentSpec, network: str | None = None) -> Experiment:
     """The owner's experiment a job's runs join: its hardware described from the GPUs, CPUs and memory
     its sandboxes are limited to, and internet used exactly when they join an egress `network`, all
     recorded as the runner's (leaderboard.trust.disclosures), not an uploader's statement."""
     return get_or_create_experiment(
-        agent_name=agent_name, agent_version="", model_name=model_name, hardware="", gpu_type=gpu_type,
-        gpu_count=gpu_count, cpu_count=cpu_count, memory_gb=memory_gb, time_limit_hours=time_limit_hours,
-        experiment_settings=experiment_settings, owner=owner, disclosures=disclosures.for_job(network=network),
-        disclosed_by=Experiment.DisclosedBy.RUNNER,
+        replace(spec, hardware="", agent_version="", disclosures=disclosures.for_job(network=network),
+                disclosed_by=Experiment.DisclosedBy.RUNNER),
+        owner=owner,
     )
 
 

@@ -32,9 +32,8 @@ from leaderboard.runs.artifacts import (
     single_root,
     store_artifact,
 )
-from leaderboard.runs.experiments import get_or_create_experiment
+from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 from leaderboard.runs.outcome import set_outcome
-from leaderboard.trust.disclosures import DisclosureError, Disclosures
 
 log = logging.getLogger(__name__)
 
@@ -43,16 +42,7 @@ def submit_run(
     *,
     owner,
     competition: str,
-    agent_name: str,
-    model_name: str,
-    agent_version: str = "",
-    hardware: str = "",
-    gpu_type: str = "",
-    gpu_count: int | None = None,
-    cpu_count: int | None = None,
-    memory_gb: float | None = None,
-    time_limit_hours: float | None = None,
-    experiment_settings: dict[str, Any] | None = None,
+    experiment: ExperimentSpec,
     seed: int = 0,
     submission: File | None = None,
     trajectory_files: Sequence[File] = (),
@@ -68,7 +58,6 @@ def submit_run(
     reported: dict[str, Any] | None = None,
     team: Team | None = None,
     fence: Callable[[], None] | None = None,
-    disclosures: dict[str, Any] | None = None,
 ) -> Run:
     """Validate, store and register one run; grading is enqueued once the transaction commits.
 
@@ -83,20 +72,16 @@ def submit_run(
     `snapshot_files` are submission snapshots named `<elapsed-seconds>.csv` (leaderboard.runs.snapshots).
     `fence`, if given, runs last in the transaction that stores the run (it raises if the importing
     worker lost its claim: then nothing is kept).
-    `disclosures`: what the uploader states about the experiment (leaderboard.trust.disclosures.Disclosures
-    fields; the rest stays "not disclosed"); `gpu_count` None is not disclosed either.
+    `experiment`: what the uploader states about the experiment (`ExperimentSpec.split` makes one of a
+    form's, the API's or the CLI's fields; what they leave out stays "not disclosed").
     """
-    agent_name, model_name, competition = agent_name.strip(), model_name.strip(), competition.strip()
-    if not agent_name or not model_name:
+    competition = competition.strip()
+    if not experiment.agent_name or not experiment.model_name:
         raise UploadError("an agent name and a model name are required")
     if not competition and parsed_trajectory is None and not trajectory_files and run_folder is None:
         raise UploadError("say which competition (or task) the run is for")
     if team is not None and not team.members.filter(pk=getattr(owner, "pk", None)).exists():
         raise UploadError(f"only members of the team {team.name!r} can upload its runs")
-    try:
-        stated = Disclosures.of(disclosures or {})
-    except DisclosureError as exc:
-        raise UploadError(str(exc)) from None
     with tempfile.TemporaryDirectory(prefix="medalboard-upload-") as scratch:
         snapshot_uploads = [Upload(Artifact.Kind.SNAPSHOT, snapshots.name_for(seconds), f) for seconds, f in
                             zip(_snapshot_times([f.name or "" for f in snapshot_files]), snapshot_files, strict=True)]
@@ -105,15 +90,10 @@ def submit_run(
         )
         _snapshot_times([u.name for u in uploads if u.kind == Artifact.Kind.SNAPSHOT])
         key = {
-            "owner": getattr(owner, "pk", None), "competition": competition, "agent": agent_name,
-            "agent_version": agent_version, "model": model_name, "hardware": hardware, "gpu_type": gpu_type,
-            "gpu_count": gpu_count or 0, "time_limit_hours": time_limit_hours, "seed": seed,
-            "settings": experiment_settings or {}, "score": self_reported_score,
+            "owner": getattr(owner, "pk", None), "competition": competition, **experiment.identity(),
+            "seed": seed, "score": self_reported_score, "team": getattr(team, "pk", None),
             "sample": getattr(getattr(parsed_trajectory, "meta", None), "sample_id", None),
-            "team": getattr(team, "pk", None),
         }
-        if stated.stated():  # only then: the hashes of earlier uploads stay what they were
-            key["disclosures"] = stated.stated()
         content_hash = compute_content_hash(key, uploads)
         existing = Run.objects.filter(content_hash=content_hash).first()
         if existing is not None:
@@ -123,14 +103,9 @@ def submit_run(
         written = Written()
         try:
             with transaction.atomic():
-                experiment = get_or_create_experiment(
-                    agent_name=agent_name, agent_version=agent_version, model_name=model_name,
-                    hardware=hardware, gpu_type=gpu_type, gpu_count=gpu_count, cpu_count=cpu_count,
-                    memory_gb=memory_gb, time_limit_hours=time_limit_hours, experiment_settings=experiment_settings,
-                    owner=team or owner, disclosures=stated,
-                )
                 run = _create_run(
-                    experiment=experiment, competition=Competition.objects.filter(slug=competition).first(),
+                    experiment=get_or_create_experiment(experiment, owner=team or owner),
+                    competition=Competition.objects.filter(slug=competition).first(),
                     task_name=competition, seed=seed, owner=owner, is_private=is_private, origin=origin,
                     verification=verification or Run.Verification.SELF_REPORTED, notes=notes,
                     content_hash=content_hash,

@@ -7,6 +7,7 @@ import io
 
 import pytest
 
+from leaderboard.runs.experiments import ExperimentSpec
 from leaderboard.runs.submission import submit_run
 from leaderboard.trajectories.exports import csv_cell
 
@@ -25,8 +26,9 @@ def test_other_values_are_kept(value):
 
 @pytest.mark.parametrize("url", ["/?split=dev&format=csv", "/api/leaderboard/?split=dev&format=csv"])
 def test_leaderboard_downloads_neutralise_agent_and_model_names(client, alice, catalogue, url):
-    submit_run(owner=alice, competition="spaceship-titanic", agent_name="=cmd|' /C calc'!A0",
-               model_name="@SUM(1)", seed=0, self_reported_score=0.8)
+    submit_run(owner=alice, competition="spaceship-titanic", seed=0,
+               experiment=ExperimentSpec(agent_name="=cmd|' /C calc'!A0", model_name="@SUM(1)"),
+               self_reported_score=0.8)
     response = client.get(url)
     assert response.status_code == 200
     rows = list(csv.DictReader(io.StringIO(response.content.decode())))

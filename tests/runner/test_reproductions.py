@@ -140,11 +140,10 @@ def test_the_api_submits_and_reports_the_badge(client, alice, original, job_worl
 
 
 def test_an_experiment_of_uploads_cannot_be_reproduced(client, alice, catalogue, django_capture_on_commit_callbacks):
-    from leaderboard.runs.experiments import get_or_create_experiment
+    from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 
     grant(alice)
-    uploaded = get_or_create_experiment(agent_name="mine", agent_version="", model_name="gpt-4o", hardware="",
-                                        owner=alice)
+    uploaded = get_or_create_experiment(ExperimentSpec("mine", "gpt-4o"), owner=alice)
     Run.objects.create(experiment=uploaded, competition=catalogue.get(slug=COMPETITION), task_name=COMPETITION,
                        owner=alice, origin=Run.Origin.UPLOAD, status=Run.Status.GRADED, score=0.8)
     with pytest.raises(reproduction.ReproduceRefused, match="uploaded"):

@@ -67,9 +67,9 @@ def test_a_restarted_runner_removes_the_scratch_a_killed_one_left_and_keeps_othe
 
 
 def _experiment():
-    from leaderboard.runs.experiments import get_or_create_experiment
+    from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 
-    return get_or_create_experiment(agent_name="x", agent_version="", model_name="m", hardware="").pk
+    return get_or_create_experiment(ExperimentSpec("x", "m")).pk
 
 
 def _agent():

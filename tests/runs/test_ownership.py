@@ -10,7 +10,7 @@ from django.core.management import call_command
 
 from leaderboard.models import Experiment, Run, Team
 from leaderboard.runs.artifacts import UploadError
-from leaderboard.runs.experiments import get_or_create_experiment
+from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 from tests.api.test_runs import payload, token_client
 from tests.runs.test_submission import submission, submit
 
@@ -47,11 +47,9 @@ def test_the_api_takes_a_team_by_name_and_refuses_a_stranger(alice, bob, lab, ca
 
 
 def test_catalogue_data_has_no_owner(db, catalogue):
-    experiment = get_or_create_experiment(agent_name="MLE-bench AIDE", agent_version="", model_name="o1",
-                                          hardware="")
+    experiment = get_or_create_experiment(ExperimentSpec("MLE-bench AIDE", "o1"))
     assert experiment.owner is None and experiment.team is None and experiment.owner_label == ""
-    assert get_or_create_experiment(agent_name="MLE-bench AIDE", agent_version="", model_name="o1",
-                                    hardware="") == experiment
+    assert get_or_create_experiment(ExperimentSpec("MLE-bench AIDE", "o1")) == experiment
 
 
 def test_every_leaderboard_row_says_whose_it_is(client, alice, bob, lab, catalogue):
@@ -100,9 +98,9 @@ def test_the_admin_merges_and_transfers(client, admin_user, alice, bob, catalogu
 def test_hardware_groups_never_join_two_owners(alice, bob, catalogue):
     from leaderboard.analysis import scaling
 
-    same = dict(agent_name="aide", agent_version="", model_name="gpt-4o", time_limit_hours=24.0)
-    mine = get_or_create_experiment(hardware="1x A100", owner=alice, **same)
-    mine_too = get_or_create_experiment(hardware="2x A100", owner=alice, **same)
-    theirs = get_or_create_experiment(hardware="1x H100", owner=bob, **same)
+    same = dict(agent_name="aide", model_name="gpt-4o", time_limit_hours=24.0)
+    mine = get_or_create_experiment(ExperimentSpec(hardware="1x A100", **same), owner=alice)
+    mine_too = get_or_create_experiment(ExperimentSpec(hardware="2x A100", **same), owner=alice)
+    theirs = get_or_create_experiment(ExperimentSpec(hardware="1x H100", **same), owner=bob)
     groups = sorted(sorted(e.pk for e in group) for group in scaling.hardware_groups([mine, mine_too, theirs]))
     assert groups == sorted([sorted([mine.pk, mine_too.pk]), [theirs.pk]])

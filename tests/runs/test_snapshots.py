@@ -15,6 +15,7 @@ from leaderboard.competitions import medals
 from leaderboard.models import Artifact, Run, Snapshot
 from leaderboard.runs import snapshots
 from leaderboard.runs.artifacts import UploadError
+from leaderboard.runs.experiments import ExperimentSpec
 from leaderboard.runs.submission import submit_run
 from tests.runs.test_submission import answers_for, eager, submission  # noqa: F401 - eager is a fixture
 
@@ -46,7 +47,7 @@ def test_a_run_folder_brings_its_snapshots_graded_like_the_final_submission(
         "snapshots/7200.csv": submission(40).read(),
     })
     with django_capture_on_commit_callbacks(execute=True):
-        run = submit_run(owner=alice, competition="spaceship-titanic", agent_name="aide", model_name="gpt-4o",
+        run = submit_run(owner=alice, competition="spaceship-titanic", experiment=ExperimentSpec("aide", "gpt-4o"),
                          run_folder=folder)
     run.refresh_from_db()
     thresholds = catalogue.get(slug="spaceship-titanic").thresholds()
@@ -121,7 +122,7 @@ def test_a_folder_with_a_badly_named_snapshot_is_refused_and_leaves_nothing(alic
     folder = _folder(tmp_path, {"submission/submission.csv": submission(40).read(),
                                 "snapshots/final.csv": submission(40).read()})
     with pytest.raises(UploadError, match="'final.csv'.*non-negative finite number"):
-        submit_run(owner=alice, competition="spaceship-titanic", agent_name="aide", model_name="gpt-4o",
+        submit_run(owner=alice, competition="spaceship-titanic", experiment=ExperimentSpec("aide", "gpt-4o"),
                    run_folder=folder)
     assert not Run.objects.exists() and not Artifact.objects.exists()
 
@@ -156,9 +157,9 @@ def test_a_runner_adds_live_snapshots(alice, catalogue, tmp_path, eager,  # noqa
 
 
 def _running_run(owner, catalogue) -> Run:
-    from leaderboard.runs.experiments import get_or_create_experiment
+    from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 
-    experiment = get_or_create_experiment(agent_name="aide", agent_version="", model_name="gpt-4o", hardware="")
+    experiment = get_or_create_experiment(ExperimentSpec("aide", "gpt-4o"))
     return Run.objects.create(experiment=experiment, competition=catalogue.get(slug="spaceship-titanic"),
                               task_name="spaceship-titanic", owner=owner, status=Run.Status.RUNNING)
 

@@ -18,6 +18,7 @@ from leaderboard.models import Artifact, CompetitionAnswers, Experiment, Run
 from leaderboard.runs import outcome
 from leaderboard.runs import submission as services
 from leaderboard.runs.artifacts import UploadError
+from leaderboard.runs.experiments import ExperimentSpec
 from leaderboard.runs.submission import submit_run
 from tests.trajectories.import_support import stored_steps
 
@@ -44,7 +45,8 @@ def submit(owner, **overrides) -> Run:
     fields = dict(owner=owner, competition="spaceship-titanic", agent_name="aide", model_name="gpt-4o",
                   seed=0, submission=submission())
     fields.update(overrides)
-    return submit_run(**fields)
+    spec, fields = ExperimentSpec.split(fields)
+    return submit_run(experiment=spec, **fields)
 
 
 @pytest.fixture

@@ -14,6 +14,7 @@ from django.core.management import call_command
 from leaderboard.analysis import page_cache
 from leaderboard.models import Run
 from leaderboard.runs import outcome
+from leaderboard.runs.experiments import ExperimentSpec
 from leaderboard.runs.submission import submit_run
 from leaderboard.trust.models import Finding
 from leaderboard.trust.review import review_run
@@ -80,7 +81,7 @@ def test_the_task_runs_the_scan_and_survives_a_deleted_run():
 def test_an_upload_waiting_for_grading_is_scanned_when_graded(alice, catalogue, published,
                                                                django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        run = submit_run(owner=alice, competition="spaceship-titanic", agent_name="a", model_name="m",
+        run = submit_run(owner=alice, competition="spaceship-titanic", experiment=ExperimentSpec("a", "m"),
                          submission=ContentFile(b"PassengerId,Transported\n1,True\n", name="submission.csv"))
     assert run.status == Run.Status.PENDING
     assert ("leaderboard.trust.review_run", [run.pk]) not in published  # not before its outcome
@@ -93,9 +94,9 @@ def test_an_upload_waiting_for_grading_is_scanned_when_graded(alice, catalogue, 
 
 def test_self_reported_and_ungraded_runs_are_scanned(alice, catalogue, published, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=True):
-        reported = submit_run(owner=alice, competition="spaceship-titanic", agent_name="a", model_name="m",
+        reported = submit_run(owner=alice, competition="spaceship-titanic", experiment=ExperimentSpec("a", "m"),
                               self_reported_score=0.8, trajectory_files=[_jsonl()])
-        bare = submit_run(owner=alice, competition="my-own-task", agent_name="a", model_name="m",
+        bare = submit_run(owner=alice, competition="my-own-task", experiment=ExperimentSpec("a", "m"),
                           trajectory_files=[_jsonl()], seed=1)
     assert ("leaderboard.trust.review_run", [reported.pk]) in published
     assert ("leaderboard.trust.review_run", [bare.pk]) in published

@@ -6,11 +6,11 @@ from django.core.cache import cache
 from rest_framework.test import APIClient
 
 from leaderboard.models import Run
-from leaderboard.runs.experiments import get_or_create_experiment
+from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 
 
 def make_runs(n: int, **fields) -> list[Run]:
-    experiment = get_or_create_experiment(agent_name="a", agent_version="", model_name="m", hardware="")
+    experiment = get_or_create_experiment(ExperimentSpec("a", "m"))
     return [Run.objects.create(experiment=experiment, task_name=f"t{i}", seed=i, status=Run.Status.GRADED, **fields)
             for i in range(n)]
 
@@ -67,9 +67,9 @@ def test_a_page_is_what_drf_would_write_in_one_query(catalogue, alice, django_as
     team = Team.objects.create(name="crew")
     team.members.add(alice)
     competition = Competition.objects.filter(splits__slug="low").first()
-    solo = get_or_create_experiment(agent_name="a", agent_version="2", model_name="m", hardware="1x A100",
-                                    owner=alice, time_limit_hours=24)
-    crew = get_or_create_experiment(agent_name="a", agent_version="", model_name="m", hardware="", owner=team)
+    solo = get_or_create_experiment(
+        ExperimentSpec("a", "m", agent_version="2", hardware="1x A100", time_limit_hours=24), owner=alice)
+    crew = get_or_create_experiment(ExperimentSpec("a", "m"), owner=team)
     Run.objects.create(experiment=solo, competition=competition, task_name=competition.slug, seed=3, owner=alice,
                        status=Run.Status.GRADED, score=0.25, submission_exists=True, valid_submission=True,
                        gold_medal=True, any_medal=True, human_rank=4, beats_human_pct=99.5, cost_usd=1.5,

@@ -27,6 +27,7 @@ from leaderboard.analysis import stats
 from leaderboard.models import Run
 from leaderboard.runs import artifacts, snapshots
 from leaderboard.runs import submission as services
+from leaderboard.runs.experiments import ExperimentSpec
 
 RUN_FOLDER = re.compile(r"^(?P<competition>.+?)_(?P<uuid>[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?"
                         r"[0-9a-f]{12})$", re.IGNORECASE)
@@ -132,8 +133,9 @@ class Command(BaseCommand):
             kwargs["self_reported_score"] = options["score"]
         before = Run.objects.order_by("-pk").values_list("pk", flat=True).first() or 0
         try:
+            spec, kwargs = ExperimentSpec.split(kwargs)
             run = services.submit_run(owner=owner, competition=planned.competition, origin=Run.Origin.IMPORT,
-                                      seed=options["seed"] + planned.seed_offset, **kwargs)
+                                      experiment=spec, seed=options["seed"] + planned.seed_offset, **kwargs)
         except artifacts.UploadError as exc:
             raise CommandError(f"{planned.label or planned.competition}: {exc}") from None
         if options["grade_now"]:

@@ -25,6 +25,7 @@ from django.db import transaction
 from leaderboard.models import Benchmark, Competition, Run, Split
 from leaderboard.runs import artifacts, outcome
 from leaderboard.runs import submission as services
+from leaderboard.runs.experiments import ExperimentSpec
 
 SYNTHETIC_LABEL = "DEMO: synthetic answers, not the real Kaggle test set"
 # (file, agent, model, task as the fixture's source describes it in PROVENANCE.md; "" = as the log names it)
@@ -99,8 +100,9 @@ class Command(BaseCommand):
     @transaction.atomic  # grade before the commit, so the queued grade_run finds nothing pending
     def _graded_run(self, competition: Competition, answers_path: Path, agent: str, seed: int, csv_text: str) -> Run:
         run = services.submit_run(
-            owner=None, competition=competition.slug, agent_name=f"DEMO {agent}",
-            model_name="none (scikit-learn baseline)", hardware="CPU", seed=seed, origin=Run.Origin.IMPORT,
+            owner=None, competition=competition.slug, seed=seed, origin=Run.Origin.IMPORT,
+            experiment=ExperimentSpec(agent_name=f"DEMO {agent}", model_name="none (scikit-learn baseline)",
+                                      hardware="CPU"),
             submission=ContentFile(csv_text.encode(), name="submission.csv"),
             notes=f"{SYNTHETIC_LABEL}: answers generated from scikit-learn's bundled data.",
         )
