@@ -114,9 +114,10 @@ class Command(BaseCommand):
             name=name, backend=backend, hardware=hardware, queues=queues or registry.default_queues(hardware),
             concurrency=concurrency or registry.default_concurrency(hardware),
         )
+        kind = f"{backend_name}, {runner.runtime}" if runner.runtime else backend_name
         gpus = ", ".join(f"{g.index}: {g.name} ({g.memory_mb} MiB)" for g in hardware.gpus) or "none"
         self.stdout.write(
-            f"runner {runner.name} ({backend_name}{f', {runner.runtime}' if runner.runtime else ''}) on {hardware.hostname}: GPUs {gpus}; {hardware.cpu_count} CPUs; "
+            f"runner {runner.name} ({kind}) on {hardware.hostname}: GPUs {gpus}; {hardware.cpu_count} CPUs; "
             f"{hardware.memory_gb:g} GB; concurrency {runner.concurrency}; removed {removed} stale sandboxes "
             f"and {cleaned} stale scratch folders\n"
             f"queues: {', '.join(runner.queues)}\nimages: {', '.join(runner.images) or 'none'}"
