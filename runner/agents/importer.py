@@ -5,8 +5,8 @@
 Everything is read and checked first, then (unless `build=False`) every image is built on this Docker
 host, and only then are the rows written, in one transaction: a bad folder or a failed build stores
 nothing. A `privileged` agent the site does not allow is left out (ImportReport.refused says why)
-and the folder's other agents are imported. Re-importing the same content changes nothing; a changed folder gives its agents a new
-version (and image tag). Jobs keep the version they were made with (Job.agent_version).
+and the folder's other agents are imported. Re-importing the same content changes nothing; a changed
+folder gives its agents a new version (and image tag). Jobs keep the version they were made with (Job.agent_version).
 """
 
 from __future__ import annotations
