@@ -392,3 +392,22 @@ def test_the_docker_container_of_a_packaged_agent_gets_home_beneath_the_other_mo
     plain = DockerBackend(client=object(), runner_name="r").container_kwargs(
         SandboxSpec(name="t", command=["x"], data_dir=tmp_path, workdir=tmp_path / "w", tools_dir=tmp_path))
     assert "/home" not in [m["Target"] for m in plain["mounts"]] and "privileged" not in plain
+
+
+def test_the_readmes_sample_config_reads_as_it_says(tmp_path, settings):
+    from pathlib import Path
+
+    readme = (Path(settings.BASE_DIR) / "README.md").read_text()
+    section = readme.split("### Running agents\n", 1)[1].split("\n### ", 1)[0]
+    for needed in ("**Package**", "**Import**", "**configure the upstreams**", "**run**", "**Read its cost**",
+                   "MEDALBOARD_LLM_UPSTREAMS=", "submit_job", "--secret", "import_agents", "metered"):
+        assert needed in section, needed
+    config = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    agent = tmp_path / "agents" / "myagent"
+    agent.mkdir(parents=True)
+    (agent / "config.yaml").write_text(config)
+    for name in ("Dockerfile", "start.sh"):
+        (agent / name).write_text("# stand-in\n")
+    (variant,) = read_agents(tmp_path / "agents")
+    assert variant.id == "myagent/dev" and variant.secret_names() == ["OPENAI_API_KEY"]
+    assert variant.argv({"OPENAI_API_KEY": "sk-x"}) == ["agent.steps=8", "agent.code.model=gpt-4o"]
