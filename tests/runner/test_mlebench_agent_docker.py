@@ -122,3 +122,36 @@ def test_an_agent_written_as_mlebench_writes_its_own_builds_and_runs(alice, job_
         "activate_env": "agent", "run_prefix": "/opt/conda/envs/agent", "link_rc": "0",
         "validate": '{"result": "Submission is valid."}', "timeout_rc": "0", "code_rc": "0"}
     assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
+
+
+def test_build_agent_images_builds_on_the_runner_with_mlebenchs_build_args_and_reports_them(
+        db, mlebench_env, tmp_path, monkeypatch, capsys):
+    import uuid
+
+    from django.core.management import call_command
+
+    from runner.agents.mlebench import BUILD_ARGS
+    from runner.models import AgentDefinition, Runner
+
+    name = f"test-build-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("MEDALBOARD_RUNNER_NAME", name)  # the runner on this Docker host
+    runner = Runner.objects.create(name=name, backend=Runner.Backend.DOCKER, images=["medalboard-agent:bookworm"])
+    # Content of this test's own, so its tag is new and the build is real.
+    agents = make_agents_dir(tmp_path, probe_py=f"print('built by {name}')\n")
+    call_command("import_agents", str(agents), "--no-build")
+    tag = AgentDefinition.objects.get(name="probe").image
+    backend = DockerBackend()
+    assert not backend.image_exists(tag)
+    try:
+        call_command("build_agent_images", "probe/omega")
+        assert json.loads(capsys.readouterr().out) == [
+            {"image": tag, "built": True, "id": backend.client.images.get(tag).id}]
+        env = dict(item.split("=", 1) for item in backend.client.images.get(tag).attrs["Config"]["Env"])
+        assert {key: env[key] for key in BUILD_ARGS} == BUILD_ARGS  # the Dockerfile's ARGs, as MLE-bench gives them
+        runner.refresh_from_db()
+        assert tag in runner.images and "medalboard-agent:bookworm" in runner.images
+        call_command("build_agent_images")  # every imported agent: the tag is there, kept
+        assert json.loads(capsys.readouterr().out)[0]["built"] is False
+    finally:
+        if backend.image_exists(tag):
+            backend.client.images.remove(tag, force=True)
