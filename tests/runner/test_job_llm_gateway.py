@@ -5,6 +5,8 @@ nowhere in what the run stored or shows."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from leaderboard.models import Run
@@ -144,3 +146,44 @@ def test_an_llm_step_reaches_the_run_while_the_agent_still_works(transactional_d
         flag.touch()
         worker.join(60)
     assert JobTask.objects.get(pk=task.pk).status in JobTask.FINISHED
+
+
+TWO_CALLS_AGENT = """
+import json, os, urllib.error, urllib.request
+body = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "plan"}]}).encode()
+for n in range(2):
+    request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
+                                     headers={"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+    try:
+        print("call", n, urllib.request.urlopen(request, timeout=30).status, flush=True)
+    except urllib.error.HTTPError as exc:
+        print("call", n, exc.code, json.load(exc)["error"]["message"], flush=True)
+"""
+
+
+@pytest.mark.django_db
+def test_a_jobs_llm_limit_answers_429_and_its_trajectory_says_so(alice, client, job_world, upstream, settings):
+    import sys
+
+    from runner import execution, leases
+    from runner.backends.local import LocalBackend
+    from runner.models import AgentDefinition
+    from runner.services import create_job
+
+    settings.LLM_UPSTREAMS = {"openai": upstream.url + "/v1"}
+    upstream.reset()
+    AgentDefinition.objects.update_or_create(name="calls-twice", defaults={
+        "image": "", "command": [sys.executable, "-c", TWO_CALLS_AGENT]})
+    job = create_job(user=alice, agent="calls-twice", competitions=["spaceship-titanic"], time_limit_minutes=1,
+                     settings={"llm_max_calls": 1}, env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
+    task = job.tasks.get()
+    execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    task.refresh_from_db()
+    assert "call 0 200" in task.log_tail and "call 1 429" in task.log_tail and "limit" in task.log_tail
+    assert len(upstream.requests) == 1  # the refused call never left the runner
+    run = Run.objects.get(pk=task.run_id)
+    assert (run.tokens_in, run.tokens_out) == OPENAI_USAGE and run.usage_metered
+    steps = [json.loads(line) for line in b"".join(
+        client.get(f"/runs/{run.pk}/trajectory.jsonl").streaming_content).splitlines()[1:]]
+    assert [s["kind"] for s in steps] == ["llm", "error"]
+    assert steps[1]["data"]["type"] == "medalboard_limit" and steps[1]["data"]["limit"] == "max_calls"

@@ -377,6 +377,11 @@ def test_submit_job_gives_secrets_from_its_own_environment(db, tmp_path, alice, 
         call_command(*command)
     job = Job.objects.get(agent__name="probe/omega")
     assert unseal(job.sealed_env) == {"MY_KEY": "from-the-environment"}
+    given = [*command[:-2], "--secret", "MY_KEY=given-on-the-line", "--secret", "HF_TOKEN=hf_another=value"]
+    with django_capture_on_commit_callbacks(execute=False):
+        call_command(*given)  # NAME=VALUE, repeated; a value may hold "="
+    latest = Job.objects.filter(agent__name="probe/omega").latest("pk")
+    assert unseal(latest.sealed_env) == {"MY_KEY": "given-on-the-line", "HF_TOKEN": "hf_another=value"}
 
 
 def test_the_docker_container_of_a_packaged_agent_gets_home_beneath_the_other_mounts(tmp_path):
