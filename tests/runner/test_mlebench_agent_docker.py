@@ -139,6 +139,7 @@ def test_build_agent_images_builds_on_the_runner_with_mlebenchs_build_args_and_r
     # Content of this test's own, so its tag is new and the build is real.
     agents = make_agents_dir(tmp_path, probe_py=f"print('built by {name}')\n")
     call_command("import_agents", str(agents), "--no-build")
+    capsys.readouterr()
     tag = AgentDefinition.objects.get(name="probe").image
     backend = DockerBackend()
     assert not backend.image_exists(tag)
