@@ -366,7 +366,7 @@ class RunQuerySet(models.QuerySet):
             .only(
                 "id", "experiment_id", "competition_id", "seed", "status", "verification", "score",
                 "valid_submission", "gold_medal", "silver_medal", "bronze_medal", "above_median", "any_medal",
-                "cost_usd", "tokens_in", "tokens_out", "created_at", "is_demo",
+                "cost_usd", "tokens_in", "tokens_out", "usage_metered", "created_at", "is_demo",
                 "experiment__id", "experiment__name", "experiment__hardware", "experiment__gpu_type",
                 "experiment__gpu_count", "experiment__time_limit_hours", "experiment__agent_id",
                 "experiment__cpu_count", "experiment__memory_gb", "experiment__internet", "experiment__test_signal",

@@ -63,6 +63,7 @@ print("agent image ok")
 # runner's own uid:gid, so files it writes into the bind mounts stay the runner's).
 AGENT_UID = 1000
 IMAGE_LABEL = "medalboard.agent-image"
+REVISION_LABEL = "medalboard.recipe"
 
 
 def _nothing_more(rootfs: Path) -> None:
@@ -80,6 +81,9 @@ class Recipe:
     finish: Callable[[Path], None] = _nothing_more  # a last step on the root filesystem
     changes: tuple[str, ...] = ("WORKDIR /home/code", 'CMD ["python3"]')  # `docker import --change`s
     env: dict[str, str] = field(default_factory=dict)
+    # A fingerprint of what `finish` writes, kept as the image's label REVISION_LABEL: an image of the
+    # tag with another one was built by an older recipe and is rebuilt ("" : the tag alone is the cache).
+    revision: str = ""
 
 
 AGENT = Recipe(packages=PACKAGES, self_check=("python3", "-c", SELF_CHECK))
@@ -175,11 +179,23 @@ def image_exists(image: str) -> bool:
     return DockerBackend().image_exists(image)
 
 
+def image_revision(image: str) -> str:
+    """The recipe revision the local image was built from ("" if it has none)."""
+    from runner.backends.docker import DockerBackend
+
+    return (DockerBackend().client.images.get(image).labels or {}).get(REVISION_LABEL, "")
+
+
 def build(*, tag: str, force: bool = False, apt_dir: Path = APT_DIR, log=print, recipe: Recipe = AGENT) -> dict:
-    """Build the image `tag` unless it exists (or `force`); returns what was done and measured."""
+    """Build the image `tag` unless it exists from this recipe (or `force`); returns what was done and
+    measured."""
     if not force and image_exists(tag):
-        log(f"{tag} already exists; use --force to rebuild")
-        return {"tag": tag, "built": False}
+        built_from = image_revision(tag) if recipe.revision else ""
+        if built_from == recipe.revision:
+            log(f"{tag} already exists; use --force to rebuild")
+            return {"tag": tag, "built": False}
+        log(f"{tag} was built by another version of its recipe ({built_from or 'unlabelled'}, now "
+            f"{recipe.revision}); rebuilding")
     for tool in ("debootstrap", "tar", "docker"):
         if shutil.which(tool) is None:
             raise ImageBuildError(f"{tool} is not installed (apt-get install debootstrap docker.io)")
@@ -252,6 +268,7 @@ def _docker_import(rootfs: Path, tag: str, source: AptSource, recipe: Recipe, lo
     changes = [
         *(f"ENV {name}={value}" for name, value in env.items()),
         f"LABEL {IMAGE_LABEL}=1 medalboard.apt-source=\"{source.uri} {source.suite}\"",
+        *([f"LABEL {REVISION_LABEL}={recipe.revision}"] if recipe.revision else []),
         *recipe.changes,
     ]
     command = ["docker", "import"] + [arg for change in changes for arg in ("--change", change)] + ["-", tag]

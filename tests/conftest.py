@@ -107,16 +107,16 @@ def staff(db, django_user_model):
 
 @pytest.fixture(scope="session")
 def mlebench_env():
-    """The base image of MLE-bench agents, built once and kept (the tag is the cache), as CI builds it."""
-    from runner.agent_image import ImageBuildError, build, image_exists
+    """The base image of MLE-bench agents, built once and kept (the tag and the recipe's revision are
+    the cache), as CI builds it."""
+    from runner.agent_image import ImageBuildError, build
     from runner.agents import base_image
 
-    if not image_exists(base_image.TAG):
-        try:
-            build(tag=base_image.TAG, recipe=base_image.RECIPE)
-        except ImageBuildError as exc:
-            message = f"{base_image.TAG} could not be built: {exc}"
-            pytest.fail(message) if REQUIRE_SERVICES else pytest.skip(message)
+    try:
+        build(tag=base_image.TAG, recipe=base_image.RECIPE, log=lambda *a: None)
+    except ImageBuildError as exc:
+        message = f"{base_image.TAG} could not be built: {exc}"
+        pytest.fail(message) if REQUIRE_SERVICES else pytest.skip(message)
     return base_image.TAG
 
 

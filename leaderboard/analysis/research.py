@@ -63,6 +63,7 @@ class ResearchStats:
     n_seeds: int = 0
     mean_duration_s: float | None = None
     mean_tokens: float | None = None
+    usage: str = ""  # stats.usage_basis of the runs: metered by the gateway, self-reported, mixed
     tasks: list[TaskStats] = field(default_factory=list)
 
 
@@ -79,7 +80,7 @@ def research_results(runs: Iterable[Run]) -> list[ResearchStats]:
 
 
 def _experiment_stats(experiment: Experiment, runs: list[Run]) -> ResearchStats:
-    from leaderboard.analysis.stats import mean_sem
+    from leaderboard.analysis.stats import mean_sem, usage_basis
 
     gains = {run.pk: research_outcome(run)[0] for run in runs}
     known = [g for g in gains.values() if g is not None]
@@ -93,7 +94,7 @@ def _experiment_stats(experiment: Experiment, runs: list[Run]) -> ResearchStats:
         mean_improvement_pct=100.0 * statistics.fmean(known) if known else None,
         success=mean_sem([s for s, _ in per_seed]), improvement=mean_sem([i for _, i in per_seed if i is not None]),
         n_seeds=len(by_seed), mean_duration_s=_mean(r.duration_s for r in runs),
-        mean_tokens=_mean(_tokens(r) for r in runs), tasks=_task_stats(runs, gains),
+        mean_tokens=_mean(_tokens(r) for r in runs), usage=usage_basis(runs), tasks=_task_stats(runs, gains),
     )
 
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from django.db.models import Q
 
 from leaderboard.analysis import versions as competition_versions
-from leaderboard.analysis.aggregates.maintenance import microseconds
+from leaderboard.analysis.aggregates.maintenance import microseconds, usage_counts
 from leaderboard.models import Disclosure, Experiment, LeaderboardKind, Run, Split
 
 SPLIT_ALIASES = {"lite": "low", "all": "split75"}
@@ -88,6 +88,7 @@ class ExperimentStats:
     n_runs_in_split: int = 0  # all finished runs of the split, complete seeds or not
     cost_usd: float | None = None  # mean per counted run, where known
     tokens: float | None = None  # mean tokens in + out per counted run, where known
+    usage: str = ""  # whose figures those are: USAGE_METERED, USAGE_REPORTED, USAGE_MIXED ("" none known)
     verified: bool = False  # every counted run (or, with none counted yet, every run) was graded here
     demo: bool = False  # some of those runs were scored against seed_demo's synthetic answers
     versions: str = ""  # the competition versions its runs were graded on (analysis.versions.signature)
@@ -118,7 +119,7 @@ class ExperimentStats:
             row[f"{key}_pct"], row[f"{key}_sem"] = _round(estimate.mean), _round(estimate.sem)
         for k, value in self.pass_at.items():
             row[f"pass_at_{k}_pct"] = _round(value)
-        row["cost_usd"], row["tokens"] = _round(self.cost_usd), _round(self.tokens)
+        row["cost_usd"], row["tokens"], row["usage"] = _round(self.cost_usd), _round(self.tokens), self.usage
         return row
 
 
@@ -216,12 +217,30 @@ def grid_stats(
         (r.tokens_in or 0) + (r.tokens_out or 0) if r.tokens_in is not None or r.tokens_out is not None else None
         for r in counted
     )
+    stats.usage = usage_basis(counted)
     return stats
 
 
 def seed_shares(grid, seeds: list[int], n_competitions: int, metric: str = "any_medal") -> list[float]:
     """Per counted seed, the % of the split's competitions whose run has `metric` (a missing run: no)."""
     return [100.0 * sum(getattr(r, metric) for r in grid[seed].values()) / n_competitions for seed in seeds]
+
+
+USAGE_METERED, USAGE_REPORTED, USAGE_MIXED = "metered", "self_reported", "mixed"
+
+
+def usage_basis(runs) -> str:
+    """Whose cost and token figures these runs' are (usage_word)."""
+    counts = usage_counts(runs)
+    return usage_word(counts["usage_known"], counts["usage_metered"])
+
+
+def usage_word(known: int, metered: int) -> str:
+    """Of `known` runs with a cost or token figure, `metered` counted by the site's LLM gateway: every
+    one (metered), none (self_reported: as the agent or its log reports it), some (mixed); "" for none known."""
+    if not known:
+        return ""
+    return USAGE_METERED if metered == known else USAGE_REPORTED if not metered else USAGE_MIXED
 
 
 def _mean_known(values: Iterable[float | None]) -> float | None:

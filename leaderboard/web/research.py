@@ -26,6 +26,10 @@ class RunRow:
         parts = [n for n in (self.run.tokens_in, self.run.tokens_out) if n is not None]
         return sum(parts) if parts else None
 
+    @property
+    def usage(self) -> str:
+        return stats.usage_basis([self.run])
+
 
 def page(request: HttpRequest, competition: Competition) -> HttpResponse:
     task = ResearchTask.objects.filter(competition=competition).first()

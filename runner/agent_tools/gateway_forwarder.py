@@ -19,36 +19,83 @@ import subprocess
 import sys
 import threading
 
-CHUNK = 65536
+
+class Relay(asyncio.Protocol):
+    """One side of a forwarded connection: what it receives is written to the other side's transport
+    as it comes (protocol callbacks, no stream objects or awaits per chunk: the relay is on every LLM
+    call's path). A side whose peer cannot keep up stops reading until the peer has drained; an EOF is
+    passed on as a half-close, since the other side may still answer; a side that closes closes both."""
+
+    def __init__(self) -> None:
+        self.transport: asyncio.Transport | None = None
+        self.peer: Relay | None = None
+        self.pending: list[bytes] = []  # received before the peer was connected
+        self.eof = False
+
+    def connection_made(self, transport) -> None:
+        self.transport = transport
+
+    def attach(self, peer: Relay) -> None:
+        self.peer, peer.peer = peer, self
+        if self.pending:
+            peer.transport.write(b"".join(self.pending))
+            self.pending = []
+        if self.eof:
+            peer.pass_eof()
+
+    def data_received(self, data: bytes) -> None:
+        if self.peer is None:
+            self.pending.append(data)
+        else:
+            self.peer.transport.write(data)
+
+    def eof_received(self) -> bool:
+        self.eof = True
+        if self.peer is not None:
+            self.peer.pass_eof()
+        return True  # keep our writing side open for the answer
+
+    def pass_eof(self) -> None:
+        if self.transport.can_write_eof():
+            self.transport.write_eof()
+
+    def pause_writing(self) -> None:  # our transport's buffer is full: stop the peer reading
+        if self.peer is not None:
+            self.peer.transport.pause_reading()
+
+    def resume_writing(self) -> None:
+        if self.peer is not None:
+            self.peer.transport.resume_reading()
+
+    def connection_lost(self, exc) -> None:
+        if self.peer is not None and not self.peer.transport.is_closing():
+            self.peer.transport.close()  # after what it still has to write
 
 
-async def pipe(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-    try:
-        while data := await reader.read(CHUNK):
-            writer.write(data)
-            await writer.drain()
-        if writer.can_write_eof():
-            writer.write_eof()  # half-close: the other side still answers
-    except (ConnectionError, OSError):
-        writer.close()
+def accept(socket_path: str) -> Relay:
+    """The client's side; the gateway's side is connected to it once the Unix socket answers."""
+    client = Relay()
 
+    async def connect() -> None:
+        loop = asyncio.get_running_loop()
+        try:
+            _, gateway = await loop.create_unix_connection(Relay, socket_path)
+        except OSError as exc:
+            print(f"gateway forwarder: cannot reach {socket_path}: {exc}", file=sys.stderr, flush=True)
+            client.transport.close()
+            return
+        if client.transport.is_closing():
+            gateway.transport.close()
+            return
+        client.attach(gateway)
 
-async def forward(client_reader, client_writer, socket_path: str) -> None:
-    try:
-        upstream_reader, upstream_writer = await asyncio.open_unix_connection(socket_path)
-    except OSError as exc:
-        print(f"gateway forwarder: cannot reach {socket_path}: {exc}", file=sys.stderr, flush=True)
-        client_writer.close()
-        return
-    try:
-        await asyncio.gather(pipe(client_reader, upstream_writer), pipe(upstream_reader, client_writer))
-    finally:
-        upstream_writer.close()
-        client_writer.close()
+    asyncio.get_running_loop().create_task(connect())
+    return client
 
 
 async def serve(port: int, socket_path: str, host: str, started: threading.Event | None = None) -> None:
-    server = await asyncio.start_server(lambda r, w: forward(r, w, socket_path), host, port, backlog=1024)
+    loop = asyncio.get_running_loop()
+    server = await loop.create_server(lambda: accept(socket_path), host, port, backlog=1024)
     print(f"gateway forwarder listening on {host}:{server.sockets[0].getsockname()[1]}", file=sys.stderr, flush=True)
     if started is not None:
         started.set()

@@ -2,16 +2,17 @@
 
 MLE-bench's own base is Ubuntu with Miniconda and CUDA wheels, downloaded at build time. Ours is the
 site's debootstrapped Debian (runner.agent_image) with what those Dockerfiles and start scripts rely
-on: the user `nonroot`, the /home/{data,submission,logs,code,agent} layout, a root-only /private, an
-environment named `agent` (a venv at /opt/conda/envs/agent over Debian's python3 with numpy, pandas,
-scipy and scikit-learn) and a `conda` on PATH that covers the commands they use (runner.agents
-.conda_shim), plus curl (validate_submission.sh) and envsubst (their prompts).
+on: the user `nonroot`, /home/data and /home/submission (the sandbox adds logs, code and agent), a
+root-only /private, an environment named `agent` (a venv at /opt/conda/envs/agent over Debian's
+python3 with numpy, pandas, scipy and scikit-learn) and a `conda` on PATH that covers the commands
+they use (runner.agents.conda_shim), plus curl (validate_submission.sh) and envsubst (their prompts).
 
     python manage.py build_agent_image --mlebench-env
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -64,13 +65,24 @@ def finish(rootfs: Path) -> None:
     (rootfs / "private").mkdir(mode=0o700, exist_ok=True)
 
 
+def _revision(*parts) -> str:
+    """What finish() writes and the layout, as a fingerprint: a host whose mlebench-env came from an
+    older recipe builds it again instead of keeping it by its tag."""
+    return hashlib.sha256(repr((SHIM.read_bytes(), *parts)).encode()).hexdigest()[:16]
+
+
+# As MLE-bench's base: /home/submission, and /home/data to mount on. logs, code and agent are the
+# agent's Dockerfile's to make (MLE-bench's aide and mlagentbench `RUN mkdir` them without -p, which
+# fails on a folder that exists); the sandbox mounts logs and code and seeds agent at run time.
+FOLDERS = ("home/data", "home/submission", "opt/medalboard")
 RECIPE = Recipe(
     packages=(*PACKAGES, *EXTRA_PACKAGES),
     self_check=("bash", "-c", SELF_CHECK),
     user=USER,
-    folders=("home/data", "home/submission", "home/logs", "home/code", "home/agent", "opt/medalboard"),
+    folders=FOLDERS,
     finish=finish,
     env={"PATH": f"{CONDA_ROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
          "CONDA_ENV_NAME": "agent"},
     changes=("WORKDIR /home", 'CMD ["bash"]'),
+    revision=_revision(FOLDERS, ACTIVATE, PROFILE, PIP_CONF, SELF_CHECK, EXTRA_PACKAGES, AGENT_ENV),
 )

@@ -4,8 +4,9 @@
 
 Everything is read and checked first, then (unless `build=False`) every image is built on this Docker
 host, and only then are the rows written, in one transaction: a bad folder or a failed build stores
-nothing. Re-importing the same content changes nothing; a changed folder gives its agents a new
-version (and image tag). Jobs keep the version they were made with (Job.agent_version).
+nothing. A `privileged` agent the site does not allow is left out (ImportReport.refused says why)
+and the folder's other agents are imported. Re-importing the same content changes nothing; a changed
+folder gives its agents a new version (and image tag). Jobs keep the version they were made with (Job.agent_version).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ class ImportReport:
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
     images: list[dict] = field(default_factory=list)
+    refused: dict[str, str] = field(default_factory=dict)  # agent id -> why it was not imported
 
 
 def limits() -> Limits:
@@ -34,9 +36,9 @@ def limits() -> Limits:
 
 
 def import_agents(path: Path | str, *, build: bool = True, force_build: bool = False, log=print) -> ImportReport:
-    variants = read_agents(path, limits())
-    _refuse_site_agents(variants)
     report = ImportReport()
+    variants = read_agents(path, limits(), refused=report.refused)
+    _refuse_site_agents(variants)
     if build:
         report.images = build_images(variants, force=force_build, log=log)
     with transaction.atomic():
@@ -91,7 +93,10 @@ def packaged_variants(ids: list[str] | None = None) -> list[Variant]:
     variants = []
     for row in rows:
         variant = Variant.from_config(row.package)
-        found = {v.id: v for v in read_agents(variant.source_dir, limits())}.get(row.name)
+        refused: dict[str, str] = {}
+        found = {v.id: v for v in read_agents(variant.source_dir, limits(), refused=refused)}.get(row.name)
+        if row.name in refused:
+            raise AgentFormatError(refused[row.name])
         if found is None or found.version != row.version:
             raise AgentFormatError(f"{row.name}: {variant.source_dir} no longer holds the imported version "
                                    f"{row.version[:16]}; run `python manage.py import_agents {variant.source_dir}`")

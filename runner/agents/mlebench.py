@@ -129,8 +129,12 @@ def image_tag(name: str, version: str) -> str:
 # --- reading a folder --------------------------------------------------------------------------
 
 
-def read_agents(path: Path | str, limits: Limits = Limits()) -> list[Variant]:
-    """Every agent of every `*/config.yaml` under `path`; raises AgentFormatError on any problem."""
+def read_agents(path: Path | str, limits: Limits = Limits(), refused: dict[str, str] | None = None) -> list[Variant]:
+    """Every agent of every `*/config.yaml` under `path`; raises AgentFormatError on any problem.
+
+    A `privileged` agent the site does not allow raises too, unless `refused` is given: then it is
+    left out, with the reason under its id, and the folder's other agents are read (MLE-bench's own
+    agents/ holds one, opendevin, beside agents that need nothing of the kind)."""
     root = Path(path).resolve()
     if not root.is_dir():
         raise AgentFormatError(f"{path}: not a folder")
@@ -145,6 +149,15 @@ def read_agents(path: Path | str, limits: Limits = Limits()) -> list[Variant]:
                 raise AgentFormatError(f"{config}: agent id {variant.id!r} is also defined in "
                                        f"{root / variants[variant.id].config_file}")
             variants[variant.id] = variant
+    for variant in [v for v in variants.values() if v.privileged and not limits.allow_privileged]:
+        reason = (f"{root / variant.config_file}: agent {variant.id!r}: privileged containers are refused on this "
+                  "site (MEDALBOARD_AGENTS_ALLOW_PRIVILEGED is off)")
+        if refused is None:
+            raise AgentFormatError(reason)
+        refused[variant.id] = reason
+        del variants[variant.id]
+    if not variants and refused:
+        raise AgentFormatError(f"{path}: every agent was refused: {'; '.join(refused.values())}")
     if not variants:
         raise AgentFormatError(f"{path}: no agent found (a top-level key with `start` and `dockerfile`)")
     return list(variants.values())
@@ -249,9 +262,6 @@ def _variant(root: Path, config: Path, relative: str, key, body: dict, limits: L
     privileged = body.get("privileged", False)
     if not isinstance(privileged, bool):
         raise AgentFormatError(f"{where}: privileged must be true or false, not {privileged!r}")
-    if privileged and not limits.allow_privileged:
-        raise AgentFormatError(f"{where}: privileged containers are refused on this site "
-                               "(MEDALBOARD_AGENTS_ALLOW_PRIVILEGED is off)")
     folders = {config.parent, (root / dockerfile).parent, (root / start).parent}
     version = _version([_folder_hash(root, f, limits, hashes) for f in sorted(folders)], dockerfile)
     return Variant(

@@ -20,6 +20,8 @@ import dataclasses
 import shutil
 from pathlib import Path
 
+from django.conf import settings
+
 from runner.agents.base_image import USER
 from runner.agents.images import SEED_HOME
 from runner.agents.mlebench import BUILD_ARGS, FORMAT, START_SCRIPT, Variant
@@ -48,6 +50,9 @@ def adapt(spec: SandboxSpec, *, job: Job, task: JobTask, backend, paths, secrets
     if backend.name != "docker":
         raise RuntimeError(f"the MLE-bench agent {job.agent.name} runs only on Docker runners, not {backend.name}")
     variant = Variant.from_config(package_of(job))
+    if variant.privileged and not settings.AGENTS_ALLOW_PRIVILEGED:  # allowed at import, no longer
+        raise RuntimeError(f"the agent {variant.id} asks for a privileged container, which this site refuses "
+                           "(MEDALBOARD_AGENTS_ALLOW_PRIVILEGED is off)")
     secrets = job.secrets() if secrets is None else secrets
     try:
         argv, variables = variant.argv(secrets), variant.environment(secrets)

@@ -22,9 +22,10 @@ __all__ = [
 ]
 
 
-def get_backend(name: str, runner_name: str = "") -> Backend:
+def get_backend(name: str, runner_name: str = "", runtime: str = "") -> Backend:
     """The backend called `name` for the runner called `runner_name` (default: the one this process
-    serves); a ValueError names the ones that exist."""
+    serves); a ValueError names the ones that exist. `runtime` is Docker's OCI runtime (default:
+    MEDALBOARD_DOCKER_RUNTIME, else runc)."""
     if name == "local":
         from runner.backends.local import LocalBackend
 
@@ -34,5 +35,5 @@ def get_backend(name: str, runner_name: str = "") -> Backend:
 
         from runner.backends.docker import DockerBackend
 
-        return DockerBackend(runner_name=runner_name, runtime=settings.DOCKER_RUNTIME)
+        return DockerBackend(runner_name=runner_name, runtime=runtime or settings.DOCKER_RUNTIME)
     raise ValueError(f"unknown execution backend {name!r}: use 'docker' or 'local'")

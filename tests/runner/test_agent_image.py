@@ -88,6 +88,26 @@ def test_build_is_skipped_when_the_tag_exists(monkeypatch, capsys):
     assert '"built": false' in capsys.readouterr().out
 
 
+def test_an_image_built_by_another_revision_of_its_recipe_is_rebuilt(monkeypatch):
+    from runner.agents import base_image
+
+    logged = []
+    revision = base_image.RECIPE.revision
+    assert len(revision) == 16
+    monkeypatch.setattr(agent_image, "image_exists", lambda image: True)
+    monkeypatch.setattr(agent_image, "image_revision", lambda image: revision)
+    assert agent_image.build(tag="mlebench-env", recipe=base_image.RECIPE, log=logged.append)["built"] is False
+    monkeypatch.setattr(agent_image.shutil, "which", lambda tool: None)  # how far a rebuild gets here
+    for older in ("", "0123456789abcdef"):  # unlabelled (before revisions), or another revision
+        monkeypatch.setattr(agent_image, "image_revision", lambda image, older=older: older)
+        with pytest.raises(ImageBuildError, match="debootstrap is not installed"):
+            agent_image.build(tag="mlebench-env", recipe=base_image.RECIPE, log=logged.append)
+    assert f"(unlabelled, now {revision}); rebuilding" in logged[-2] and "0123456789abcdef" in logged[-1]
+    # The site's own agent image has no revision: its tag alone is the cache, as before.
+    monkeypatch.setattr(agent_image, "image_revision", lambda image: pytest.fail("no label to read"))
+    assert agent_image.build(tag="medalboard-agent:bookworm", log=logged.append)["built"] is False
+
+
 def test_build_failure_is_a_clear_command_error(monkeypatch, tmp_path):
     monkeypatch.setattr(agent_image, "image_exists", lambda image: False)
     monkeypatch.setattr(agent_image.shutil, "which", lambda tool: None)

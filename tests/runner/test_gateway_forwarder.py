@@ -145,3 +145,49 @@ def test_environment_points_every_sdk_at_the_gateway():
     assert env["ANTHROPIC_BASE_URL"] == "http://127.0.0.1:8787/anthropic"
     assert env["OPENROUTER_BASE_URL"] == "http://127.0.0.1:8787/openrouter/v1"
     assert env["GEMINI_API_BASE"] == env["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:8787/gemini"
+
+
+def test_the_forwarder_carries_bulk_both_ways_byte_for_byte_and_passes_a_half_close_on(tmp_path):
+    """Megabytes each way through a Unix socket server that reads to EOF before it answers: the
+    forwarder must hold back a side its peer cannot take yet, and pass the client's half-close on."""
+    import hashlib
+    import socket
+    import threading
+
+    path = tmp_path / "echo.sock"
+    listener = socket.socket(socket.AF_UNIX)
+    listener.bind(str(path))
+    listener.listen(1)
+    received = []
+
+    def serve() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            digest, size = hashlib.sha256(), 0
+            while chunk := conn.recv(1 << 16):  # to the client's EOF
+                digest.update(chunk)
+                size += len(chunk)
+            received.append((size, digest.hexdigest()))
+            conn.sendall(bytes(range(256)) * (24 << 12))  # 24 MiB back, then close
+
+    server = threading.Thread(target=serve, daemon=True)
+    server.start()
+    port = free_port()
+    process = start_forwarder(path, port)
+    sent = os.urandom(16 << 20)
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=30) as client:
+            client.sendall(sent)
+            client.shutdown(socket.SHUT_WR)
+            reply = hashlib.sha256()
+            size = 0
+            while chunk := client.recv(1 << 16):
+                reply.update(chunk)
+                size += len(chunk)
+        server.join(30)
+    finally:
+        process.terminate()
+        process.wait(10)
+        listener.close()
+    assert received == [(len(sent), hashlib.sha256(sent).hexdigest())]
+    assert (size, reply.hexdigest()) == (24 << 20, hashlib.sha256(bytes(range(256)) * (24 << 12)).hexdigest())

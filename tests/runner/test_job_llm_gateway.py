@@ -5,6 +5,8 @@ nowhere in what the run stored or shows."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from leaderboard.models import Run
@@ -91,3 +93,97 @@ def test_without_an_upstream_the_job_page_says_no_llm_is_reachable(alice, client
     client.force_login(alice)
     assert "no LLM is reachable from this runner" in client.get(f"/jobs/{job.pk}/").content.decode()
     assert REAL_OPENAI_KEY not in task.log_tail
+
+
+WAITING_AGENT = """
+import json, os, time, urllib.request
+body = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "plan"}]}).encode()
+request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
+                                 headers={"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+print("reply", json.load(urllib.request.urlopen(request, timeout=30))["usage"], flush=True)
+deadline = time.time() + 40
+while not os.path.exists(os.environ["GO_ON_FLAG"]) and time.time() < deadline:
+    time.sleep(0.1)
+"""
+
+
+def test_an_llm_step_reaches_the_run_while_the_agent_still_works(transactional_db, alice, client, job_world,
+                                                                 upstream, settings, tmp_path):
+    import sys
+    import threading
+
+    from django.db import connection
+
+    from runner import execution, leases
+    from runner.backends.local import LocalBackend
+    from runner.models import AgentDefinition
+    from runner.services import create_job
+    from tests.job_support import wait_until
+
+    settings.LLM_UPSTREAMS = {"openai": upstream.url + "/v1"}
+    flag = tmp_path / "go-on"
+    AgentDefinition.objects.update_or_create(name="waits", defaults={
+        "image": "", "command": [sys.executable, "-c", WAITING_AGENT]})
+    job = create_job(user=alice, agent="waits", competitions=["spaceship-titanic"], time_limit_minutes=1,
+                     env={"OPENAI_API_KEY": REAL_OPENAI_KEY, "GO_ON_FLAG": str(flag)})
+    task = job.tasks.get()
+    held = leases.claim(task.pk, job_world)
+
+    def supervise() -> None:
+        try:
+            execution.execute(held, runner=job_world, backend=LocalBackend())
+        finally:
+            connection.close()  # this thread's own
+
+    worker = threading.Thread(target=supervise)
+    worker.start()
+    try:
+        run = wait_until(lambda: Run.objects.filter(job_task=task, n_steps__gte=1).first(), 30, "an llm step")
+        assert JobTask.objects.get(pk=task.pk).status == JobTask.Status.RUNNING  # the agent is still waiting
+        steps = b"".join(client.get(f"/runs/{run.pk}/trajectory.jsonl").streaming_content).replace(b": ", b":")
+        assert steps.count(b'"kind":"llm"') == 1 and REAL_OPENAI_KEY.encode() not in steps
+    finally:
+        flag.touch()
+        worker.join(60)
+    assert JobTask.objects.get(pk=task.pk).status in JobTask.FINISHED
+
+
+TWO_CALLS_AGENT = """
+import json, os, urllib.error, urllib.request
+body = json.dumps({"model": "gpt-4o", "messages": [{"role": "user", "content": "plan"}]}).encode()
+for n in range(2):
+    request = urllib.request.Request(os.environ["OPENAI_BASE_URL"] + "/chat/completions", data=body,
+                                     headers={"Authorization": "Bearer " + os.environ["OPENAI_API_KEY"]})
+    try:
+        print("call", n, urllib.request.urlopen(request, timeout=30).status, flush=True)
+    except urllib.error.HTTPError as exc:
+        print("call", n, exc.code, json.load(exc)["error"]["message"], flush=True)
+"""
+
+
+@pytest.mark.django_db
+def test_a_jobs_llm_limit_answers_429_and_its_trajectory_says_so(alice, client, job_world, upstream, settings):
+    import sys
+
+    from runner import execution, leases
+    from runner.backends.local import LocalBackend
+    from runner.models import AgentDefinition
+    from runner.services import create_job
+
+    settings.LLM_UPSTREAMS = {"openai": upstream.url + "/v1"}
+    upstream.reset()
+    AgentDefinition.objects.update_or_create(name="calls-twice", defaults={
+        "image": "", "command": [sys.executable, "-c", TWO_CALLS_AGENT]})
+    job = create_job(user=alice, agent="calls-twice", competitions=["spaceship-titanic"], time_limit_minutes=1,
+                     settings={"llm_max_calls": 1}, env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
+    task = job.tasks.get()
+    execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    task.refresh_from_db()
+    assert "call 0 200" in task.log_tail and "call 1 429" in task.log_tail and "limit" in task.log_tail
+    assert len(upstream.requests) == 1  # the refused call never left the runner
+    run = Run.objects.get(pk=task.run_id)
+    assert (run.tokens_in, run.tokens_out) == OPENAI_USAGE and run.usage_metered
+    steps = [json.loads(line) for line in b"".join(
+        client.get(f"/runs/{run.pk}/trajectory.jsonl").streaming_content).splitlines()[1:]]
+    assert [s["kind"] for s in steps] == ["llm", "error"]
+    assert steps[1]["data"]["type"] == "medalboard_limit" and steps[1]["data"]["limit"] == "max_calls"

@@ -29,6 +29,17 @@ def _probe_record(run: Run) -> dict:
         return json.loads(handle.read())
 
 
+def _run_job(user, runner, agent: str, capture) -> tuple[JobTask, Run]:
+    """One task of a 2-minute job of `agent`, through the supervisor in Docker; it must succeed."""
+    with capture(execute=False):
+        job = create_job(user=user, agent=agent, competitions=[COMPETITION], time_limit_minutes=2)
+    task = job.tasks.get()
+    outcome = execution.execute(leases.claim(task.pk, runner), runner=runner, backend=DockerBackend())
+    task.refresh_from_db()
+    assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
+    return task, Run.objects.get(pk=task.run_id)
+
+
 def test_an_mlebench_agent_runs_in_docker_as_mlebench_runs_it(alice, job_world, mlebench_env, tmp_path,
                                                             django_capture_on_commit_callbacks):
     report = import_agents(make_agents_dir(tmp_path), build=True, log=lambda *a: None)
@@ -89,12 +100,59 @@ def test_the_shipped_sample_agent_imports_builds_runs_and_is_graded(alice, job_w
 
     report = import_agents(Path(settings.BASE_DIR) / "agents", build=True, log=lambda *a: None)
     assert {"sample", "sample/copy-sample"} <= set(report.created + report.updated + report.unchanged)
-    with django_capture_on_commit_callbacks(execute=False):
-        job = create_job(user=alice, agent="sample", competitions=[COMPETITION], time_limit_minutes=2)
-    task = job.tasks.get()
-    outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
-    task.refresh_from_db()
-    assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
+    task, run = _run_job(alice, job_world, "sample", django_capture_on_commit_callbacks)
     assert '{"result": "Submission is valid."}' in task.log_tail
-    run = Run.objects.get(pk=task.run_id)
     assert run.status == Run.Status.GRADED and run.valid_submission and run.trajectory.n_steps == 2
+
+
+def test_an_agent_written_as_mlebench_writes_its_own_builds_and_runs(alice, job_world, mlebench_env, tmp_path,
+                                                                   django_capture_on_commit_callbacks):
+    """The Dockerfile and start.sh habits of MLE-bench's aide, dummy and mlagentbench, on our base and
+    its conda (tests/mlebench_agent_support.py: SHAPED_*)."""
+    from tests.mlebench_agent_support import make_mlebench_shaped_dir
+
+    import_agents(make_mlebench_shaped_dir(tmp_path), build=True, log=lambda *a: None)
+    _, run = _run_job(alice, job_world, "shaped", django_capture_on_commit_callbacks)
+    with run.artifacts.get(name="logs/checks.txt").file.open("rb") as handle:
+        checks = dict(line.split("=", 1) for line in handle.read().decode().splitlines())
+    assert checks.pop("torch_rc") != "0" and checks.pop("private_rc") != "0"  # no torch; /private is root's
+    assert checks == {
+        "hook_python": "/opt/conda/envs/agent/bin/python", "cwd": "/home/agent/work",
+        "args": "--max-time 60 --llm-name tiny", "data_rc": "0", "sed_rc": "0", "notes": "1", "home_left": "0",
+        "activate_env": "agent", "run_prefix": "/opt/conda/envs/agent", "link_rc": "0",
+        "validate": '{"result": "Submission is valid."}', "timeout_rc": "0", "code_rc": "0"}
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
+
+
+def test_build_agent_images_builds_on_the_runner_with_mlebenchs_build_args_and_reports_them(
+        db, mlebench_env, tmp_path, monkeypatch, capsys):
+    import uuid
+
+    from django.core.management import call_command
+
+    from runner.agents.mlebench import BUILD_ARGS
+    from runner.models import AgentDefinition, Runner
+
+    name = f"test-build-{uuid.uuid4().hex[:8]}"
+    monkeypatch.setenv("MEDALBOARD_RUNNER_NAME", name)  # the runner on this Docker host
+    runner = Runner.objects.create(name=name, backend=Runner.Backend.DOCKER, images=["medalboard-agent:bookworm"])
+    # Content of this test's own, so its tag is new and the build is real.
+    agents = make_agents_dir(tmp_path, probe_py=f"print('built by {name}')\n")
+    call_command("import_agents", str(agents), "--no-build")
+    capsys.readouterr()
+    tag = AgentDefinition.objects.get(name="probe").image
+    backend = DockerBackend()
+    assert not backend.image_exists(tag)
+    try:
+        call_command("build_agent_images", "probe/omega")
+        assert json.loads(capsys.readouterr().out) == [
+            {"image": tag, "built": True, "id": backend.client.images.get(tag).id}]
+        env = dict(item.split("=", 1) for item in backend.client.images.get(tag).attrs["Config"]["Env"])
+        assert {key: env[key] for key in BUILD_ARGS} == BUILD_ARGS  # the Dockerfile's ARGs, as MLE-bench gives them
+        runner.refresh_from_db()
+        assert tag in runner.images and "medalboard-agent:bookworm" in runner.images
+        call_command("build_agent_images")  # every imported agent: the tag is there, kept
+        assert json.loads(capsys.readouterr().out)[0]["built"] is False
+    finally:
+        if backend.image_exists(tag):
+            backend.client.images.remove(tag, force=True)

@@ -4,7 +4,9 @@ re-import idempotent, a changed folder a new version that running jobs do not se
 
 from __future__ import annotations
 
+import json
 import os
+import re
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -88,15 +90,139 @@ def test_reimport_is_idempotent_and_a_change_is_a_new_version(db, tmp_path, alic
     assert {probe.image, job.agent_image} <= wanted_images()  # runners report the queued job's old image too
 
 
-def test_privileged_is_refused_unless_the_site_allows_it(db, tmp_path, settings):
+def test_privileged_is_refused_unless_the_site_allows_it(db, tmp_path, settings, alice, job_world):
+    from types import SimpleNamespace
+
+    from runner.agents.sandbox import adapt
+    from runner.backends import SandboxSpec
+    from runner.backends.docker import PATHS
+    from runner.execution import TOOLS_DIR
+
     agents = make_agents_dir(tmp_path, config_yaml=CONFIG + "  privileged: true\n")
-    with pytest.raises(AgentFormatError, match=r"config\.yaml: agent 'probe/omega': privileged .* refused"):
-        _import(agents)
-    assert not AgentDefinition.objects.filter(package_format="mlebench").exists()
+    report = _import(agents)  # the agent that asks is left out, naming why; the folder's other one is stored
+    assert report.created == ["probe"] and list(report.refused) == ["probe/omega"]
+    assert re.search(r"config\.yaml: agent 'probe/omega': privileged .* refused", report.refused["probe/omega"])
+    assert not AgentDefinition.objects.filter(name="probe/omega").exists()
+    with pytest.raises(AgentFormatError, match="privileged"):
+        read_agents(agents)  # without somewhere to put refusals, one is an error
     settings.AGENTS_ALLOW_PRIVILEGED = True
-    _import(agents)
+    assert _import(agents).created == ["probe/omega"]
     assert AgentDefinition.objects.get(name="probe/omega").package["privileged"] is True
     assert AgentDefinition.objects.get(name="probe").package["privileged"] is False
+    job = create_job(user=alice, agent="probe/omega", competitions=[COMPETITION], time_limit_minutes=1,
+                     env={"MY_KEY": "a-secret"})
+    (tmp_path / "work").mkdir()
+    spec = SandboxSpec(name="t", command=["x"], data_dir=tmp_path, workdir=tmp_path / "work", tools_dir=TOOLS_DIR)
+    assert adapt(spec, job=job, task=job.tasks.get(), backend=SimpleNamespace(name="docker"), paths=PATHS).privileged
+    settings.AGENTS_ALLOW_PRIVILEGED = False  # the site changed its mind: the job's sandbox is refused
+    with pytest.raises(RuntimeError, match="privileged container, which this site refuses"):
+        adapt(spec, job=job, task=job.tasks.get(), backend=SimpleNamespace(name="docker"), paths=PATHS)
+    only = make_agents_dir(tmp_path / "only", config_yaml="solo:\n  start: probe/start.sh\n"
+                                                          "  dockerfile: probe/Dockerfile\n  privileged: true\n")
+    with pytest.raises(AgentFormatError, match="every agent was refused: .*'solo': privileged"):
+        _import(only)
+
+
+# A folder shaped like MLE-bench's own agents/ (its four agents' config.yaml shapes, in our words):
+# aide's vars/defaults/kwargs_common anchors merged into omegaconf variants with a provider key as a
+# secret, a bare agent with no kwargs, an argparse agent with a WORKDIR of its own, a privileged one.
+MLEBENCH_SHAPED = {
+    "aide": """\
+vars:
+  steps: &steps 40
+  limit: &limit 3600
+defaults: &defaults
+  start: aide/start.sh
+  dockerfile: aide/Dockerfile
+  kwargs_type: omegaconf
+  env_vars: &env_vars
+    TIME_LIMIT_SECS: *limit
+    STEP_LIMIT: *steps
+kwargs_common: &kwargs_common
+  agent.search.debug_prob: 1
+  copy_data: False
+aide:
+  <<: *defaults
+  kwargs:
+    <<: *kwargs_common
+    agent.code.model: gpt-4o
+    agent.steps: *steps
+  env_vars:
+    <<: *env_vars
+    OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}
+aide/claude:
+  <<: *defaults
+  kwargs:
+    <<: *kwargs_common
+    agent.code.model: claude-3-5-sonnet
+    agent.steps: 8
+  env_vars:
+    <<: *env_vars
+    ANTHROPIC_API_KEY: ${{ secrets.ANTHROPIC_API_KEY }}
+    OBFUSCATE: "true"
+""",
+    "dummy": "dummy:\n  start: dummy/start.sh\n  dockerfile: dummy/Dockerfile\n",
+    "mlagentbench": """\
+vars:
+  limit: &limit 7200
+mlagentbench:
+  start: mlagentbench/start.sh
+  dockerfile: mlagentbench/Dockerfile
+  kwargs_type: argparse
+  kwargs:
+    llm-name: gpt-4o
+    max-time: *limit
+    max-retries: 3
+  env_vars:
+    OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}
+    TIME_LIMIT_SECS: *limit
+""",
+    "opendevin": """\
+opendevin:
+  start: opendevin/start.sh
+  dockerfile: opendevin/Dockerfile
+  kwargs_type: argparse
+  kwargs:
+    agent: CodeActAgent
+    shm_size: "1G"
+  env_vars:
+    OPENAI_API_KEY: ${{ secrets.OPENAI_API_KEY }}
+  privileged: true
+""",
+}
+
+
+def test_a_folder_shaped_like_mlebench_agents_imports_all_but_the_privileged_one(db, tmp_path, capsys, settings):
+    agents = tmp_path / "agents"
+    for name, config in MLEBENCH_SHAPED.items():
+        (agents / name).mkdir(parents=True)
+        (agents / name / "config.yaml").write_text(config)
+        for file in ("Dockerfile", "start.sh", "requirements.txt"):
+            (agents / name / file).write_text("# stand-in\n")
+    for loose in ("README.md", "registry.py", ".shared_env"):  # MLE-bench's own files beside the agents
+        (agents / loose).write_text("# not an agent\n")
+    call_command("import_agents", str(agents), "--no-build")
+    out = capsys.readouterr()
+    assert json.loads(out.out)["created"] == ["aide", "aide/claude", "dummy", "mlagentbench"]
+    assert "not imported: " in out.err and "agent 'opendevin': privileged containers are refused" in out.err
+    rows = {a.name: a for a in AgentDefinition.objects.filter(package_format="mlebench")}
+    aide, claude = Variant.from_config(rows["aide"].package), Variant.from_config(rows["aide/claude"].package)
+    assert aide.argv({"OPENAI_API_KEY": "k"}) == ["agent.search.debug_prob=1", "copy_data=False",
+                                                  "agent.code.model=gpt-4o", "agent.steps=40"]
+    assert claude.environment({"ANTHROPIC_API_KEY": "a"}) == {
+        "TIME_LIMIT_SECS": "3600", "STEP_LIMIT": "40", "ANTHROPIC_API_KEY": "a", "OBFUSCATE": "true"}
+    assert rows["aide"].env_vars == ["OPENAI_API_KEY"] and rows["aide/claude"].env_vars == ["ANTHROPIC_API_KEY"]
+    assert rows["aide"].image == rows["aide/claude"].image != rows["dummy"].image
+    dummy = Variant.from_config(rows["dummy"].package)
+    assert dummy.argv({}) == [] and dummy.environment({}) == {} and rows["dummy"].env_vars == []
+    assert Variant.from_config(rows["mlagentbench"].package).argv({"OPENAI_API_KEY": "k"}) == [
+        "--llm-name", "gpt-4o", "--max-time", "7200", "--max-retries", "3"]
+    settings.AGENTS_ALLOW_PRIVILEGED = True
+    call_command("import_agents", str(agents), "--no-build")
+    report = json.loads(capsys.readouterr().out)
+    assert report["created"] == ["opendevin"] and len(report["unchanged"]) == 4 and not report["refused"]
+    assert Variant.from_config(AgentDefinition.objects.get(name="opendevin").package).argv({"OPENAI_API_KEY": "k"}) \
+        == ["--agent", "CodeActAgent", "--shm_size", "1G"]
 
 
 def _break(agents, how: str) -> str:
@@ -251,6 +377,11 @@ def test_submit_job_gives_secrets_from_its_own_environment(db, tmp_path, alice, 
         call_command(*command)
     job = Job.objects.get(agent__name="probe/omega")
     assert unseal(job.sealed_env) == {"MY_KEY": "from-the-environment"}
+    given = [*command[:-2], "--secret", "MY_KEY=given-on-the-line", "--secret", "HF_TOKEN=hf_another=value"]
+    with django_capture_on_commit_callbacks(execute=False):
+        call_command(*given)  # NAME=VALUE, repeated; a value may hold "="
+    latest = Job.objects.filter(agent__name="probe/omega").latest("pk")
+    assert unseal(latest.sealed_env) == {"MY_KEY": "given-on-the-line", "HF_TOKEN": "hf_another=value"}
 
 
 def test_the_docker_container_of_a_packaged_agent_gets_home_beneath_the_other_mounts(tmp_path):
@@ -266,3 +397,22 @@ def test_the_docker_container_of_a_packaged_agent_gets_home_beneath_the_other_mo
     plain = DockerBackend(client=object(), runner_name="r").container_kwargs(
         SandboxSpec(name="t", command=["x"], data_dir=tmp_path, workdir=tmp_path / "w", tools_dir=tmp_path))
     assert "/home" not in [m["Target"] for m in plain["mounts"]] and "privileged" not in plain
+
+
+def test_the_readmes_sample_config_reads_as_it_says(tmp_path, settings):
+    from pathlib import Path
+
+    readme = (Path(settings.BASE_DIR) / "README.md").read_text()
+    section = readme.split("### Running agents\n", 1)[1].split("\n### ", 1)[0]
+    for needed in ("**Package**", "**Import**", "**configure the upstreams**", "**run**", "**Read its cost**",
+                   "MEDALBOARD_LLM_UPSTREAMS=", "submit_job", "--secret", "import_agents", "metered"):
+        assert needed in section, needed
+    config = section.split("```yaml\n", 1)[1].split("```", 1)[0]
+    agent = tmp_path / "agents" / "myagent"
+    agent.mkdir(parents=True)
+    (agent / "config.yaml").write_text(config)
+    for name in ("Dockerfile", "start.sh"):
+        (agent / name).write_text("# stand-in\n")
+    (variant,) = read_agents(tmp_path / "agents")
+    assert variant.id == "myagent/dev" and variant.secret_names() == ["OPENAI_API_KEY"]
+    assert variant.argv({"OPENAI_API_KEY": "sk-x"}) == ["agent.steps=8", "agent.code.model=gpt-4o"]

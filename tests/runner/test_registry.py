@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -22,6 +24,33 @@ def test_the_runner_command_registers_this_machine(db, capsys, settings, tmp_pat
     assert runner.queues[0] == "jobs.cpu" and "celery" in runner.queues
     assert runner.current_status == Runner.Status.ONLINE
     assert "runner box-1 (local)" in capsys.readouterr().out
+
+
+def test_the_runner_command_takes_the_docker_runtime_and_hands_it_to_its_worker(db, capsys, settings, tmp_path,
+                                                                               monkeypatch):
+    from runner.backends import StartFailed
+    from runner.backends.docker import DockerBackend
+    from runner.management.commands import runner as command
+    from tests.conftest import REQUIRE_SERVICES
+
+    settings.RUNNER_WORK_DIR = tmp_path
+    with pytest.raises(CommandError, match="--runtime is an option of the docker backend, not local"):
+        call_command("runner", "--backend", "local", "--runtime", "runsc", "--register-only")
+    try:
+        DockerBackend(runtime="runsc").check()
+    except StartFailed as exc:
+        pytest.fail(str(exc)) if REQUIRE_SERVICES else pytest.skip(str(exc))
+    name = f"test-runtime-{uuid.uuid4().hex[:8]}"
+    with pytest.raises(CommandError, match="no runtime 'no-such-runtime'"):
+        call_command("runner", "--backend", "docker", "--runtime", "no-such-runtime", "--name", name)
+    for variable in ("MEDALBOARD_RUNNER_NAME", "MEDALBOARD_RUNNER_BACKEND", "MEDALBOARD_DOCKER_RUNTIME"):
+        monkeypatch.setenv(variable, "before")  # restored after the test, whatever the command sets
+    worker_env = {}
+    monkeypatch.setattr(command, "supervise", lambda argv, runner_name: worker_env.update(os.environ))
+    call_command("runner", "--backend", "docker", "--runtime", "runsc", "--name", name)
+    assert Runner.objects.get(name=name).runtime == "runsc"
+    assert f"runner {name} (docker, runsc)" in capsys.readouterr().out
+    assert (worker_env["MEDALBOARD_RUNNER_NAME"], worker_env["MEDALBOARD_DOCKER_RUNTIME"]) == (name, "runsc")
 
 
 def test_missed_heartbeats_show_a_runner_offline(db, settings):

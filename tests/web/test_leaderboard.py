@@ -117,6 +117,26 @@ def test_csv_and_json_exports(client, board):
     assert data["count"] == 2 and "cells" not in data["results"][0]
 
 
+def test_cost_and_tokens_say_whether_the_gateway_metered_them(client, catalogue):
+    metered, reported, mixed, unknown = (experiment(name) for name in ("metered", "reported", "mixed", "unknown"))
+    make_runs(22, [metered], usage_metered=True)
+    make_runs(22, [reported])
+    runs = make_runs(22, [mixed])
+    Run.objects.filter(pk__in=[r.pk for r in runs[:5]]).update(usage_metered=True)
+    make_runs(22, [unknown], cost_usd=None, tokens_in=None, tokens_out=None, usage_metered=True)
+    expected = {"metered": "metered", "reported": "self_reported", "mixed": "mixed", "unknown": ""}
+    rows = {r["agent"]: r for r in client.get("/api/leaderboard/?split=lite").json()["results"]}
+    assert {agent: row["usage"] for agent, row in rows.items()} == expected
+    assert rows["unknown"]["cost_usd"] is None and rows["mixed"]["cost_usd"] == 1.5
+    csv_rows = csv.DictReader(io.StringIO(client.get("/?split=lite&format=csv").content.decode()))
+    assert {r["agent"]: r["usage"] for r in csv_rows} == expected
+    page = client.get("/?split=lite").content.decode()
+    cells = {agent: page.split(f">{agent}</a>", 1)[1].split("</tr>", 1)[0] for agent in expected}
+    assert ">metered</span>" in cells["metered"] and ">self-reported</span>" in cells["reported"].split("$1.50")[1]
+    assert ">partly metered</span>" in cells["mixed"] and "badge usage" not in cells["unknown"]
+    assert ">metered<" not in cells["reported"] and "badge usage" in cells["reported"]
+
+
 def test_page_renders_rows_filters_and_published_results(client, board):
     page = client.get("/?split=lite").content.decode()
     assert "aide" in page and "o1-preview" in page and 'id="leaderboard"' in page and "js/leaderboard.js" in page

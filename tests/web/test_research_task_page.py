@@ -35,7 +35,7 @@ def test_the_page_ranks_runs_by_improvement_and_shows_the_starter(client, resear
     accuracy, _ = research_task
     exp = experiment("ResearchAgent", "gemini-pro")
     small = graded(exp, accuracy, 0.52, seed=0)       # +4%
-    big = graded(exp, accuracy, 0.8, seed=1, tokens_in=1000, tokens_out=200)  # +60%
+    big = graded(exp, accuracy, 0.8, seed=1, tokens_in=1000, tokens_out=200, usage_metered=True)  # +60%
     none = graded(exp, accuracy, None, seed=2, failure_classes=["no_final_answer"])
     page = client.get("/competitions/tiny-accuracy/").content.decode()
     assert 'id="baseline-score">0.5<' in page and "Given at import".lower() in page
@@ -43,6 +43,9 @@ def test_the_page_ranks_runs_by_improvement_and_shows_the_starter(client, resear
     order = [table.index(f"run {r.pk}<") for r in (big, small, none)]
     assert order == sorted(order)  # best improvement first, no score last
     assert "+60.0%" in table and "+4.0%" in table and "1.2 k" in table
+    by_run = {r.pk: table.split(f"run {r.pk}<")[1].split("</tr>")[0] for r in (big, small)}
+    assert "1.2 k <span" in by_run[big.pk] and ">metered</span>" in by_run[big.pk]
+    assert "badge usage" not in by_run[small.pk]  # no figure, nothing to qualify
     assert "Never submitted a final answer" in table
     assert "majority class of train.csv" in page  # the starter's code
     rows = {row.split("</code>")[0]: row for row in page.split('id="starter-files"')[1].split("<tr><td><code>")[1:]}
@@ -100,5 +103,6 @@ def test_the_research_sections_show_mean_and_sem_over_seeds_per_task_and_overall
     for page in (client.get("/").content.decode(), client.get(f"/experiments/{exp.pk}/").content.decode()):
         overall = page.split('id="research-overall"')[1].split("</table>")[0]
         assert "50.0% ± 50.0" in overall and "10.0% ± 10.0" in overall and "60 s" in overall and "1.5 k" in overall
+        assert ">self-reported</span>" in overall.split("1.5 k", 1)[1]
         per_task = page.split('id="research-per-task"')[1].split("</table>")[0]
         assert "tiny-accuracy" in per_task and "50.0% ± 50.0" in per_task and "tiny-error" not in per_task

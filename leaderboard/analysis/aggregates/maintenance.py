@@ -29,7 +29,8 @@ GRADED, VERIFIED = "graded", "verified"  # Run.Status.GRADED, Run.Verification.V
 # What a run contributes; a change to any of these (or to its status) can change the aggregates.
 COUNTED_FIELDS = frozenset({
     "experiment", "experiment_id", "competition", "competition_id", "seed", "status", "is_private",
-    "verification", *FLAGS, "cost_usd", "tokens_in", "tokens_out", "is_demo", "created_at", "competition_version",
+    "verification", *FLAGS, "cost_usd", "tokens_in", "tokens_out", "usage_metered", "is_demo", "created_at",
+    "competition_version",
 })
 
 
@@ -51,6 +52,7 @@ class RunRow(NamedTuple):
     cost_usd: float | None
     tokens_in: int | None
     tokens_out: int | None
+    usage_metered: bool
     is_demo: bool
 
 
@@ -117,12 +119,13 @@ def compute(runs, membership_model, aggregate_model=SeedAggregate) -> list[SeedA
     # Audiences often count the very same runs (no private ones, all verified): sum those up once.
     sums: dict[tuple, dict] = {}
     rows = []
+    fields = {f.name for f in aggregate_model._meta.get_fields()}  # an older migration's model has fewer
     for (experiment_id, seed, audience, split_id), seed_states in states.items():
         for versions, by_competition in seed_states.states.items():
             counted = list(by_competition.values())
             same = (split_id, *(run.id for run in counted))
             if same not in sums:
-                sums[same] = _sums(counted)
+                sums[same] = {name: value for name, value in _sums(counted).items() if name in fields}
             earliest = seed_states.firsts[versions]
             keyed = {"versions": versions} if versions else {}  # an older migration's model has none
             rows.append(aggregate_model(
@@ -132,10 +135,12 @@ def compute(runs, membership_model, aggregate_model=SeedAggregate) -> list[SeedA
 
 
 def _versioned(runs):
-    """The runs with their competition version; inside a migration older than the field, every run's is 1."""
-    if any(f.name == "competition_version" for f in runs.model._meta.get_fields()):
-        return runs
-    return runs.annotate(competition_version=Value(1))
+    """The runs with their competition version and usage_metered; inside a migration older than a
+    field, every run's competition version is 1 and none is metered."""
+    names = {f.name for f in runs.model._meta.get_fields()}
+    defaults = {"competition_version": Value(1), "usage_metered": Value(False)}
+    missing = {name: value for name, value in defaults.items() if name not in names}
+    return runs.annotate(**missing) if missing else runs
 
 
 def _sums(runs: list[RunRow]) -> dict:
@@ -146,10 +151,17 @@ def _sums(runs: list[RunRow]) -> dict:
     return {
         "competitions": len(runs), **{flag: sum(getattr(r, flag) for r in runs) for flag in FLAGS},
         "cost_sum": exact_sum(costs), "cost_known": len(costs), "tokens_sum": exact_sum(tokens),
-        "tokens_known": len(tokens), "self_reported": sum(r.verification != VERIFIED for r in runs),
+        "tokens_known": len(tokens), **usage_counts(runs),
+        "self_reported": sum(r.verification != VERIFIED for r in runs),
         "demo": sum(r.is_demo for r in runs),
         "medal_competitions": ",".join(str(c) for c in sorted(r.competition_id for r in runs if r.any_medal)),
     }
+
+
+def usage_counts(runs) -> dict[str, int]:
+    """How many of these runs have a cost or token figure, and how many of those the gateway metered."""
+    known = [r for r in runs if r.cost_usd is not None or r.tokens_in is not None or r.tokens_out is not None]
+    return {"usage_known": len(known), "usage_metered": sum(bool(r.usage_metered) for r in known)}
 
 
 def microseconds(moment: datetime) -> int:

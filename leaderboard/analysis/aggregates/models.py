@@ -44,6 +44,8 @@ class SeedAggregate(models.Model):
     cost_known = models.PositiveIntegerField(default=0)
     tokens_sum = models.TextField(default="0/1")
     tokens_known = models.PositiveIntegerField(default=0)
+    usage_known = models.PositiveIntegerField(default=0, help_text="Counted runs with a cost or token figure")
+    usage_metered = models.PositiveIntegerField(default=0, help_text="Of those, figures the LLM gateway metered")
     self_reported = models.PositiveIntegerField(default=0, help_text="Counted runs not graded here")
     demo = models.PositiveIntegerField(default=0, help_text="Counted runs scored against synthetic answers")
     medal_competitions = models.TextField(default="", blank=True, help_text="Comma-separated ids, for pass@k")

@@ -36,6 +36,8 @@ class SeedRow(NamedTuple):
     cost_known: int
     tokens_sum: str
     tokens_known: int
+    usage_known: int
+    usage_metered: int
     self_reported: int
     demo: int
     medal_competitions: str
@@ -98,4 +100,5 @@ def experiment_stats(
     result.demo = any(row.demo for row in shown)
     result.cost_usd = mean_of_sums([row.cost_sum for row in counted], sum(row.cost_known for row in counted))
     result.tokens = mean_of_sums([row.tokens_sum for row in counted], sum(row.tokens_known for row in counted))
+    result.usage = stats.usage_word(sum(row.usage_known for row in counted), sum(row.usage_metered for row in counted))
     return result

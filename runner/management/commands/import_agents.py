@@ -22,4 +22,6 @@ class Command(BaseCommand):
             report = import_agents(path, build=not no_build, force_build=force_build, log=self.stderr.write)
         except (AgentFormatError, AgentBuildError, BackendUnavailable) as exc:
             raise CommandError(f"nothing imported: {exc}") from exc
+        for reason in report.refused.values():
+            self.stderr.write(f"not imported: {reason}")
         self.stdout.write(json.dumps(report.__dict__))

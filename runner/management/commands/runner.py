@@ -15,7 +15,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
 from runner import registry
-from runner.backends import BackendUnavailable, get_backend
+from runner.backends import BackendUnavailable, StartFailed, get_backend
 from runner.hardware import detect
 from runner.scratch import clean_stale, held_elsewhere
 
@@ -70,6 +70,9 @@ class Command(BaseCommand):
     def add_arguments(self, parser):
         parser.add_argument("--backend", choices=["local", "docker"], default=os.environ.get(
             "MEDALBOARD_RUNNER_BACKEND", "local"))
+        parser.add_argument("--runtime", default="", help="The Docker backend's OCI runtime: runc (Docker's default) "
+                            "or runsc (gVisor), registered in the daemon's daemon.json (default: "
+                            "MEDALBOARD_DOCKER_RUNTIME, else runc); recorded on the runner and on each run")
         parser.add_argument("--name", default="", help="Runner name (default: the host name)")
         parser.add_argument("--queues", nargs="*", help="Queues to consume (default: all the hardware serves)")
         parser.add_argument("--concurrency", type=int, default=0, help="Tasks at once (default: one per GPU)")
@@ -78,26 +81,31 @@ class Command(BaseCommand):
         parser.add_argument("--resume", metavar="NAME", help="Let a drained runner take tasks again")
         parser.add_argument("--register-only", action="store_true", help="Register and exit (no worker)")
 
-    def handle(self, *args, backend, name, queues, concurrency, loglevel, drain, resume, register_only, **options):
+    def handle(self, *args, backend, runtime, name, queues, concurrency, loglevel, drain, resume, register_only,
+               **options):
         if drain or resume:
             target = drain or resume
             if not registry.set_draining(target, draining=bool(drain)):
                 raise CommandError(f"no runner called {target!r}")
             self.stdout.write(f"runner {target} is {'draining' if drain else 'online'}")
             return
-        runner = self._register(backend, name or socket.gethostname(), queues, concurrency)
+        if runtime and backend != "docker":
+            raise CommandError(f"--runtime is an option of the docker backend, not {backend}")
+        runner = self._register(backend, name or socket.gethostname(), queues, concurrency, runtime)
         if register_only:
             return
         os.environ["MEDALBOARD_RUNNER_NAME"] = runner.name
         os.environ["MEDALBOARD_RUNNER_BACKEND"] = runner.backend
+        if runner.runtime:  # the worker's sandboxes use the runtime this runner registered with
+            os.environ["MEDALBOARD_DOCKER_RUNTIME"] = runner.runtime
         log.info("runner %s: queues %s", runner.name, ",".join(runner.queues))
         supervise(worker_command(runner, loglevel), runner.name)
 
-    def _register(self, backend_name, name, queues, concurrency):
-        backend = get_backend(backend_name, runner_name=name)
+    def _register(self, backend_name, name, queues, concurrency, runtime=""):
+        backend = get_backend(backend_name, runner_name=name, runtime=runtime)
         try:
             backend.check()
-        except BackendUnavailable as exc:
+        except (BackendUnavailable, StartFailed) as exc:  # the daemon is down, or lacks the runtime asked for
             raise CommandError(f"the {backend_name} backend cannot run sandboxes: {exc}") from None
         removed = backend.remove_stale()
         cleaned = clean_stale(settings.RUNNER_WORK_DIR, keep=held_elsewhere(name))
@@ -106,9 +114,10 @@ class Command(BaseCommand):
             name=name, backend=backend, hardware=hardware, queues=queues or registry.default_queues(hardware),
             concurrency=concurrency or registry.default_concurrency(hardware),
         )
+        kind = f"{backend_name}, {runner.runtime}" if runner.runtime else backend_name
         gpus = ", ".join(f"{g.index}: {g.name} ({g.memory_mb} MiB)" for g in hardware.gpus) or "none"
         self.stdout.write(
-            f"runner {runner.name} ({backend_name}) on {hardware.hostname}: GPUs {gpus}; {hardware.cpu_count} CPUs; "
+            f"runner {runner.name} ({kind}) on {hardware.hostname}: GPUs {gpus}; {hardware.cpu_count} CPUs; "
             f"{hardware.memory_gb:g} GB; concurrency {runner.concurrency}; removed {removed} stale sandboxes "
             f"and {cleaned} stale scratch folders\n"
             f"queues: {', '.join(runner.queues)}\nimages: {', '.join(runner.images) or 'none'}"
