@@ -49,7 +49,7 @@ class Scratch:
         if self.mounted:
             info = os.statvfs(self.path)
             return (info.f_blocks - info.f_bfree) * info.f_frsize
-        return sum(entry.size for entry in sandbox_files.walk(self.path).files)
+        return sum(entry.size for entry in sandbox_files.walk(self.path, hard_links=True).files)
 
     def over_quota(self) -> bool:
         return not self.mounted and self.used_bytes() > self.quota_bytes

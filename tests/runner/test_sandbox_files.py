@@ -51,6 +51,21 @@ def test_open_regular_refuses_everything_but_a_regular_file_inside(box, rel, wha
     assert time.monotonic() - started < 1  # a FIFO with no writer never blocks the open
 
 
+def test_a_hard_link_is_never_read_nor_listed_wherever_it_lies(box, tmp_path):
+    (box / "sub" / "deeper").mkdir()
+    os.link(tmp_path / "outside.txt", box / "sub" / "deeper" / "hard.txt")  # another name of a host file
+    os.link(box / "ok.txt", box / "ok-again.txt")  # both names of one file are then suspect
+    for rel in ("sub/deeper/hard.txt", "ok.txt", "ok-again.txt"):
+        with pytest.raises(sandbox_files.NotRegular, match=f"{rel} is a hard link \\(2 names\\)"):
+            sandbox_files.open_regular(box, rel)
+    listing = sandbox_files.walk(box)
+    assert [e.rel for e in listing.files] == ["sub/inner.txt"]
+    assert {"ok.txt: skipped, a hard link (2 names), not a regular file",
+            "sub/deeper/hard.txt: skipped, a hard link (2 names), not a regular file"} <= set(listing.skipped)
+    assert [e.rel for e in sandbox_files.walk(box, hard_links=True).files] == [
+        "ok-again.txt", "ok.txt", "sub/deeper/hard.txt", "sub/inner.txt"]  # counted, for the measured quota
+
+
 def test_open_regular_reads_files_below_the_root(box):
     with sandbox_files.open_regular(box, "sub/inner.txt") as f:
         assert f.read() == b"inner"
