@@ -362,7 +362,7 @@ def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm
         leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
         stored = store_outputs(run, spec, redactor)
         problem = [stored.submission_problem] if stored.submission_problem else []
-        _record(run, stored, [*notes, *stored.notes, *problem, *([llm_note] if llm_note else [])])
+        _record(run, stored, [redactor.text(note) for note in (*notes, *stored.notes, *problem, llm_note) if note])
         _final_trajectory(run, stored, _llm_steps(spec, redactor) if usage else None)
         if usage:
             Run.objects.filter(pk=run.pk).update(**usage)
