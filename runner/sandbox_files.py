@@ -14,7 +14,10 @@ read. Everything the runner reads from those folders goes through this module:
 - `walk(root)` lists the regular files below `root` the same way, never entering a linked folder, and
   says what it skipped and why (hard links among them, unless the caller counts rather than reads:
   `hard_links=True` for the measured disk quota, which two names of one big file must not halve);
-- `read_at_most(file, limit)` reads a bounded number of bytes.
+- `read_at_most(file, limit)` reads a bounded number of bytes;
+- `open_up(root)` gives the runner back the folders below `root` that the agent closed to it (a
+  runner that is not root runs the sandbox as itself, so a folder of mode 000 could neither be
+  measured for the quota nor deleted afterwards); links are never followed.
 """
 
 from __future__ import annotations
@@ -103,6 +106,48 @@ def walk(root: Path, *, hard_links: bool = False) -> Listing:
     finally:
         os.close(fd)
     return listing
+
+
+def open_up(root: Path) -> None:
+    """Every folder below `root` that the runner owns made readable, writable and searchable by it."""
+    try:
+        fd = _open_dir(root)
+    except (FileNotFoundError, NotRegular):
+        return
+    try:
+        _open_up(fd, 0, [0])
+    finally:
+        os.close(fd)
+
+
+def _open_up(fd: int, depth: int, seen: list[int]) -> None:
+    try:
+        names = os.listdir(fd)
+    except OSError:
+        return
+    for name in names:
+        seen[0] += 1
+        if seen[0] > MAX_ENTRIES:
+            return
+        try:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or depth >= MAX_DEPTH:
+            continue
+        if info.st_mode & 0o700 != 0o700 and info.st_uid == os.getuid():
+            try:  # fchmodat without following: a link swapped in meanwhile is refused, not followed
+                os.chmod(name, stat.S_IMODE(info.st_mode) | 0o700, dir_fd=fd, follow_symlinks=False)
+            except (OSError, ValueError, NotImplementedError):
+                continue
+        try:
+            inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError:
+            continue
+        try:
+            _open_up(inner, depth + 1, seen)
+        finally:
+            os.close(inner)
 
 
 def read_at_most(file, limit: int, chunk: int = 1 << 20) -> Iterator[bytes]:

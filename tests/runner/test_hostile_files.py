@@ -7,6 +7,8 @@ made at all); the Docker tests (test_hostile_agents) run the rest in real contai
 from __future__ import annotations
 
 import os
+import shutil
+from pathlib import Path
 
 import pytest
 
@@ -106,3 +108,46 @@ def test_the_measured_quota_counts_every_name_of_a_hard_linked_file(tmp_path):
     assert sandbox_files.walk(scratch.path).files == []  # never read: either name may be another's file
     assert scratch.used_bytes() == 4 << 20 and scratch.over_quota()
 
+
+
+def as_nobody(work) -> int:
+    """`work()` in a child process that is not root (root reads any folder, whatever its mode): as the
+    runner that is not root, which runs the sandbox under its own uid; the child's exit status."""
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.setgid(65534)
+            os.setuid(65534)
+            os._exit(0 if work() else 1)
+        except BaseException:  # noqa: BLE001 - a child never returns into pytest
+            os._exit(2)
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+
+
+@pytest.mark.skipif(os.getuid() != 0, reason="becomes another user to be a runner that is not root")
+def test_folders_the_agent_closes_are_measured_and_deleted_all_the_same(tmp_path):
+    import tempfile
+
+    from runner.scratch import Scratch, clean_stale
+
+    base = Path(tempfile.mkdtemp(dir="/tmp", prefix="closed-"))
+    os.chown(base, 65534, 65534)
+
+    def agent_closes_its_folders() -> bool:
+        scratch = Scratch(base / "task-1-a1", quota_bytes=1 << 20, mount=False)
+        scratch.create()
+        hidden = scratch.path / "code" / "a" / "hidden"
+        hidden.mkdir(parents=True)
+        (hidden / "fill.bin").write_bytes(b"f" * (2 << 20))
+        os.chmod(hidden, 0)  # neither listable nor searchable: its bytes would not count
+        os.chmod(scratch.path / "code" / "a", 0o500)  # nothing in it could be deleted
+        (base / "task-2-a1" / "logs").mkdir(parents=True)
+        os.chmod(base / "task-2-a1" / "logs", 0)  # a killed runner's leftover, closed as well
+        measured = scratch.used_bytes() >= 2 << 20 and scratch.over_quota()
+        scratch.delete()
+        return measured and not scratch.path.exists() and clean_stale(base, keep=set()) == 1 and not any(base.iterdir())
+
+    try:
+        assert as_nobody(agent_closes_its_folders) == 0
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
