@@ -315,7 +315,7 @@ class Supervisor:
     def _tail(self) -> str:
         """The output's end with the job's secret values hidden (only those: a seed or a competition id
         in the output is not a secret)."""
-        return self.redactor.text(self.sandbox.output_tail(LOG_TAIL_BYTES))
+        return self.redactor.text(self.sandbox.output_tail(LOG_TAIL_BYTES), cut_start=True)
 
     def _snapshot(self) -> None:
         from django.core.files.base import ContentFile

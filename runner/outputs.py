@@ -179,7 +179,8 @@ def _copy(source: _Source, target: Path, redactor: Redactor, limit: int,
                 if source.keep_end:
                     f.seek(size - limit)
             with open(target, "wb") as out:
-                for chunk in redactor.stream(sandbox_files.read_at_most(f, limit)):
+                edges = {"cut_start": cut and source.keep_end, "cut_end": cut and not source.keep_end}
+                for chunk in redactor.stream(sandbox_files.read_at_most(f, limit), **edges):
                     out.write(chunk)
     except FileNotFoundError:
         return None

@@ -98,6 +98,31 @@ def test_secrets_in_the_names_of_skipped_and_cut_files_are_not_stored(alice, cli
     assert "code/[secret]/[secret].py" in stored and not any(SECRET in path for path in stored.values())
 
 
+def test_a_secret_cut_in_two_by_a_limit_leaves_no_piece_in_the_cut_log_tail_or_file(alice, client, job_world,
+                                                                                   settings):
+    from runner.execution import LOG_TAIL_BYTES
+
+    settings.JOB_OUTPUT_FILE_BYTES = limit = 64 << 10
+    rest = len(SECRET) - len(SECRET) // 2  # what lies after each cut
+    job = hostile_job(alice, f"""
+        secret = os.environ["MY_TOKEN"]
+        valid_submission()
+        (code / "model.txt").write_text("c" * ({limit} - {len(SECRET) // 2}) + secret + "c" * 100)  # cut after half
+        after = {LOG_TAIL_BYTES} - {rest}  # the log tail starts inside the second one
+        sys.stdout.write("A" * 100 + secret + "B" * ({limit} - {rest} - len(secret) - after) + secret + "C" * after)
+        sys.stdout.flush()
+    """, env={"MY_TOKEN": SECRET})
+    outcome, run, _ = run_task(job, job_world, LocalBackend())
+    assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
+    warnings = "\n".join(run.import_warnings)
+    for cut in ("code/model.txt", "logs/agent-output.log"):
+        assert any(w.startswith(f"{cut}: ") and "stored cut" in w for w in run.import_warnings), warnings
+    stored = everything_about(run, job, client)
+    pieces = {SECRET[i:i + 8].encode() for i in range(len(SECRET) - 7)}  # shorter ones are in words ("live")
+    assert b"[secret]" in stored
+    assert not {piece for piece in pieces if piece in stored}, "a piece of the secret is stored"
+
+
 def test_the_measured_quota_counts_every_name_of_a_hard_linked_file(tmp_path):
     from runner.scratch import Scratch
 
