@@ -98,6 +98,9 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
              access: llm_access.LlmAccess) -> Outcome:
     # before the start: hashing the data is not the agent's time (the lease is renewed meanwhile)
     recipe = recipes.build(task, spec, backend, tick=lambda: leases.fence(held))
+    if Job.objects.filter(pk=task.job_id, cancel_requested=True).exists():  # meanwhile: never start it
+        return _end(held, run, Outcome(JobTask.Status.CANCELLED, "cancelled before its sandbox started"), spec,
+                    access, backend=backend)
     try:
         sandbox = backend.start(spec)
     except BackendUnavailable as exc:
