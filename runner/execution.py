@@ -98,6 +98,9 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
              access: llm_access.LlmAccess) -> Outcome:
     # before the start: hashing the data is not the agent's time (the lease is renewed meanwhile)
     recipe = recipes.build(task, spec, backend, tick=lambda: leases.fence(held))
+    if Job.objects.filter(pk=task.job_id, cancel_requested=True).exists():  # meanwhile: never start it
+        return _end(held, run, Outcome(JobTask.Status.CANCELLED, "cancelled before its sandbox started"), spec,
+                    access, backend=backend)
     try:
         sandbox = backend.start(spec)
     except BackendUnavailable as exc:
@@ -315,7 +318,7 @@ class Supervisor:
     def _tail(self) -> str:
         """The output's end with the job's secret values hidden (only those: a seed or a competition id
         in the output is not a secret)."""
-        return self.redactor.text(self.sandbox.output_tail(LOG_TAIL_BYTES))
+        return self.redactor.text(self.sandbox.output_tail(LOG_TAIL_BYTES), cut_start=True)
 
     def _snapshot(self) -> None:
         from django.core.files.base import ContentFile
@@ -362,7 +365,7 @@ def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm
         leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
         stored = store_outputs(run, spec, redactor)
         problem = [stored.submission_problem] if stored.submission_problem else []
-        _record(run, stored, [*notes, *stored.notes, *problem, *([llm_note] if llm_note else [])])
+        _record(run, stored, [redactor.text(note) for note in (*notes, *stored.notes, *problem, llm_note) if note])
         _final_trajectory(run, stored, _llm_steps(spec, redactor) if usage else None)
         if usage:
             Run.objects.filter(pk=run.pk).update(**usage)

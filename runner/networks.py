@@ -38,7 +38,7 @@ def refusal(name: str) -> str | None:
         return f"{name!r} is a network mode, not a network: it would share another namespace"
     if name.lower() in NEVER:
         return f"{name!r} {NEVER[name.lower()]}"
-    if not NAME.match(name):
+    if not NAME.fullmatch(name):  # match() would let a trailing newline through ('$' matches before it)
         return f"{name!r} is not a network name (letters, digits, '_', '.', '-')"
     return None
 

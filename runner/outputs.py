@@ -69,7 +69,8 @@ class _Source:
 
 
 def store_outputs(run, spec: SandboxSpec, redactor: Redactor, limits: Limits | None = None) -> Stored:
-    """Store every file the run should keep; returns what was stored and the notes on the rest."""
+    """Store every file the run should keep; returns what was stored and the notes on the rest (the
+    notes name the agent's files, so they are redacted too: a file may be named after a secret)."""
     limits = limits or Limits.from_settings()
     stored = Stored()
     stage = spec.runner_dir / "stage"
@@ -79,6 +80,8 @@ def store_outputs(run, spec: SandboxSpec, redactor: Redactor, limits: Limits | N
     stored.submission_problem = _submission_problem(spec, limits)
     for source in sources:
         _store_one(run, source, stage, redactor, limits, stored)
+    stored.notes = [redactor.text(note) for note in stored.notes]
+    stored.submission_problem = redactor.text(stored.submission_problem)
     return stored
 
 
@@ -150,8 +153,9 @@ def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Li
     if copy is None:
         return
     path, size, cut = copy
+    name = redactor.text(source.name)
     with open(path, "rb") as f:
-        store_file(run, source.kind, redactor.text(source.name), File(f, name=Path(source.name).name))
+        store_file(run, source.kind, name, File(f, name=Path(name).name))
     stored.total += size
     stored.count += 1
     stored.has_submission |= is_submission
@@ -175,11 +179,15 @@ def _copy(source: _Source, target: Path, redactor: Redactor, limit: int,
                 if source.keep_end:
                     f.seek(size - limit)
             with open(target, "wb") as out:
-                for chunk in redactor.stream(sandbox_files.read_at_most(f, limit)):
+                edges = {"cut_start": cut and source.keep_end, "cut_end": cut and not source.keep_end}
+                for chunk in redactor.stream(sandbox_files.read_at_most(f, limit), **edges):
                     out.write(chunk)
     except FileNotFoundError:
         return None
     except sandbox_files.NotRegular as exc:
-        stored.notes.append(f"{exc}: skipped")
+        if source.name == f"submission/{SUBMISSION_FILE}":  # swapped since it was looked at: still invalid
+            stored.submission_problem = f"{exc}: the submission must be a regular file; it was not read"
+        else:
+            stored.notes.append(f"{source.name.removesuffix(source.rel)}{exc}: skipped")  # code/, logs/
         return None
     return target, target.stat().st_size, cut

@@ -8,10 +8,16 @@ read. Everything the runner reads from those folders goes through this module:
 - `open_regular(root, rel)` walks from `root` one component at a time with O_NOFOLLOW (folders
   opened relative to their parent's descriptor, so a link anywhere on the way, or swapped in while
   walking, is refused), opens the file O_NONBLOCK (a FIFO cannot block the open), checks with fstat
-  that it is a regular file, and checks that the descriptor's resolved path is inside `root`;
+  that it is a regular file with one name only (a hard link may be another name of a file outside
+  the folder: the answers, a host file), and checks that the descriptor's resolved path is inside
+  `root`;
 - `walk(root)` lists the regular files below `root` the same way, never entering a linked folder, and
-  says what it skipped and why;
-- `read_at_most(file, limit)` reads a bounded number of bytes.
+  says what it skipped and why (hard links among them, unless the caller counts rather than reads:
+  `hard_links=True` for the measured disk quota, which two names of one big file must not halve);
+- `read_at_most(file, limit)` reads a bounded number of bytes;
+- `open_up(root)` gives the runner back the folders below `root` that the agent closed to it (a
+  runner that is not root runs the sandbox as itself, so a folder of mode 000 could neither be
+  measured for the quota nor deleted afterwards); links are never followed.
 """
 
 from __future__ import annotations
@@ -87,18 +93,61 @@ def describe(root: Path, rel: str) -> str | None:
     return None
 
 
-def walk(root: Path) -> Listing:
-    """The regular files below `root` (sorted), found without following links; the rest skipped."""
+def walk(root: Path, *, hard_links: bool = False) -> Listing:
+    """The regular files below `root` (sorted), found without following links; the rest skipped.
+    Files with more than one name are skipped too, unless `hard_links`."""
     listing = Listing()
     try:
         fd = _open_dir(root)
     except (FileNotFoundError, NotRegular):
         return listing
     try:
-        _walk(fd, "", 0, listing, [0])
+        _walk(fd, "", 0, listing, [0], 1 << 62 if hard_links else 1)
     finally:
         os.close(fd)
     return listing
+
+
+def open_up(root: Path) -> None:
+    """Every folder below `root` that the runner owns made readable, writable and searchable by it."""
+    try:
+        fd = _open_dir(root)
+    except (FileNotFoundError, NotRegular):
+        return
+    try:
+        _open_up(fd, 0, [0])
+    finally:
+        os.close(fd)
+
+
+def _open_up(fd: int, depth: int, seen: list[int]) -> None:
+    try:
+        names = os.listdir(fd)
+    except OSError:
+        return
+    for name in names:
+        seen[0] += 1
+        if seen[0] > MAX_ENTRIES:
+            return
+        try:
+            info = os.stat(name, dir_fd=fd, follow_symlinks=False)
+        except OSError:
+            continue
+        if not stat.S_ISDIR(info.st_mode) or depth >= MAX_DEPTH:
+            continue
+        if info.st_mode & 0o700 != 0o700 and info.st_uid == os.getuid():
+            try:  # fchmodat without following: a link swapped in meanwhile is refused, not followed
+                os.chmod(name, stat.S_IMODE(info.st_mode) | 0o700, dir_fd=fd, follow_symlinks=False)
+            except (OSError, ValueError, NotImplementedError):
+                continue
+        try:
+            inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
+        except OSError:
+            continue
+        try:
+            _open_up(inner, depth + 1, seen)
+        finally:
+            os.close(inner)
 
 
 def read_at_most(file, limit: int, chunk: int = 1 << 20) -> Iterator[bytes]:
@@ -144,16 +193,24 @@ def _open_leaf(fd: int, name: str, rel: str) -> int:
         raise
     except OSError:  # ELOOP: a link; ENXIO: a socket; EACCES: not ours to read
         raise NotRegular(f"{rel} is {_what(fd, name)}") from None
-    mode = os.fstat(leaf).st_mode
-    if not stat.S_ISREG(mode):
+    info = os.fstat(leaf)
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink > 1:
         os.close(leaf)
-        raise NotRegular(f"{rel} is {kind_of(mode)}, not a regular file")
+        raise NotRegular(f"{rel} is {_kind(info)}, not a regular file")
     return leaf
+
+
+def _kind(info: os.stat_result) -> str:
+    """kind_of, but a regular file with more than one name is a hard link: its other name may lie
+    anywhere on the file system, so its content is not the folder's to give."""
+    if stat.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        return f"a hard link ({info.st_nlink} names)"
+    return kind_of(info.st_mode)
 
 
 def _what(fd: int, name: str) -> str:
     try:
-        return kind_of(os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode)
+        return _kind(os.stat(name, dir_fd=fd, follow_symlinks=False))
     except OSError:
         return "unreadable"
 
@@ -169,7 +226,7 @@ def _check_inside(fd: int, root: Path, rel: str) -> None:
         raise NotRegular(f"{rel} resolves outside its folder")
 
 
-def _walk(fd: int, prefix: str, depth: int, listing: Listing, seen: list[int]) -> None:
+def _walk(fd: int, prefix: str, depth: int, listing: Listing, seen: list[int], names_allowed: int) -> None:
     try:
         names = sorted(os.listdir(fd))
     except OSError as exc:
@@ -189,23 +246,24 @@ def _walk(fd: int, prefix: str, depth: int, listing: Listing, seen: list[int]) -
             info = os.stat(name, dir_fd=fd, follow_symlinks=False)
         except OSError:
             continue  # gone since the listing
-        if stat.S_ISREG(info.st_mode):
+        if stat.S_ISREG(info.st_mode) and info.st_nlink <= names_allowed:
             listing.files.append(Entry(rel, info.st_size, info.st_mtime_ns))
         elif stat.S_ISDIR(info.st_mode) and depth < MAX_DEPTH:
-            _walk_into(fd, name, rel, depth, listing, seen)
+            _walk_into(fd, name, rel, depth, listing, seen, names_allowed)
         else:
-            why = "nested too deep" if stat.S_ISDIR(info.st_mode) else f"{kind_of(info.st_mode)}, not a regular file"
+            why = "nested too deep" if stat.S_ISDIR(info.st_mode) else f"{_kind(info)}, not a regular file"
             listing.skipped.append(f"{rel}: skipped, {why}")
 
 
-def _walk_into(fd: int, name: str, rel: str, depth: int, listing: Listing, seen: list[int]) -> None:
+def _walk_into(fd: int, name: str, rel: str, depth: int, listing: Listing, seen: list[int],
+               names_allowed: int) -> None:
     try:
         inner = os.open(name, _DIR_FLAGS, dir_fd=fd)
     except OSError:
         listing.skipped.append(f"{rel}: skipped, {_what(fd, name)} that cannot be opened as a folder")
         return
     try:
-        _walk(inner, rel + "/", depth + 1, listing, seen)
+        _walk(inner, rel + "/", depth + 1, listing, seen, names_allowed)
     finally:
         os.close(inner)
 

@@ -49,14 +49,18 @@ class Scratch:
         if self.mounted:
             info = os.statvfs(self.path)
             return (info.f_blocks - info.f_bfree) * info.f_frsize
-        return sum(entry.size for entry in sandbox_files.walk(self.path).files)
+        listing = sandbox_files.walk(self.path, hard_links=True)
+        if any("cannot be" in why for why in listing.skipped):  # a folder closed to the runner: open it again
+            sandbox_files.open_up(self.path)
+            listing = sandbox_files.walk(self.path, hard_links=True)
+        return sum(entry.size for entry in listing.files)
 
     def over_quota(self) -> bool:
         return not self.mounted and self.used_bytes() > self.quota_bytes
 
     def delete(self) -> None:
         _unmount(self.path)
-        shutil.rmtree(self.path, ignore_errors=True)
+        _remove_tree(self.path)
         self.image.unlink(missing_ok=True)
 
     def _mount(self) -> bool:
@@ -84,7 +88,7 @@ def clean_stale(work_dir: Path, keep: set[int]) -> int:
             entry.unlink(missing_ok=True)
         else:
             _unmount(entry)
-            shutil.rmtree(entry, ignore_errors=True)
+            _remove_tree(entry)
         removed += 1
     return removed
 
@@ -95,6 +99,12 @@ def held_elsewhere(runner_name: str) -> set[int]:
 
     held = JobTask.objects.filter(status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING))
     return set(held.exclude(runner__name=runner_name).values_list("pk", flat=True))
+
+
+def _remove_tree(path: Path) -> None:
+    """The folder and everything in it, folders the agent closed to the runner (mode 000) included."""
+    sandbox_files.open_up(path)
+    shutil.rmtree(path, ignore_errors=True)
 
 
 def _unmount(path: Path) -> None:

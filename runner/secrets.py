@@ -78,6 +78,7 @@ class Redactor:
         patterns = {form for value in values if len(value) >= MIN_REDACTED_CHARS for form in _forms(value)}
         ordered = sorted(patterns, key=len, reverse=True)
         self.longest = len(ordered[0]) if ordered else 0
+        self._forms = ordered
         self._pattern = re.compile(b"|".join(re.escape(p) for p in ordered)) if ordered else None
 
     def __bool__(self) -> bool:
@@ -86,16 +87,29 @@ class Redactor:
     def bytes(self, data: bytes) -> bytes:
         return self._pattern.sub(REPLACEMENT, data) if self._pattern is not None else data
 
-    def text(self, text: str) -> str:
+    def text(self, text: str, *, cut_start: bool = False) -> str:
+        """`text` redacted; `cut_start`: it is the end of something longer (a log's tail), so it may
+        begin with the rest of a value cut in two, which is replaced too."""
         if self._pattern is None:
             return text
-        return self.bytes(text.encode("utf-8", "surrogateescape")).decode("utf-8", "replace")
+        data = self.bytes(text.encode("utf-8", "surrogateescape"))
+        return (self._cut_start(data) if cut_start else data).decode("utf-8", "replace")
 
-    def stream(self, chunks) -> Iterator[bytes]:
-        """The chunks redacted, values split across chunk boundaries included."""
+    def stream(self, chunks, *, cut_start: bool = False, cut_end: bool = False) -> Iterator[bytes]:
+        """The chunks redacted, values split across chunk boundaries included. `cut_start`/`cut_end`:
+        the chunks are a part of something longer, cut there, so a value cut in two leaves a piece at
+        that edge: a piece of MIN_REDACTED_CHARS or more is replaced too."""
         if self._pattern is None:
             yield from chunks
             return
+        pieces = self._stream(chunks)
+        if cut_start:
+            pieces = self._start_edge(pieces)
+        if cut_end:
+            pieces = self._end_edge(pieces)
+        yield from pieces
+
+    def _stream(self, chunks) -> Iterator[bytes]:
         keep, carry = self.longest - 1, b""
         for chunk in chunks:
             buffer = self.bytes(carry + chunk)
@@ -105,6 +119,40 @@ class Redactor:
                 yield buffer[:cut]
         if carry:
             yield self.bytes(carry)
+
+    def _start_edge(self, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        head = b""
+        for piece in pieces:
+            head += piece
+            if len(head) >= self.longest:
+                break
+        if head:
+            yield self._cut_start(head)
+        yield from pieces
+
+    def _end_edge(self, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        tail = b""
+        for piece in pieces:
+            tail += piece
+            if len(tail) > 2 * self.longest:
+                yield tail[:-self.longest]
+                tail = tail[-self.longest:]
+        if tail:
+            yield self._cut_end(tail)
+
+    def _cut_start(self, data: bytes) -> bytes:
+        """`data` with the longest end of a value's form it begins with replaced."""
+        found = max((n for form in self._forms for n in range(min(len(form), len(data) + 1) - 1,
+                                                            MIN_REDACTED_CHARS - 1, -1)
+                     if data.startswith(form[-n:])), default=0)
+        return REPLACEMENT + data[found:] if found else data
+
+    def _cut_end(self, data: bytes) -> bytes:
+        """`data` with the longest start of a value's form it ends with replaced."""
+        found = max((n for form in self._forms for n in range(min(len(form), len(data) + 1) - 1,
+                                                            MIN_REDACTED_CHARS - 1, -1)
+                     if data.endswith(form[:n])), default=0)
+        return data[:-found] + REPLACEMENT if found else data
 
 
 def _forms(value: str) -> set[bytes]:

@@ -9,7 +9,9 @@ read-only over it (runner.research.jobs). Never the private answers or a researc
 never the project. Besides:
 
 - network `none`, unless the spec names an egress network its runner lists for sandboxes
-  (runner.networks, checked again at start: never host, bridge or another container's);
+  (runner.networks, checked again at start: never host, bridge or another container's; and the
+  daemon's network of that name must have that very name, so neither an id nor an id's prefix
+  can stand for the host's or the default bridge);
 - device requests for exactly the assigned GPU indices (the container sees them as 0..n-1);
 - CPU (nano_cpus), memory with no extra swap, shm and pids limits; a read-only root filesystem with a
   tmpfs /tmp (HOME and TMPDIR); all capabilities dropped; no-new-privileges; an init process
@@ -63,6 +65,7 @@ DEFAULT_RUNTIME = "runc"
 LABEL = "medalboard.sandbox"
 RUNNER_LABEL = "medalboard.runner"
 LOG_MAX_BYTES = 8 << 20  # the agent's output Docker keeps, in two rotated files of half this size
+DEFAULT_BRIDGE = "com.docker.network.bridge.default_bridge"  # the option that marks Docker's own bridge
 AGENT_UID = 1000  # the `agent` user of the image runner/agent_image.py builds
 BUILD_HINT = "build it with `python manage.py build_agent_image --tag {image}`"
 PATHS = SandboxPaths(data="/home/data", submission="/home/submission", logs="/home/logs", code="/home/code",
@@ -111,6 +114,7 @@ class DockerBackend(Backend):
     def start(self, spec: SandboxSpec) -> DockerSandbox:
         try:  # checked again here: a job's network was checked against every runner, not this one
             check_sandbox_network(spec.network)
+            self._check_daemon_network(spec.network)
         except NetworkRefused as exc:
             raise StartFailed(f"sandbox {spec.name}: {exc}") from None
         if not self.image_exists(spec.image):  # create() would try to pull it from a registry
@@ -184,6 +188,21 @@ class DockerBackend(Backend):
                               f"{'runner ' + repr(owner) if owner else 'something else'} on this Docker host")
         _remove(existing)
         return self.client.containers.create(**self.container_kwargs(spec))
+
+    def _check_daemon_network(self, name: str | None) -> None:
+        """What the daemon means by `name` must be the listed network itself: Docker also takes an id or
+        an id's prefix for a network, so a listed name no network has could reach the host's."""
+        if not name:
+            return
+        with _daemon_errors():
+            try:
+                attrs = self.client.networks.get(name).attrs
+            except docker.errors.NotFound:
+                raise NetworkRefused(f"the network {name!r} does not exist on this Docker host") from None
+        if attrs.get("Name") != name:
+            raise NetworkRefused(f"the network {name!r} is the id of network {attrs.get('Name')!r}, not its name")
+        if attrs.get("Driver") in ("host", "null") or (attrs.get("Options") or {}).get(DEFAULT_BRIDGE) == "true":
+            raise NetworkRefused(f"the network {name!r} is Docker's {attrs.get('Driver')} network, never a sandbox's")
 
     def _missing_image(self, image: str) -> str:
         return f"image {image!r} does not exist on runner {self.runner_name}; " + BUILD_HINT.format(image=image)

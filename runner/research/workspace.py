@@ -19,7 +19,7 @@ SNAPSHOT_FILE_BYTES = 64 << 20  # a workspace file bigger than this (a checkpoin
 def copy_env(env: Path, target: Path) -> None:
     """The task's env/ copied into `target` (the workspace); files, never links."""
     target.mkdir(parents=True, exist_ok=True)
-    listing = sandbox_files.walk(env)
+    listing = sandbox_files.walk(env, hard_links=True)  # the site's own copy
     for entry in listing.files:
         destination = target / entry.rel
         destination.parent.mkdir(parents=True, exist_ok=True)

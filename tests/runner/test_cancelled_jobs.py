@@ -49,6 +49,27 @@ def test_a_lost_running_task_of_a_cancelled_job_ends_instead_of_going_back_to_th
         leases.fence(claimed)
 
 
+def test_a_cancel_that_comes_after_the_claim_but_before_the_start_starts_no_sandbox(alice, claimed, job_world,
+                                                                                  monkeypatch):
+    from runner import execution, recipes
+    from runner.backends.local import LocalBackend
+
+    real_build = recipes.build
+
+    def cancelled_while_hashing(task, *args, **kwargs):  # the data's hash can take minutes
+        cancel_job(job=task.job, user=alice)
+        return real_build(task, *args, **kwargs)
+
+    started = []
+    monkeypatch.setattr(recipes, "build", cancelled_while_hashing)
+    monkeypatch.setattr(LocalBackend, "start", lambda self, spec: started.append(spec))
+    outcome = execution.execute(claimed, runner=job_world, backend=LocalBackend())
+    task = JobTask.objects.get(pk=claimed.pk)
+    assert started == [] and outcome.status == task.status == JobTask.Status.CANCELLED
+    assert task.run.status == Run.Status.FAILED and task.run.grading_error == "cancelled by its job"
+    assert "cancelled before its sandbox started" in task.error and task.agent_started_at is None
+
+
 def test_a_task_back_in_the_queue_after_the_cancel_is_never_claimed(alice, claimed, job_world):
     task = JobTask.objects.get(pk=claimed.pk)
     Job.objects.filter(pk=task.job_id).update(cancel_requested=True)  # cancelled while it was held...

@@ -84,3 +84,21 @@ class _Sink:
 
     def flush(self) -> None:
         pass
+
+
+def test_no_other_page_shows_a_private_jobs_run_to_others(client, alice, bob, private_run):
+    pk = private_run.pk
+    mark = b"# version 1"  # the agent's code in its first step
+    others = [f"/runs/{pk}/steps/?after=0", f"/runs/{pk}/progress/", f"/compare/?runs={pk},{pk}",
+              f"/compare/?runs={pk}", f"/runs/{pk}/similar/{pk + 1}/", "/runs/", "/", f"/api/runs/{pk}/steps/?limit=5"]
+    client.force_login(alice)
+    assert mark in client.get(f"/runs/{pk}/steps/?after=0").content  # what the owner sees, to be looked for
+    for who in (None, bob):
+        client.logout()
+        if who is not None:
+            client.force_login(who)
+        for url in others:
+            response = client.get(url)
+            body = b"".join(response.streaming_content) if response.streaming else response.content
+            assert response.status_code < 500 and mark not in body, (who, url, response.status_code)
+            assert f"/runs/{pk}/" not in body.decode(errors="replace"), (who, url)

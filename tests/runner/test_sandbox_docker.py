@@ -109,10 +109,31 @@ class FakeApi:
         return {"State": self.state}
 
 
+class FakeNetworks:
+    """The daemon's networks, looked up as Docker does: by id, then by name, then by an id's prefix."""
+
+    def __init__(self):
+        self.present = [
+            {"Id": "f" * 64, "Name": "host", "Driver": "host", "Options": {}},
+            {"Id": "b" * 64, "Name": "bridge", "Driver": "bridge",
+             "Options": {"com.docker.network.bridge.default_bridge": "true"}},
+            {"Id": "0" * 64, "Name": "none", "Driver": "null", "Options": {}},
+            {"Id": "e" * 64, "Name": "llm-egress", "Driver": "bridge", "Options": {}},
+            {"Id": "c" * 64, "Name": "sandbox-egress", "Driver": "bridge", "Options": {}},
+        ]
+
+    def get(self, term):
+        for match in (lambda n: n["Id"] == term, lambda n: n["Name"] == term, lambda n: n["Id"].startswith(term)):
+            found = [n for n in self.present if match(n)]
+            if found:
+                return type("Network", (), {"attrs": found[0], "id": found[0]["Id"], "name": found[0]["Name"]})()
+        raise docker.errors.NotFound(f"network {term} not found")
+
+
 class FakeClient:
     def __init__(self, images=("agent:1",)):
         self.containers, self.images = FakeContainers(self), FakeImages(set(images))
-        self.api, self.down = FakeApi(), False
+        self.api, self.down, self.networks = FakeApi(), False, FakeNetworks()
 
     def ping(self):
         if self.down:
@@ -432,7 +453,33 @@ def test_the_agent_image_fits_models_under_the_sandbox_limits(engine, folders):
     assert "agent image ok" in sandbox.output_tail()
 
 
-@pytest.mark.parametrize("network", ["host", "bridge", "container:abc", "unlisted-net"])
+@pytest.mark.parametrize("listed, why", [
+    ("f" * 64, "is the id of network 'host'"), ("ffff", "is the id of network 'host'"),
+    ("bbbbbbbbbbbb", "is the id of network 'bridge'"), ("0000", "is the id of network 'none'"),
+    ("missing-net", "does not exist on this Docker host"),
+])
+def test_a_listed_name_that_the_daemon_reads_as_another_network_is_refused(folders, settings, listed, why):
+    settings.SANDBOX_NETWORKS = [listed]  # an operator's slip: what the daemon makes of it decides
+    client = FakeClient()
+    with pytest.raises(StartFailed, match=f"the network '{listed}' {why}"):
+        DockerBackend(client).start(make_spec(folders, ["true"], image="agent:1", network=listed))
+    assert client.containers.calls == []
+
+
+def test_a_listed_network_on_the_host_driver_or_the_default_bridge_is_refused(folders, settings):
+    client = FakeClient()
+    client.networks.present += [{"Id": "a" * 64, "Name": "my-host", "Driver": "host", "Options": {}},
+                                {"Id": "d" * 64, "Name": "old-bridge", "Driver": "bridge",
+                                 "Options": {"com.docker.network.bridge.default_bridge": "true"}}]
+    settings.SANDBOX_NETWORKS = ["my-host", "old-bridge"]
+    for name in settings.SANDBOX_NETWORKS:
+        with pytest.raises(StartFailed, match=f"the network '{name}' is Docker's (host|bridge) network"):
+            DockerBackend(client).start(make_spec(folders, ["true"], image="agent:1", network=name))
+    assert client.containers.calls == []
+
+
+@pytest.mark.parametrize("network", ["host", "bridge", "container:abc", "unlisted-net", "HOST", "Bridge",
+                                     "container:" + "f" * 64, "f" * 64, "ffff"])
 def test_the_runner_refuses_a_network_it_does_not_offer_before_creating_anything(folders, settings, network):
     settings.SANDBOX_NETWORKS = ["sandbox-egress"]
     client = FakeClient()

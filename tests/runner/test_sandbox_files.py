@@ -51,6 +51,21 @@ def test_open_regular_refuses_everything_but_a_regular_file_inside(box, rel, wha
     assert time.monotonic() - started < 1  # a FIFO with no writer never blocks the open
 
 
+def test_a_hard_link_is_never_read_nor_listed_wherever_it_lies(box, tmp_path):
+    (box / "sub" / "deeper").mkdir()
+    os.link(tmp_path / "outside.txt", box / "sub" / "deeper" / "hard.txt")  # another name of a host file
+    os.link(box / "ok.txt", box / "ok-again.txt")  # both names of one file are then suspect
+    for rel in ("sub/deeper/hard.txt", "ok.txt", "ok-again.txt"):
+        with pytest.raises(sandbox_files.NotRegular, match=f"{rel} is a hard link \\(2 names\\)"):
+            sandbox_files.open_regular(box, rel)
+    listing = sandbox_files.walk(box)
+    assert [e.rel for e in listing.files] == ["sub/inner.txt"]
+    assert {"ok.txt: skipped, a hard link (2 names), not a regular file",
+            "sub/deeper/hard.txt: skipped, a hard link (2 names), not a regular file"} <= set(listing.skipped)
+    assert [e.rel for e in sandbox_files.walk(box, hard_links=True).files] == [
+        "ok-again.txt", "ok.txt", "sub/deeper/hard.txt", "sub/inner.txt"]  # counted, for the measured quota
+
+
 def test_open_regular_reads_files_below_the_root(box):
     with sandbox_files.open_regular(box, "sub/inner.txt") as f:
         assert f.read() == b"inner"
@@ -112,6 +127,29 @@ def test_streamed_redaction_equals_redacting_the_whole(before, after, sizes):
     streamed = b"".join(redactor.stream(chunks))
     assert streamed == redactor.bytes(data)
     assert SECRET.encode() not in streamed
+
+
+def pieces_of(value: bytes, n: int = 4) -> set[bytes]:
+    return {value[i:i + n] for i in range(len(value) - n + 1)}
+
+
+@settings(max_examples=100, deadline=None)
+@given(filler=st.sampled_from([b".", b" ", b"\n", b"#"]), sizes=st.lists(st.integers(1, 30), min_size=1, max_size=5))
+def test_a_value_cut_in_two_by_a_limit_leaves_no_piece_at_the_cut(filler, sizes):
+    redactor = Redactor([SECRET])
+    data = filler * 50 + SECRET.encode() + filler * 50
+    for at in range(40, 80):
+        head, tail = data[:at], data[at:]  # stored cut to its first / its last bytes
+        chunks = [tail[i:i + sizes[0]] for i in range(0, len(tail), sizes[0])]
+        kept_end = b"".join(redactor.stream(chunks, cut_start=True))
+        kept_start = b"".join(redactor.stream([head[i:i + sizes[-1]] for i in range(0, len(head), sizes[-1])],
+                                              cut_end=True))
+        shown = redactor.text(tail.decode(), cut_start=True).encode()
+        for out in (kept_end, kept_start, shown):
+            assert not pieces_of(SECRET.encode()) & pieces_of(out), (at, out)
+        if at < 50 or at > 50 + len(SECRET):  # no value cut: the edges leave the text as it is
+            assert kept_end == shown == redactor.bytes(tail) and kept_start == redactor.bytes(head)
+        assert b"".join(redactor.stream(chunks)) == redactor.bytes(tail)  # without the flags, as before
 
 
 @pytest.mark.parametrize("prefix", [b"", b"a", b"ab", b"abc", b"Authorization: "])
