@@ -284,6 +284,10 @@ class Supervisor:
             while True:
                 code = self.sandbox.poll()
                 self.tick(final=code is not None)  # after the exit: the last lines, the last submission
+                if code is not None and code != 0 and self.scratch.over_quota():
+                    # It may have been killed past its quota before our check came round (its memory
+                    # limit counts the page cache of what it wrote): the quota is what ended it.
+                    return Outcome(JobTask.Status.FAILED, self._quota_note(), code)
                 if code is not None:
                     return Outcome(JobTask.Status.SUCCEEDED if code == 0 else JobTask.Status.FAILED,
                                    "" if code == 0 else f"the agent exited with code {code}", code)
@@ -292,8 +296,7 @@ class Supervisor:
                 if self.elapsed() >= self.spec.time_limit_s:
                     return self._stop(JobTask.Status.TIMED_OUT, f"stopped at the {self.spec.time_limit_s:g} s limit")
                 if self._over_quota():
-                    return self._stop(JobTask.Status.FAILED, f"stopped: the agent wrote more than the "
-                                      f"{self.scratch.quota_bytes:,}-byte disk quota of its folders")
+                    return self._stop(JobTask.Status.FAILED, self._quota_note())
                 time.sleep(settings.JOB_POLL_S)
         finally:
             self.stream.close()
@@ -341,6 +344,9 @@ class Supervisor:
             return False
         self.last_quota = time.monotonic()
         return self.scratch.over_quota()
+
+    def _quota_note(self) -> str:
+        return f"stopped: the agent wrote more than the {self.scratch.quota_bytes:,}-byte disk quota of its folders"
 
     def _cancelled(self) -> bool:
         return Job.objects.filter(pk=self.task.job_id, cancel_requested=True).exists()

@@ -285,6 +285,23 @@ def test_the_measured_quota_stops_an_agent_that_fills_its_folders(alice, job_wor
     assert_no_scratch_left()
 
 
+def test_an_agent_that_dies_past_its_quota_before_the_check_fails_on_the_quota(alice, job_world, docker_backend,
+                                                                               settings, monkeypatch):
+    """Killed by something else (its memory limit counts the page cache of what it wrote) or exiting
+    on its own between two checks: the quota it passed is what the run says, not an exit code."""
+    settings.JOB_DISK_QUOTA_MOUNT = False
+    settings.JOB_DISK_QUOTA_BYTES = 16 << 20
+    monkeypatch.setattr(execution, "QUOTA_CHECK_S", 3600)
+    job = hostile_job(alice, """
+        valid_submission()
+        (code / "fill.bin").write_bytes(b"f" * (24 << 20))
+        raise SystemExit(3)
+    """)
+    outcome, run, _ = run_task(job, job_world, docker_backend)
+    assert outcome.status == JobTask.Status.FAILED and "16,777,216-byte disk quota" in outcome.error
+    assert_no_scratch_left()
+
+
 def test_an_endless_unterminated_trajectory_line_is_not_reread(alice, job_world, docker_backend, monkeypatch):
     reads: list[int] = []
     real_read = execution.TrajectoryStream.pump
