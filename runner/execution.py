@@ -7,8 +7,8 @@ task a scratch folder with a disk quota (runner.scratch), starts the sandbox and
 JOB_POLL_S: renews the lease, streams the new complete lines of LOGS/trajectory.jsonl into the run's
 trajectory, keeps a snapshot each time SUBMISSION/submission.csv changes (runner.live), checks for
 cancellation and enforces the wall clock and the quota (SIGTERM, SIGKILL after a grace period,
-partial output kept). At the end it stores the submission, logs and code as artifacts (runner.outputs:
-regular files only, bounded, with the job's secrets redacted), replaces the live trajectory with the
+partial output kept). At the end runner.ending stores the submission, logs and code as artifacts
+(regular files only, bounded, with the job's secrets redacted), replaces the live trajectory with the
 stored copy read by the JSONL importer (the same steps an upload would give), and grades the run with
 the same claim and grader as an upload. The sandbox is always removed and the scratch deleted.
 
@@ -37,18 +37,16 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Run
-from runner import leases, llm_access, recipes, slots
+from runner import ending, leases, llm_access, recipes, slots
 from runner.agents import sandbox as agent_sandbox
 from runner.backends import Backend, BackendUnavailable, SandboxSpec
 from runner.gateway import STEPS_FILE
 from runner.leases import Claim, LeaseLost
 from runner.live import SnapshotWatch, TrajectoryStream
 from runner.models import Job, JobTask, Runner
-from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Stored, store_outputs
+from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE
 from runner.research import jobs as research_jobs
 from runner.scratch import QUOTA_CHECK_S, Scratch
-from runner.secrets import Redactor
-from webapp.leases import Heartbeat
 
 log = logging.getLogger(__name__)
 TOOLS_DIR = Path(__file__).resolve().parent / "agent_tools"
@@ -99,8 +97,8 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
     # before the start: hashing the data is not the agent's time (the lease is renewed meanwhile)
     recipe = recipes.build(task, spec, backend, tick=lambda: leases.fence(held))
     if Job.objects.filter(pk=task.job_id, cancel_requested=True).exists():  # meanwhile: never start it
-        return _end(held, run, Outcome(JobTask.Status.CANCELLED, "cancelled before its sandbox started"), spec,
-                    access, backend=backend)
+        return ending.end(held, run, Outcome(JobTask.Status.CANCELLED, "cancelled before its sandbox started"),
+                          spec, access, backend=backend)
     try:
         sandbox = backend.start(spec)
     except BackendUnavailable as exc:
@@ -108,8 +106,8 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
         leases.release(held, error=f"{backend.name} unavailable: {exc}")
         raise
     except Exception as exc:  # noqa: BLE001 - ImageNotFound, StartFailed: permanent, say which
-        return _end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec, access,
-                    backend=backend)
+        return ending.end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec,
+                          access, backend=backend)
     try:
         _record_start(held, run, recipe)
         supervisor = Supervisor(held, task, run, spec, sandbox, scratch, access)
@@ -120,7 +118,7 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
     finally:
         _keep_output(sandbox)
         sandbox.remove()
-    return _end(held, run, outcome, spec, access, supervisor.notes(), backend=backend, supervisor=supervisor)
+    return ending.end(held, run, outcome, spec, access, supervisor.notes(), backend=backend, supervisor=supervisor)
 
 
 def _record_start(held: Claim, run: Run, recipe: dict) -> None:
@@ -266,7 +264,7 @@ class Supervisor:
     def __init__(self, held: Claim, task: JobTask, run: Run, spec: SandboxSpec, sandbox, scratch: Scratch,
                  access: llm_access.LlmAccess | None = None) -> None:
         self.held, self.task, self.run, self.spec, self.sandbox, self.scratch = held, task, run, spec, sandbox, scratch
-        self.redactor = _redactor(task.job, access)
+        self.redactor = ending.redactor_for(task.job, access)
         self.stream = TrajectoryStream(run, spec.host_logs_dir, TRAJECTORY_FILE, self.redactor,
                                        also=((spec.runner_dir, STEPS_FILE),))
         self.snapshots = SnapshotWatch(spec.host_submission_dir, SUBMISSION_FILE, self.redactor,
@@ -355,93 +353,3 @@ class Supervisor:
         code = self.sandbox.stop(settings.JOB_STOP_GRACE_S)
         self.tick(final=True)
         return Outcome(status, why, code)
-
-
-# --- after the end ------------------------------------------------------------------------------
-
-
-def _end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_access.LlmAccess | None,
-         notes: list[str] = (), *, backend: Backend, supervisor: Supervisor | None = None) -> Outcome:
-    """Store what the agent left, then grade it (unless cancelled) and end the task."""
-    job = JobTask.objects.select_related("job").get(pk=held.pk).job
-    redactor = _redactor(job, access)
-    usage, llm_note = llm_access.finish(access) if access is not None else (None, "")
-    error = "; ".join(part for part in (outcome.error, llm_note if outcome.error or usage else "") if part)
-    with transaction.atomic():
-        leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
-        stored = store_outputs(run, spec, redactor)
-        problem = [stored.submission_problem] if stored.submission_problem else []
-        _record(run, stored, [redactor.text(note) for note in (*notes, *stored.notes, *problem, llm_note) if note])
-        _final_trajectory(run, stored, _llm_steps(spec, redactor) if usage else None)
-        if usage:
-            Run.objects.filter(pk=run.pk).update(**usage)
-    if outcome.status == JobTask.Status.CANCELLED:
-        Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="cancelled by its job",
-                                             finished_at=timezone.now())
-    elif spec.workspace_dir is not None:
-        research_jobs.finish(run, spec, backend=backend, snapshots=supervisor.research if supervisor else None,
-                             status=outcome.status, exit_code=outcome.exit_code, redactor=redactor,
-                             elapsed_s=supervisor.elapsed() if supervisor else None, fence=lambda: leases.fence(held))
-    else:
-        with Heartbeat(held):  # the supervisor no longer polls: grading may outlast the lease
-            _grade(held, run)
-        _mark_invalid(run, stored.submission_problem)
-    leases.finish(held, outcome.status)
-    return outcome
-
-
-def _redactor(job: Job, access: llm_access.LlmAccess | None) -> Redactor:
-    """The job's secrets (the real provider keys among them) and what the sandbox held in their place."""
-    values = list(job.secrets().values())
-    if access is not None:
-        values += access.sandbox_secrets.values()
-    return Redactor(values)
-
-
-def _llm_steps(spec: SandboxSpec, redactor: Redactor) -> Path | None:
-    """The gateway's steps file, redacted (a prompt may quote a pass-through secret), for the import."""
-    source = spec.runner_dir / STEPS_FILE
-    if not source.is_file():
-        return None
-    target = spec.runner_dir / f"redacted-{STEPS_FILE}"
-    with open(source, "rb") as src, open(target, "wb") as out:
-        for chunk in redactor.stream(iter(lambda: src.read(1 << 20), b"")):
-            out.write(chunk)
-    return target
-
-
-def _record(run: Run, stored: Stored, notes: list[str]) -> None:
-    finished = timezone.now()
-    Run.objects.filter(pk=run.pk).update(
-        submission_exists=stored.has_submission or bool(stored.submission_problem), finished_at=finished,
-        duration_s=(finished - run.started_at).total_seconds() if run.started_at else None,
-        import_warnings=[*run.import_warnings, *notes],
-    )
-
-
-def _final_trajectory(run: Run, stored: Stored, llm_steps: Path | None = None) -> None:
-    """The trajectory as the importer reads the stored (redacted, whole) copy: what an upload of it
-    would store, followed by the LLM gateway's steps. A trajectory that was cut keeps the steps
-    streamed live."""
-    from leaderboard.runs.job_runs import save_final_trajectory
-
-    if stored.trajectory_cut:
-        return  # the steps streamed live are all there is of it whole (the gateway's among them)
-    save_final_trajectory(run, ((stored.trajectory, TRAJECTORY_FILE), (llm_steps, STEPS_FILE)))
-
-
-def _mark_invalid(run: Run, problem: str) -> None:
-    """A submission.csv that was not a regular file (or too large to store) is an invalid submission,
-    with the reason, rather than no submission at all."""
-    if problem:
-        Run.objects.filter(pk=run.pk, status=Run.Status.GRADED).update(
-            submission_exists=True, valid_submission=False, score=None, grading_error=problem)
-
-
-def _grade(held: Claim, run: Run) -> None:
-    """Grade here, with the claim an upload's grading takes. A transient failure leaves the run
-    pending: the sweep hands it to the grading queue."""
-    from leaderboard.runs.job_runs import grade
-
-    grade(run, owner=f"job-task-{held.pk}-{held.owner[:8]}")
-

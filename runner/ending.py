@@ -1,0 +1,114 @@
+"""After a job's sandbox ends: store what the agent left (runner.outputs: regular files only, bounded,
+the job's secrets redacted), replace the live trajectory with the stored copy as the importer reads
+it, followed by the LLM gateway's steps, then grade the run (or finish a research run) and end the
+task. runner.execution calls `end` whichever way the sandbox stopped, or failed to start.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from django.db import transaction
+from django.utils import timezone
+
+from leaderboard.models import Run
+from runner import leases, llm_access
+from runner.backends import Backend, SandboxSpec
+from runner.gateway import STEPS_FILE
+from runner.leases import Claim
+from runner.models import Job, JobTask
+from runner.outputs import TRAJECTORY_FILE, Stored, store_outputs
+from runner.research import jobs as research_jobs
+from runner.secrets import Redactor
+from webapp.leases import Heartbeat
+
+if TYPE_CHECKING:
+    from runner.execution import Outcome, Supervisor
+
+
+def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_access.LlmAccess | None,
+         notes: list[str] = (), *, backend: Backend, supervisor: Supervisor | None = None) -> Outcome:
+    """Store what the agent left, then grade it (unless cancelled) and end the task."""
+    job = JobTask.objects.select_related("job").get(pk=held.pk).job
+    redactor = redactor_for(job, access)
+    usage, llm_note = llm_access.finish(access) if access is not None else (None, "")
+    error = "; ".join(part for part in (outcome.error, llm_note if outcome.error or usage else "") if part)
+    with transaction.atomic():
+        leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
+        stored = store_outputs(run, spec, redactor)
+        problem = [stored.submission_problem] if stored.submission_problem else []
+        _record(run, stored, [redactor.text(note) for note in (*notes, *stored.notes, *problem, llm_note) if note])
+        _final_trajectory(run, stored, _llm_steps(spec, redactor) if usage else None)
+        if usage:
+            Run.objects.filter(pk=run.pk).update(**usage)
+    if outcome.status == JobTask.Status.CANCELLED:
+        Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="cancelled by its job",
+                                             finished_at=timezone.now())
+    elif spec.workspace_dir is not None:
+        research_jobs.finish(run, spec, backend=backend, snapshots=supervisor.research if supervisor else None,
+                             status=outcome.status, exit_code=outcome.exit_code, redactor=redactor,
+                             elapsed_s=supervisor.elapsed() if supervisor else None, fence=lambda: leases.fence(held))
+    else:
+        with Heartbeat(held):  # the supervisor no longer polls: grading may outlast the lease
+            _grade(held, run)
+        _mark_invalid(run, stored.submission_problem)
+    leases.finish(held, outcome.status)
+    return outcome
+
+
+def redactor_for(job: Job, access: llm_access.LlmAccess | None) -> Redactor:
+    """The job's secrets (the real provider keys among them) and what the sandbox held in their place."""
+    values = list(job.secrets().values())
+    if access is not None:
+        values += access.sandbox_secrets.values()
+    return Redactor(values)
+
+
+def _llm_steps(spec: SandboxSpec, redactor: Redactor) -> Path | None:
+    """The gateway's steps file, redacted (a prompt may quote a pass-through secret), for the import."""
+    source = spec.runner_dir / STEPS_FILE
+    if not source.is_file():
+        return None
+    target = spec.runner_dir / f"redacted-{STEPS_FILE}"
+    with open(source, "rb") as src, open(target, "wb") as out:
+        for chunk in redactor.stream(iter(lambda: src.read(1 << 20), b"")):
+            out.write(chunk)
+    return target
+
+
+def _record(run: Run, stored: Stored, notes: list[str]) -> None:
+    finished = timezone.now()
+    Run.objects.filter(pk=run.pk).update(
+        submission_exists=stored.has_submission or bool(stored.submission_problem), finished_at=finished,
+        duration_s=(finished - run.started_at).total_seconds() if run.started_at else None,
+        import_warnings=[*run.import_warnings, *notes],
+    )
+
+
+def _final_trajectory(run: Run, stored: Stored, llm_steps: Path | None = None) -> None:
+    """The trajectory as the importer reads the stored (redacted, whole) copy: what an upload of it
+    would store, followed by the LLM gateway's steps. A trajectory that was cut keeps the steps
+    streamed live."""
+    from leaderboard.runs.job_runs import save_final_trajectory
+
+    if stored.trajectory_cut:
+        return  # the steps streamed live are all there is of it whole (the gateway's among them)
+    save_final_trajectory(run, ((stored.trajectory, TRAJECTORY_FILE), (llm_steps, STEPS_FILE)))
+
+
+def _mark_invalid(run: Run, problem: str) -> None:
+    """A submission.csv that was not a regular file (or too large to store) is an invalid submission,
+    with the reason, rather than no submission at all."""
+    if problem:
+        Run.objects.filter(pk=run.pk, status=Run.Status.GRADED).update(
+            submission_exists=True, valid_submission=False, score=None, grading_error=problem)
+
+
+def _grade(held: Claim, run: Run) -> None:
+    """Grade here, with the claim an upload's grading takes. A transient failure leaves the run
+    pending: the sweep hands it to the grading queue."""
+    from leaderboard.runs.job_runs import grade
+
+    grade(run, owner=f"job-task-{held.pk}-{held.owner[:8]}")
+
