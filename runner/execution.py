@@ -223,10 +223,11 @@ def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch
 
 
 def sandbox_name(task_id: int, attempt: int, backend: Backend) -> str:
-    """The container's name: with the runner's name in it, since several sites (staging beside
-    production, or two test sessions) can share one Docker host and number their tasks alike."""
+    """The container's name: with the runner's name and its site in it, since several sites (staging
+    beside production, or two test sessions) can share one Docker host and number their tasks alike."""
     runner = re.sub(r"[^A-Za-z0-9_.-]+", "-", getattr(backend, "runner_name", "") or "")[:40].strip("-.")
-    return f"medalboard-{runner}-task-{task_id}-a{attempt}" if runner else f"medalboard-task-{task_id}-a{attempt}"
+    owner = "-".join(part for part in (runner, getattr(backend, "site", "")[:8]) if part)
+    return f"medalboard-{owner}-task-{task_id}-a{attempt}" if owner else f"medalboard-task-{task_id}-a{attempt}"
 
 
 def _image(job: Job) -> str:

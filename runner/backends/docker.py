@@ -24,9 +24,10 @@ mounts. remove() first copies the container's output into the runner's own folde
 workdir (spec.host_output_log, where the local backend writes it too; never into a folder the agent
 can write, where a planted link would redirect the write), then removes the container. Docker keeps
 that output in a json-file log capped at LOG_MAX_BYTES, so a flood cannot fill the runner's disk.
-Containers carry the labels `medalboard.sandbox=1` and `medalboard.runner=<runner name>`:
-remove_stale() and the name-clash path remove only this runner's own sandboxes, never another
-runner's on the same Docker host.
+Containers carry the labels `medalboard.sandbox=1`, `medalboard.runner=<runner name>` and
+`medalboard.site=<site key>` (a digest of the site's database: staging and production, or two test
+sessions, may share a Docker host and both name their runner after it): remove_stale() and the
+name-clash path remove only this runner's own sandboxes, never another runner's or another site's.
 
 The OCI runtime is the runner's choice (`runtime`, MEDALBOARD_DOCKER_RUNTIME): Docker's default
 `runc`, or `runsc` (gVisor: the agent's system calls go to a user-space kernel, not the host's),
@@ -38,6 +39,7 @@ No registry is reachable from a runner: images are only looked up locally and ne
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import math
 import os
 import posixpath
@@ -64,6 +66,7 @@ from runner.networks import NetworkRefused, check_sandbox_network
 DEFAULT_RUNTIME = "runc"
 LABEL = "medalboard.sandbox"
 RUNNER_LABEL = "medalboard.runner"
+SITE_LABEL = "medalboard.site"
 LOG_MAX_BYTES = 8 << 20  # the agent's output Docker keeps, in two rotated files of half this size
 DEFAULT_BRIDGE = "com.docker.network.bridge.default_bridge"  # the option that marks Docker's own bridge
 AGENT_UID = 1000  # the `agent` user of the image runner/agent_image.py builds
@@ -79,10 +82,16 @@ CONNECTION_ERRORS = (requests.exceptions.ConnectionError, requests.exceptions.Ti
 class DockerBackend(Backend):
     name = "docker"
 
-    def __init__(self, client=None, *, runner_name: str = "", runtime: str = DEFAULT_RUNTIME) -> None:
+    def __init__(self, client=None, *, runner_name: str = "", runtime: str = DEFAULT_RUNTIME, site: str = "") -> None:
         self._client = client
         self.runner_name = runner_name or os.environ.get("MEDALBOARD_RUNNER_NAME") or os.uname().nodename
         self.runtime = runtime or DEFAULT_RUNTIME
+        self.site = site or site_key()
+
+    @property
+    def labels(self) -> dict[str, str]:
+        """What marks a container as one of this runner's sandboxes."""
+        return {LABEL: "1", RUNNER_LABEL: self.runner_name, SITE_LABEL: self.site}
 
     @property
     def client(self):
@@ -133,7 +142,7 @@ class DockerBackend(Backend):
         """Everything given to containers.create for `spec` (also what the tests pin)."""
         kwargs = dict(
             image=spec.image, command=list(spec.command), name=spec.name, detach=True,
-            labels={LABEL: "1", RUNNER_LABEL: self.runner_name},
+            labels=self.labels,
             log_config=LogConfig(type="json-file", config={"max-size": str(LOG_MAX_BYTES // 2), "max-file": "2"}),
             environment={**sandbox_env(spec, _paths(spec)), "HOME": "/tmp", "TMPDIR": "/tmp"},
             working_dir=_paths(spec).cwd, user=_sandbox_user(), mounts=_mounts(spec),
@@ -161,7 +170,7 @@ class DockerBackend(Backend):
     def remove_stale(self, prefix: str = "medalboard-") -> int:
         """This runner's own leftover sandboxes (its name on the label); other runners' are left alone."""
         with _daemon_errors():
-            mine = {"label": [f"{LABEL}=1", f"{RUNNER_LABEL}={self.runner_name}"]}
+            mine = {"label": [f"{name}={value}" for name, value in self.labels.items()]}
             # One the daemon is already removing is not left over (runsc's take a moment to go).
             stale = [c for c in self.client.containers.list(all=True, filters=mine)
                      if c.name.startswith(prefix) and c.status != "removing"]
@@ -182,10 +191,13 @@ class DockerBackend(Backend):
         # 409: a container of this very attempt is left over (the runner died after creating it), or
         # another runner on this Docker host uses the name: only our own is ours to remove.
         existing = self.client.containers.get(spec.name)
-        owner = (existing.labels or {}).get(RUNNER_LABEL)
-        if owner != self.runner_name:
-            raise StartFailed(f"sandbox {spec.name}: the name is taken by a container of "
-                              f"{'runner ' + repr(owner) if owner else 'something else'} on this Docker host")
+        labels = existing.labels or {}
+        if any(labels.get(name) != value for name, value in self.labels.items()):
+            owner = labels.get(RUNNER_LABEL)
+            whose = f"runner {owner!r}" if owner else "something else"
+            if owner == self.runner_name:
+                whose = f"a runner {owner!r} of another site"
+            raise StartFailed(f"sandbox {spec.name}: the name is taken by a container of {whose} on this Docker host")
         _remove(existing)
         return self.client.containers.create(**self.container_kwargs(spec))
 
@@ -356,3 +368,13 @@ class _daemon_errors:
             where = os.environ.get("DOCKER_HOST", "unix:///var/run/docker.sock")
             raise BackendUnavailable(f"Docker daemon not reachable at {where}: {exc}") from exc
         return False
+
+
+def site_key() -> str:
+    """Which site this runner works for, as a short digest of the database it claims its tasks in
+    (never the database's address itself: a label is readable by anyone on the Docker host)."""
+    from django.db import connection
+
+    db = connection.settings_dict
+    where = "|".join(str(db.get(part) or "") for part in ("ENGINE", "HOST", "PORT", "NAME"))
+    return hashlib.sha256(where.encode()).hexdigest()[:16]

@@ -7,6 +7,7 @@ mounts with the right read/write flags, no answers path, the limits, the device 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
@@ -20,7 +21,7 @@ from docker.types import DeviceRequest, LogConfig, Mount
 
 from runner.agent_image import SELF_CHECK
 from runner.backends import BackendUnavailable, ImageNotFound, SandboxSpec, StartFailed
-from runner.backends.docker import DockerBackend
+from runner.backends.docker import DockerBackend, site_key
 from tests.conftest import REQUIRE_SERVICES
 
 GIB = 1 << 30
@@ -155,7 +156,7 @@ def test_exact_container_request_for_two_gpus_and_no_network(folders):
         "command": ["python3", "/opt/medalboard/baseline_agent.py"],
         "name": spec.name,
         "detach": True,
-        "labels": {"medalboard.sandbox": "1", "medalboard.runner": "gpu-box-1"},
+        "labels": {"medalboard.sandbox": "1", "medalboard.runner": "gpu-box-1", "medalboard.site": backend.site},
         "environment": {
             "SEED": "2", "DATA_DIR": "/home/data", "SUBMISSION_DIR": "/home/submission", "LOGS_DIR": "/home/logs",
             "CODE_DIR": "/home/code", "TOOLS_DIR": "/opt/medalboard", "TIME_LIMIT_SECONDS": "120",
@@ -249,8 +250,9 @@ def test_no_daemon_socket_at_all_is_backend_unavailable(monkeypatch, tmp_path):
 def test_a_leftover_container_of_the_same_attempt_is_replaced(folders):
     client = FakeClient()
     spec = make_spec(folders, ["true"], image="agent:1")
-    leftover = client.containers.create(name=spec.name, labels={"medalboard.runner": "box-1"})
-    DockerBackend(client, runner_name="box-1").start(spec)
+    backend = DockerBackend(client, runner_name="box-1")
+    leftover = client.containers.create(name=spec.name, labels=backend.labels)
+    backend.start(spec)
     assert leftover.removed and len(client.containers.calls) == 3
     assert client.containers.made[spec.name] is not leftover
 
@@ -262,6 +264,28 @@ def test_a_container_of_another_runner_with_the_same_name_is_never_removed(folde
     with pytest.raises(StartFailed, match="taken by a container of runner 'box-2'"):
         DockerBackend(client, runner_name="box-1").start(spec)
     assert not theirs.removed and client.containers.made[spec.name] is theirs
+
+
+def test_a_container_of_a_runner_of_the_same_name_on_another_site_is_never_removed(folders):
+    client = FakeClient()
+    spec = make_spec(folders, ["true"], image="agent:1")
+    other_site = DockerBackend(client, runner_name="box-1", site="0123456789abcdef")
+    theirs = client.containers.create(name=spec.name, labels=other_site.labels)
+    mine = DockerBackend(client, runner_name="box-1")
+    assert mine.site != other_site.site and mine.site == site_key()
+    with pytest.raises(StartFailed, match="taken by a container of a runner 'box-1' of another site"):
+        mine.start(spec)
+    assert not theirs.removed and client.containers.made[spec.name] is theirs
+
+
+def test_the_site_key_is_a_digest_of_the_database_and_never_its_address(settings):
+    from django.db import connection
+
+    key = site_key()
+    db = connection.settings_dict
+    expected = "|".join(str(db.get(part) or "") for part in ("ENGINE", "HOST", "PORT", "NAME"))
+    assert key == hashlib.sha256(expected.encode()).hexdigest()[:16]
+    assert str(db["NAME"]) not in key and len(key) == 16
 
 
 def test_a_command_that_cannot_start_removes_its_container(folders):
@@ -430,6 +454,8 @@ def test_remove_stale_cleans_labelled_leftovers(engine, folders):
         engine.start(make_spec(folders, ["sleep", "600"], name=name, workdir=folders / name))
     other_runner = DockerBackend(runner_name=f"another-runner-{uuid.uuid4().hex[:6]}")
     assert other_runner.remove_stale(prefix=prefix) == 0  # another runner's sandboxes are never its to remove
+    other_site = DockerBackend(runner_name=engine.runner_name, site="0123456789abcdef")
+    assert other_site.remove_stale(prefix=prefix) == 0  # nor those of a runner of its name on another site
     assert all(not gone(engine, name) for name in names)
     restarted = DockerBackend(runner_name=engine.runner_name)
     assert restarted.remove_stale(prefix=f"medalboard-other-{uuid.uuid4().hex[:6]}-") == 0
