@@ -105,3 +105,22 @@ def test_the_measured_quota_stops_an_agent_filling_its_folders_and_its_run_is_gr
     assert seconds < 30
     assert run.artifacts.filter(name="submission/submission.csv").exists()
     assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
+
+
+def test_llm_usage_totals_past_the_run_columns_are_unknown_not_a_database_error():
+    """The gateway sums the counts an upstream reports: past 64 bits, or a cost that overflowed to
+    infinity, they would fail the run's save (and lose its outputs) on PostgreSQL."""
+    from runner import llm_access
+    from runner.gateway.limits import Totals
+
+    class Gateway:
+        def stop(self) -> None: ...
+
+        def status(self) -> str:
+            return ""
+
+        def totals(self) -> Totals:
+            return Totals(calls=3, tokens_in=3 * (2**63 - 1), tokens_out=12, cost_usd=float("inf"))
+
+    usage, _ = llm_access.finish(llm_access.LlmAccess({}, gateway=Gateway()))
+    assert usage == {"tokens_in": None, "tokens_out": 12, "usage_metered": True, "cost_usd": None}
