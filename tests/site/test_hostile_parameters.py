@@ -7,6 +7,7 @@ the parameter names are those of the OpenAPI schema and those the page views rea
 
 from __future__ import annotations
 
+import json
 from urllib.parse import urlencode
 
 import pytest
@@ -105,4 +106,30 @@ def test_every_form_posted_with_values_no_column_holds_is_never_a_server_error(s
         target = api if url.startswith("/api/") else client
         _probe(target, url, failures, "post", FORM_VALUES)  # multipart
         _probe(target, url, failures, "post", urlencode(FORM_VALUES), content_type="application/x-www-form-urlencoded")
+    assert not failures, "\n".join(failures)
+
+
+JSON_BODIES = [
+    '{"a": ' + "[" * 50_000 + "]" * 50_000 + "}",  # past the recursion limit
+    json.dumps({name: 2**70 for name in FORM_VALUES}),  # integers no column holds, in every field
+    json.dumps({name: 1e308 for name in FORM_VALUES}).replace("1e+308", "1e999"),  # a float past a double
+    json.dumps({name: "x" * 5000 for name in FORM_VALUES}),
+    json.dumps({**{name: [name] * 3 for name in FORM_VALUES}, "settings": {"a": [{"b": [1e300] * 3}]}}),
+]
+
+
+@pytest.mark.parametrize("persona", ["anonymous", "alice", "staff"])
+def test_every_json_body_no_column_holds_is_never_a_server_error(site_world, client, alice, staff, persona):
+    """POST, PUT and PATCH of JSON nested past the recursion limit, or with numbers and strings past
+    every column, to every URL."""
+    user = {"alice": alice, "staff": staff}.get(persona)
+    if user is not None:
+        client.force_login(user)
+    api = token_client(user) if user is not None else client
+    failures: list[str] = []
+    for url in real_urls(site_world):
+        target = api if url.startswith("/api/") else client
+        for body in JSON_BODIES:
+            for method in ("post", "put", "patch"):
+                _probe(target, url, failures, method, body, content_type="application/json")
     assert not failures, "\n".join(failures)
