@@ -93,17 +93,21 @@ FORM_VALUES = {"seeds": str(2**64), "gpus": str(2**40), "time_limit_minutes": "1
                "secrets": "A=" + "s" * 20_000, "private": "maybe", "is_private": "\u00b2", "settings": "{" * 5000}
 
 
-@pytest.mark.parametrize("persona", ["anonymous", "alice", "staff"])
-def test_every_form_posted_with_values_no_column_holds_is_never_a_server_error(site_world, client, alice, staff,
-                                                                                 persona):
-    """Form-encoded and multipart posts to every URL, pages and API alike (not only JSON)."""
+def _as(persona: str, world, client, alice, staff):
+    """(url, client) for every URL, the client signed in as the persona (a token for the API)."""
     user = {"alice": alice, "staff": staff}.get(persona)
     if user is not None:
         client.force_login(user)
     api = token_client(user) if user is not None else client
+    return [(url, api if url.startswith("/api/") else client) for url in real_urls(world)]
+
+
+@pytest.mark.parametrize("persona", ["anonymous", "alice", "staff"])
+def test_every_form_posted_with_values_no_column_holds_is_never_a_server_error(site_world, client, alice, staff,
+                                                                                 persona):
+    """Form-encoded and multipart posts to every URL, pages and API alike (not only JSON)."""
     failures: list[str] = []
-    for url in real_urls(site_world):
-        target = api if url.startswith("/api/") else client
+    for url, target in _as(persona, site_world, client, alice, staff):
         _probe(target, url, failures, "post", FORM_VALUES)  # multipart
         _probe(target, url, failures, "post", urlencode(FORM_VALUES), content_type="application/x-www-form-urlencoded")
     assert not failures, "\n".join(failures)
@@ -122,13 +126,8 @@ JSON_BODIES = [
 def test_every_json_body_no_column_holds_is_never_a_server_error(site_world, client, alice, staff, persona):
     """POST, PUT and PATCH of JSON nested past the recursion limit, or with numbers and strings past
     every column, to every URL."""
-    user = {"alice": alice, "staff": staff}.get(persona)
-    if user is not None:
-        client.force_login(user)
-    api = token_client(user) if user is not None else client
     failures: list[str] = []
-    for url in real_urls(site_world):
-        target = api if url.startswith("/api/") else client
+    for url, target in _as(persona, site_world, client, alice, staff):
         for body in JSON_BODIES:
             for method in ("post", "put", "patch"):
                 _probe(target, url, failures, method, body, content_type="application/json")
