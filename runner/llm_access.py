@@ -26,6 +26,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
+from leaderboard.trajectories.importers.base import to_count, to_float
 from runner.backends import SandboxSpec
 from runner.gateway import (
     SANDBOX_PORT,
@@ -90,9 +91,11 @@ def finish(access: LlmAccess) -> tuple[dict | None, str]:
         return None, ""
     gateway.stop()
     totals = gateway.totals()
-    usage = {"tokens_in": totals.tokens_in, "tokens_out": totals.tokens_out, "usage_metered": True,
+    # Totals past what the run's columns hold (an upstream's counts are summed as it reports them) are
+    # unknown rather than a database error that would lose the run's outputs.
+    usage = {"tokens_in": to_count(totals.tokens_in), "tokens_out": to_count(totals.tokens_out), "usage_metered": True,
              # a call whose model has no price leaves the cost unknown rather than too low
-             "cost_usd": None if totals.unpriced_calls else round(totals.cost_usd, 6)}
+             "cost_usd": None if totals.unpriced_calls else to_float(round(totals.cost_usd, 6))}
     notes = [gateway.status()]
     if totals.unpriced_calls:
         notes.append(f"{totals.unpriced_calls} LLM calls were to models without a price: no cost recorded")

@@ -8,7 +8,9 @@ the orphaned files').
   stored and the grading sweep takes care of its run.
 - A task of a cancelled job is never started again: a lost running one ends cancelled instead of
   going back to the queue, and queued ones end cancelled (the claim refuses them too).
-- Queued tasks that were never published (the broker was down) are published again.
+- Queued tasks that were never published (the broker was down) are published again, and so are
+  queued tasks published before the broker last started: a broker that came back empty lost their
+  messages (one that kept them delivers a duplicate, which finds the task claimed and does nothing).
 - GPUs held by tasks that no longer run are freed.
 All changes are conditional UPDATEs on the state read, so concurrent sweepers are safe.
 """
@@ -16,7 +18,7 @@ All changes are conditional UPDATEs on the state read, so concurrent sweepers ar
 from __future__ import annotations
 
 import logging
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.conf import settings
 from django.core.files.base import ContentFile
@@ -46,6 +48,7 @@ def sweep_tasks() -> dict[str, int]:
     )
     counts["tasks_requeued"], counts["tasks_failed"] = lost["retried"], lost["failed"]
     counts["tasks_cancelled"] += cancel_queued(JobTask.objects.filter(job__cancel_requested=True))
+    _forget_lost_messages()
     counts["tasks_published"] = _publish_unsent(now)
     GpuSlot.objects.exclude(task__status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING)).exclude(
         task__isnull=True
@@ -109,6 +112,26 @@ def _publish(task_id: int) -> bool:
     from runner.services import enqueue_task
 
     return enqueue_task(task_id)
+
+
+def _forget_lost_messages() -> int:
+    """Queued tasks published before the broker's current start count as never published: the next
+    step publishes them again. Marked one by one, conditionally, so of several sweepers one publishes."""
+    from webapp.celery import broker_started_at
+
+    started = broker_started_at()
+    if started is None:
+        return 0
+    since = datetime.fromtimestamp(started, tz=UTC)
+    marked = 0
+    lost = JobTask.objects.filter(status=JobTask.Status.QUEUED, enqueued_at__lt=since)
+    for task_id, enqueued_at in lost.values_list("pk", "enqueued_at"):
+        marked += JobTask.objects.filter(pk=task_id, status=JobTask.Status.QUEUED, enqueued_at=enqueued_at).update(
+            enqueued_at=None)
+    if marked:
+        log.warning("sweep: %d queued job task(s) were published before the broker last started; publishing "
+                    "them again", marked)
+    return marked
 
 
 def _publish_unsent(now) -> int:

@@ -62,3 +62,26 @@ def one_line(exc: BaseException) -> str:
     """An exception as one short log line: its class and the first line of its message."""
     lines = str(exc).splitlines()
     return f"{exc.__class__.__name__}: {lines[0][:200]}" if lines else exc.__class__.__name__
+
+
+def broker_started_at() -> float | None:
+    """When the broker's server last started (a Unix time), as far as it says: Redis gives its uptime.
+    None for other transports, or while it cannot be reached (the caller asks again next time).
+
+    A message published before then is gone if the broker came back without its data (no append-only
+    file, or a new, empty server at the same address)."""
+    import time
+
+    url = app.conf.broker_url or ""
+    if not url.startswith(("redis://", "rediss://")):
+        return None
+    import redis
+
+    client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
+    try:
+        uptime = client.info("server")["uptime_in_seconds"]
+    except (redis.RedisError, OSError, KeyError):
+        return None
+    finally:
+        client.close()
+    return time.time() - float(uptime)

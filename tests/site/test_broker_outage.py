@@ -78,12 +78,13 @@ def _upload(user, seed: int) -> int:
     return answer.json()["id"]
 
 
-def _finished(intakes: list[int], runs: list[int], jobs: list) -> bool:
+def _finished(intakes: list[int], runs: list[int], jobs: list) -> dict[str, int]:
+    """How many of the uploads (imported and graded), gradings and job tasks (succeeded) are done."""
     imported = RunIntake.objects.filter(pk__in=intakes, status=RunIntake.Status.IMPORTED)
-    graded_ids = [*runs, *imported.values_list("run_id", flat=True)]
-    graded = Run.objects.filter(pk__in=graded_ids, status=Run.Status.GRADED).count()
-    done = JobTask.objects.filter(job__in=jobs, status=JobTask.Status.SUCCEEDED).count()
-    return imported.count() == len(intakes) and graded == len(runs) + len(intakes) and done == len(jobs)
+    return {"uploads": Run.objects.filter(pk__in=imported.values_list("run_id", flat=True),
+                                          status=Run.Status.GRADED).count(),
+            "gradings": Run.objects.filter(pk__in=runs, status=Run.Status.GRADED).count(),
+            "jobs": JobTask.objects.filter(job__in=jobs, status=JobTask.Status.SUCCEEDED).count()}
 
 
 def _state(intakes: list[int], runs: list[int], jobs: list) -> str:
@@ -94,8 +95,12 @@ def _state(intakes: list[int], runs: list[int], jobs: list) -> str:
 
 
 @needs_agent_tools
+@pytest.mark.parametrize("comes_back", ["with its data", "empty"])
 def test_everything_made_before_and_during_an_outage_finishes(transactional_db, alice, job_world, broker,
-                                                               tmp_path):
+                                                               tmp_path, comes_back):
+    """Two uploads, two gradings and three jobs, before and during the outage, all finish, whether
+    the broker comes back with its queues (an append-only file) or empty (a new server): then the
+    messages published before it went are gone and the sweeps publish their work again."""
     worker = WorkerProcess(tmp_path / "worker.log", "celery", extra_env={
         "CELERY_BROKER_URL": broker.url, **OUTAGE_ENV})
     runner = RunnerProcess(tmp_path / "runner.log", broker.url)
@@ -103,21 +108,29 @@ def test_everything_made_before_and_during_an_outage_finishes(transactional_db, 
         for process in (worker, runner):
             wait_until(lambda p=process: " ready." in p.output(), 60, "the worker ready", process)
         # Distinct uploads (seeds): identical ones would be one run. The first job's agent runs through
-        # the outage (a task delivered and not yet acknowledged when the broker goes).
+        # the outage (a task delivered and not yet acknowledged when the broker goes); the second waits
+        # in the queue behind it (the runner runs one at a time), a message only the broker holds.
         intakes, runs = [_upload(alice, 1)], [submit(alice, seed=2).pk]
         jobs = [scripted_job(alice, steps=12, sleep=0.5)]
         wait_until(lambda: JobTask.objects.filter(job=jobs[0], status=JobTask.Status.RUNNING).exists(), 30,
                    "the first job running", runner)
+        jobs.append(scripted_job(alice, steps=2, sleep=0.2))
+        assert JobTask.objects.get(job=jobs[1]).enqueued_at is not None  # published, waiting in the queue
         broker.stop()
         intakes.append(_upload(alice, 3))
         runs.append(submit(alice, seed=4).pk)
         jobs.append(scripted_job(alice, steps=3, sleep=0.5))
         time.sleep(8)  # the worker and runner notice, and try to reconnect
+        if comes_back == "empty":
+            broker.data_dir = None  # a new server at the same address: no append-only file to read
         broker.start()
+        made = {"uploads": len(intakes), "gradings": len(runs), "jobs": len(jobs)}
+        assert made == {"uploads": 2, "gradings": 2, "jobs": 3}
         try:
-            wait_until(lambda: _finished(intakes, runs, jobs), 90, "everything finished")
+            wait_until(lambda: _finished(intakes, runs, jobs) == made, 120, "everything finished")
         except AssertionError as exc:
-            raise AssertionError(f"{exc}: {_state(intakes, runs, jobs)}") from None
+            raise AssertionError(f"{exc}: {_finished(intakes, runs, jobs)} of {made}; "
+                                 f"{_state(intakes, runs, jobs)}") from None
         assert runner.process.poll() is None, runner.output()
     finally:
         worker.stop()
@@ -185,3 +198,45 @@ def unexplained_tracebacks(log: str) -> list[str]:
             endings.append(last)
     return endings
 
+
+
+def test_queued_tasks_published_before_the_broker_started_are_published_again_once(alice, job_world, monkeypatch,
+                                                                                   django_capture_on_commit_callbacks):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from runner import recovery
+    from webapp import celery as site_celery
+
+    with django_capture_on_commit_callbacks(execute=True):
+        before, after = scripted_job(alice), scripted_job(alice)
+    started = timezone.now()
+    JobTask.objects.update(created_at=started - timedelta(minutes=10))
+    JobTask.objects.filter(job=before).update(enqueued_at=started - timedelta(minutes=5))
+    JobTask.objects.filter(job=after).update(enqueued_at=started + timedelta(seconds=1))
+    monkeypatch.setattr(site_celery, "broker_started_at", lambda: started.timestamp())
+    sent = []
+    monkeypatch.setattr(recovery, "_publish", lambda task_id: sent.append(task_id) or JobTask.objects.filter(
+        pk=task_id).update(enqueued_at=timezone.now()) == 1)
+    assert recovery.sweep_tasks()["tasks_published"] == 1
+    assert sent == [JobTask.objects.get(job=before).pk]
+    assert recovery.sweep_tasks()["tasks_published"] == 0  # published after the start now: not again
+    monkeypatch.setattr(site_celery, "broker_started_at", lambda: None)  # unknown (other transport, broker down)
+    JobTask.objects.filter(job=before).update(enqueued_at=started - timedelta(minutes=5))
+    assert recovery.sweep_tasks()["tasks_published"] == 0
+
+
+def test_the_broker_start_is_read_from_redis_and_unknown_without_it(broker):
+    started = site_celery_broker_started_at()
+    assert started is not None and time.time() - 60 < started <= time.time() + 1
+    broker.stop()
+    assert site_celery_broker_started_at() is None  # down: asked again at the next sweep, no error
+    app.conf.broker_url = "filesystem://"
+    assert site_celery_broker_started_at() is None
+
+
+def site_celery_broker_started_at():
+    from webapp.celery import broker_started_at
+
+    return broker_started_at()

@@ -9,6 +9,7 @@ import time
 import pytest
 
 from tests.redis_support import RedisServer, free_port
+from tests.site.url_support import real_urls
 from webapp import cache as fail_safe
 
 
@@ -69,3 +70,33 @@ def test_the_cache_is_used_again_once_redis_is_back(settings, monkeypatch):
         assert cache.get("k") == 2
     finally:
         server.stop()
+
+
+def _statuses(client, urls: list[str]) -> dict[str, int]:
+    return {url: client.get(url).status_code for url in urls}
+
+
+@pytest.mark.parametrize("signed_in", [False, True])
+def test_every_page_answers_as_it_does_with_a_cache_while_the_cache_is_down(site_world, client, alice, settings,
+                                                                             signed_in):
+    """Each URL of the site (pages and API, the run page and login included) with real ids: the same
+    answer with Redis down as with a working cache, never a server error."""
+    if signed_in:
+        client.force_login(alice)
+    urls = real_urls(site_world)
+    assert any(url == f"/runs/{site_world['run'].pk}/" for url in urls) and "/accounts/login/" in urls
+    working = _statuses(client, urls)
+    assert working[f"/runs/{site_world['run'].pk}/"] == 200 and working["/"] == 200
+    before = fail_safe.counts["failures"] + fail_safe.counts["skipped"]
+    settings.CACHES = {"default": {"BACKEND": "webapp.cache.FailSafeRedisCache",
+                                   "LOCATION": f"redis://127.0.0.1:{free_port()}/0",
+                                   "OPTIONS": {"socket_connect_timeout": 0.5, "socket_timeout": 0.5}}}
+    down = _statuses(client, urls)
+    assert {u: s for u, s in down.items() if s != working[u] or s >= 500} == {}
+    assert fail_safe.counts["failures"] + fail_safe.counts["skipped"] > before  # the pages did ask the cache
+
+
+def test_signing_in_works_while_the_cache_is_down(client, alice, cache_down):
+    response = client.post("/accounts/login/", {"username": "alice", "password": "alice-password-1"})
+    assert response.status_code == 302
+    assert client.get("/account/token/").status_code == 200

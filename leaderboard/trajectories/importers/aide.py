@@ -20,6 +20,7 @@ from leaderboard.trajectories.importers.base import (
     to_float,
     unified_diff,
 )
+from leaderboard.trajectories.importers.numbers import open_json
 
 CODE_FILE = "runfile.py"  # the file AIDE writes each node's code to
 
@@ -47,7 +48,7 @@ def _load(path: Path, parsed: ParsedTrajectory) -> tuple[list[dict], dict[str, s
     nodes: list[dict] = []
     node2parent: dict[str, str] = {}
     try:
-        with open(path, "rb") as f:
+        with open_json(path) as f:
             for key, value in ijson.kvitems(f, "", use_float=True):
                 if key == "nodes" and isinstance(value, list):
                     nodes = [n for n in value if isinstance(n, dict)]
@@ -67,7 +68,7 @@ def _load(path: Path, parsed: ParsedTrajectory) -> tuple[list[dict], dict[str, s
 def _complete_nodes(path: Path) -> list[dict]:
     nodes = []
     try:
-        with open(path, "rb") as f:
+        with open_json(path) as f:
             for node in ijson.items(f, "nodes.item", use_float=True):
                 nodes.append(node)
     except (ijson.JSONError, ValueError, UnicodeDecodeError):

@@ -23,6 +23,8 @@ import msgspec
 import numpy as np
 import orjson
 
+from leaderboard.trajectories.importers.numbers import open_json, repaired
+
 HEAD_BYTES = 1 << 20  # how much of a file detection looks at
 MAX_WARNINGS = 200
 TITLE_MAX = 500
@@ -158,6 +160,7 @@ def json_shape(head: bytes, max_events: int = 50_000) -> JsonShape | None:
     stripped = head.lstrip()
     if stripped[:1] not in (b"{", b"[") or nesting_depth(head) > MAX_JSON_DEPTH:
         return None
+    head = repaired(head)
     shape = JsonShape("object" if stripped[:1] == b"{" else "array", set())
     try:
         for n, (prefix, event, value) in enumerate(ijson.parse(io.BytesIO(head), multiple_values=True)):
@@ -198,7 +201,7 @@ def stream_items(path: Path, prefix: str, on_error: Callable[[str], None]) -> It
     """Items under `prefix` (e.g. 'item', 'steps.item') one at a time; a broken tail becomes a warning."""
     n = 0
     try:
-        with open(path, "rb") as f:
+        with open_json(path) as f:
             for item in ijson.items(f, prefix, use_float=True):
                 yield item
                 n += 1
@@ -209,7 +212,7 @@ def stream_items(path: Path, prefix: str, on_error: Callable[[str], None]) -> It
 def first_item(path: Path, prefix: str) -> Any:
     """The first value at `prefix` (a small top-level key), or None if absent or unreadable."""
     try:
-        with open(path, "rb") as f:
+        with open_json(path) as f:
             for item in ijson.items(f, prefix, use_float=True):
                 return item
     except (ijson.JSONError, ValueError, UnicodeDecodeError):

@@ -28,6 +28,7 @@ from leaderboard.trajectories.importers.base import (
     stream_items,
     to_float,
 )
+from leaderboard.trajectories.importers.numbers import repaired
 
 # Inspect's CORRECT / INCORRECT / PARTIAL / NOANSWER score letters.
 LETTER_SCORES = {"C": 1.0, "I": 0.0, "P": 0.5, "N": 0.0}
@@ -90,7 +91,7 @@ def _read_zip(path: Path, name: str) -> Iterator[ParsedTrajectory]:
         for member in names:
             problems: list[str] = [] if header else ["header.json is missing or unreadable"]
             try:
-                sample = orjson.loads(archive.read(member))
+                sample = orjson.loads(repaired(archive.read(member)))
             except (orjson.JSONDecodeError, DamagedArchive) as exc:
                 yield _empty(name, header, [f"{member}: unreadable ({exc.__class__.__name__}: {exc})"])
                 continue
@@ -101,7 +102,7 @@ def _read_zip(path: Path, name: str) -> Iterator[ParsedTrajectory]:
 
 def _zip_json(archive: ZipArchive, path: Path, member: str) -> dict | None:
     try:
-        value = orjson.loads(archive.read(member))
+        value = orjson.loads(repaired(archive.read(member)))
     except (KeyError, orjson.JSONDecodeError, DamagedArchive):
         return None
     except ArchiveError as exc:

@@ -1,0 +1,126 @@
+"""An agent that writes too much, or leaves something other than a file as its submission, with the
+local backend (no engine needed; the Docker suite in test_hostile_agents.py runs the same attacks in
+containers): the run keeps its submission and what fits, says what was cut and why, and is graded;
+a submission that is a folder, a FIFO, a link (to a host file or out of the run folder), a device or a
+socket is an invalid submission with the reason, never followed and never blocking. The measured
+disk quota stops an agent that fills its folders, and the outputs written up to then are kept."""
+
+from __future__ import annotations
+
+import os
+import sys
+import textwrap
+import time
+
+import pytest
+
+from leaderboard.models import Run
+from runner import execution, leases
+from runner.backends.local import LocalBackend
+from runner.models import AgentDefinition, JobTask
+from runner.services import create_job
+from tests.job_support import COMPETITION
+
+PRELUDE = """
+import json, os, socket, stat, sys, time
+from pathlib import Path
+data, sub, logs, code = (Path(os.environ[k]) for k in ("DATA_DIR", "SUBMISSION_DIR", "LOGS_DIR", "CODE_DIR"))
+def valid_submission():
+    (sub / "submission.csv").write_text((data / "sample_submission.csv").read_text())
+"""
+
+
+def run_agent(user, runner, code: str, minutes: float = 1.0) -> tuple[execution.Outcome, Run, float]:
+    AgentDefinition.objects.update_or_create(name="misbehaving", defaults={
+        "image": "", "command": [sys.executable, "-c", PRELUDE + textwrap.dedent(code)]})
+    job = create_job(user=user, agent="misbehaving", competitions=[COMPETITION], time_limit_minutes=minutes)
+    held = leases.claim(job.tasks.get().pk, runner)
+    started = time.monotonic()
+    outcome = execution.execute(held, runner=runner, backend=LocalBackend())
+    return outcome, Run.objects.get(pk=JobTask.objects.get(pk=held.pk).run_id), time.monotonic() - started
+
+
+def test_too_big_a_file_a_stdout_flood_and_too_big_a_trajectory_keep_the_graded_run(alice, job_world, settings):
+    settings.JOB_OUTPUT_FILE_BYTES = 1 << 20
+    settings.JOB_OUTPUT_TOTAL_BYTES = 6 << 20
+    outcome, run, _ = run_agent(alice, job_world, """
+        valid_submission()
+        (code / "model.bin").write_bytes(b"w" * (3 << 20))
+        with open(logs / "trajectory.jsonl", "w") as f:
+            for n in range(3000):
+                f.write(json.dumps({"kind": "observation", "text": f"step {n} " + "y" * 1000}) + "\\n")
+        chunk = "o" * 1023 + "\\n"
+        for _ in range(3 * 1024):
+            sys.stdout.write(chunk)
+        sys.stdout.write("the last line of the output\\n")
+        sys.stdout.flush()
+    """)
+    assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
+    sizes = dict(run.artifacts.exclude(kind="snapshot").values_list("name", "size"))
+    assert sizes["submission/submission.csv"] > 0
+    assert max(sizes.values()) <= 1 << 20 and sum(sizes.values()) <= 6 << 20, sizes
+    warnings = "\n".join(run.import_warnings)
+    for cut in ("code/model.bin: 3,145,728 bytes", "logs/trajectory.jsonl", "logs/agent-output.log"):
+        assert any(cut in line and "stored cut" in line for line in run.import_warnings), (cut, warnings)
+    output = run.artifacts.get(name="logs/agent-output.log")
+    assert output.file.open("rb").read().rstrip().endswith(b"the last line of the output")  # the end is kept
+    assert run.trajectory.n_steps >= 1000  # the steps streamed while it ran are kept though the file was cut
+
+
+@pytest.mark.parametrize("plant, reason", [
+    ("(sub / 'submission.csv').mkdir(); (sub / 'submission.csv' / 'x').write_text('x')", "is a folder"),
+    ("os.mkfifo(sub / 'submission.csv')", "is a FIFO"),
+    ("os.symlink(data / 'sample_submission.csv', sub / 'submission.csv')", "is a symbolic link"),
+    ("os.symlink('/etc/passwd', sub / 'submission.csv')", "is a symbolic link"),
+    ("os.symlink('../../..', sub / 'up'); os.symlink('up/x.csv', sub / 'submission.csv')", "is a symbolic link"),
+    ("socket.socket(socket.AF_UNIX).bind(str(sub / 'submission.csv'))", "is a socket"),
+    ("os.mknod(sub / 'submission.csv', 0o600 | stat.S_IFCHR, os.makedev(1, 5))", "is a character device"),
+])
+def test_a_submission_that_is_not_a_file_is_invalid_with_the_reason(alice, job_world, plant, reason):
+    if "mknod" in plant and os.geteuid() != 0:
+        pytest.skip("making a device node needs root")
+    outcome, run, seconds = run_agent(alice, job_world, plant + "\nprint('planted', flush=True)\n")
+    assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
+    assert seconds < 30  # nothing blocked on it
+    assert run.status == Run.Status.GRADED and run.score is None and not run.valid_submission
+    assert run.state == "invalid submission" and f"submission.csv {reason}" in run.grading_error, run.grading_error
+    assert not run.artifacts.filter(name="submission/submission.csv").exists()
+
+
+def test_the_measured_quota_stops_an_agent_filling_its_folders_and_its_run_is_graded(alice, job_world, settings,
+                                                                                       monkeypatch):
+    settings.JOB_DISK_QUOTA_MOUNT = False
+    settings.JOB_DISK_QUOTA_BYTES = 8 << 20
+    monkeypatch.setattr(execution, "QUOTA_CHECK_S", 0.3)
+    outcome, run, seconds = run_agent(alice, job_world, """
+        valid_submission()
+        for n in range(64):  # many files across the folders: the quota is on all of them together
+            (code if n % 2 else logs / "deep").mkdir(exist_ok=True)
+            ((code if n % 2 else logs / "deep") / f"fill-{n}.bin").write_bytes(b"f" * (1 << 20))
+            time.sleep(0.02)
+        time.sleep(600)
+    """)
+    assert outcome.status == JobTask.Status.FAILED and "8,388,608-byte disk quota" in outcome.error, outcome.error
+    assert seconds < 30
+    assert run.artifacts.filter(name="submission/submission.csv").exists()
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
+
+
+def test_llm_usage_totals_past_the_run_columns_are_unknown_not_a_database_error():
+    """The gateway sums the counts an upstream reports: past 64 bits, or a cost that overflowed to
+    infinity, they would fail the run's save (and lose its outputs) on PostgreSQL."""
+    from runner import llm_access
+    from runner.gateway.limits import Totals
+
+    class Gateway:
+        def stop(self) -> None: ...
+
+        def status(self) -> str:
+            return ""
+
+        def totals(self) -> Totals:
+            return Totals(calls=3, tokens_in=3 * (2**63 - 1), tokens_out=12, cost_usd=float("inf"))
+
+    usage, _ = llm_access.finish(llm_access.LlmAccess({}, gateway=Gateway()))
+    assert usage == {"tokens_in": None, "tokens_out": 12, "usage_metered": True, "cost_usd": None}
