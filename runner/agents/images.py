@@ -26,6 +26,9 @@ from runner.agents.mlebench import BUILD_ARGS, Variant
 
 SEED_HOME = "/usr/local/share/medalboard/home"
 LABEL = "medalboard.mlebench-agent"
+# The id of the mlebench-env it was built on: an image whose base was rebuilt since is built again
+# (its tag names the agent's folder only). Images built before the label was kept are kept.
+BASE_LABEL = "medalboard.base-image"
 LOG_LINES = 40
 
 
@@ -39,14 +42,19 @@ def build_network() -> str:
 
 def build_image(variant: Variant, *, client=None, force: bool = False, log=print) -> dict:
     """The image of `variant` (shared by the variants of one folder and Dockerfile); skipped if its
-    tag exists. Returns the tag, whether it was built and the image id."""
+    tag exists and was built on the mlebench-env there now. Returns the tag, whether it was built and
+    the image id."""
     client = client or docker.from_env()
     tag = variant.image
-    if not force and (existing := _get(client, tag)) is not None:
+    base = _get(client, base_image.TAG)
+    existing = None if force else _get(client, tag)
+    if existing is not None and (base is None or _labels(existing).get(BASE_LABEL) in (None, base.id)):
         return {"image": tag, "built": False, "id": existing.id}
-    if _get(client, base_image.TAG) is None:
+    if base is None:
         raise AgentBuildError(f"{variant.id}: its Dockerfile starts FROM {base_image.TAG}, which is not built here; "
                               "run `python manage.py build_agent_image --mlebench-env` first")
+    if existing is not None:
+        log(f"{tag} was built on an older {base_image.TAG}: building it again")
     stage = f"{tag}-stage"
     log(f"building {tag} for {variant.id} from {variant.dockerfile}")
     with tempfile.TemporaryDirectory(prefix="medalboard-agent-build-") as scratch:
@@ -54,7 +62,7 @@ def build_image(variant: Variant, *, client=None, force: bool = False, log=print
         _build(client, variant.id, path=str(context), dockerfile=Path(variant.dockerfile).name, tag=stage,
                buildargs=dict(BUILD_ARGS), pull=False)
     workdir = client.images.get(stage).attrs.get("Config", {}).get("WorkingDir") or "/home"
-    image = _build(client, variant.id, fileobj=_layer_context(stage, workdir, variant), custom_context=True,
+    image = _build(client, variant.id, fileobj=_layer_context(stage, workdir, variant, base.id), custom_context=True,
                    tag=tag, pull=False)
     client.images.remove(stage, noprune=True)
     return {"image": tag, "built": True, "id": image.id}
@@ -71,8 +79,8 @@ def _context(variant: Variant, scratch: Path, log) -> Path:
         raise AgentBuildError(f"{variant.id}: {exc}") from None
 
 
-def _layer_context(stage: str, workdir: str, variant: Variant) -> io.BytesIO:
-    labels = {LABEL: variant.version, "medalboard.agent-folder": variant.context}
+def _layer_context(stage: str, workdir: str, variant: Variant, base_id: str) -> io.BytesIO:
+    labels = {LABEL: variant.version, "medalboard.agent-folder": variant.context, BASE_LABEL: base_id}
     dockerfile = "\n".join([
         f"FROM {stage}",
         f"COPY --from={stage} /home {SEED_HOME}",
@@ -104,6 +112,10 @@ def _build(client, agent_id: str, **kwargs):
 def _tail(build_log) -> str:
     lines = [str(entry.get("stream") or entry.get("error") or "").rstrip() for entry in build_log or []]
     return "\n".join([line for line in lines if line][-LOG_LINES:])
+
+
+def _labels(image) -> dict:
+    return (image.attrs.get("Config") or {}).get("Labels") or {}
 
 
 def _get(client, tag: str):
