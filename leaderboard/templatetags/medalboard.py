@@ -56,10 +56,24 @@ def plotly_script() -> str:
 
 @register.filter
 def duration_hours(value) -> str:
-    """A time in hours for people: `2 min`, `1 h 30 min` (leaderboard.lib.durations)."""
+    """A time in hours for people: `2 min`, `1 h 30 min` (leaderboard.lib.durations); a number written as
+    text (published results' "24") too."""
     from leaderboard.lib.durations import format_hours
 
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            value = None
     return format_hours(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
+
+
+@register.filter
+def duration_seconds(value) -> str:
+    """A time in seconds for people: `45 s`, `1 h 30 min` (leaderboard.lib.durations)."""
+    from leaderboard.lib.durations import format_seconds
+
+    return format_seconds(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
 
 
 @register.filter

@@ -13,9 +13,10 @@
     if (hours === null || hours === undefined || !isFinite(hours) || hours < 0) return "–";
     const seconds = hours * 3600;
     if (seconds < 1) return Number(seconds.toPrecision(3)) + " s";
-    if (seconds < 60) return Math.round(seconds) + " s";
     const pair = (big, bigUnit, small, smallUnit) => big + " " + bigUnit + (small ? " " + small + " " + smallUnit : "");
-    if (seconds < 3600) { const s = Math.round(seconds); return pair(Math.floor(s / 60), "min", s % 60, "s"); }
+    const whole = Math.round(seconds); // rounded first: 59.6 s is "1 min", 3599.6 s is "1 h"
+    if (whole < 60) return whole + " s";
+    if (whole < 3600) return pair(Math.floor(whole / 60), "min", whole % 60, "s");
     const minutes = Math.round(seconds / 60);
     return pair(Math.floor(minutes / 60), "h", minutes % 60, "min");
   }
