@@ -112,11 +112,14 @@
     return out;
   }
 
+  // As leaderboard/web/scaling.py's table_for_people: hours written as durations, `hours` left out beside `budget`.
+  const PEOPLE_HEADERS = { time_limit_hours: "time limit", hours: "time budget" };
   function fillTable(table, payload) {
     const data = rows(payload);
-    const keys = data.length ? Object.keys(data[0]) : [];
-    table.tHead.replaceChildren(row(keys, "th"));
-    table.tBodies[0].replaceChildren(...data.map((r) => row(keys.map((k) => r[k] === null ? "–" : r[k]), "td")));
+    const keys = data.length ? Object.keys(data[0]).filter((k) => !(k === "hours" && "budget" in data[0])) : [];
+    const cell = (r, k) => r[k] === null || r[k] === undefined ? "–" : (k in PEOPLE_HEADERS ? formatDuration(r[k]) : r[k]);
+    table.tHead.replaceChildren(row(keys.map((k) => PEOPLE_HEADERS[k] || k), "th"));
+    table.tBodies[0].replaceChildren(...data.map((r) => row(keys.map((k) => cell(r, k)), "td")));
   }
   function row(values, tag) {
     const tr = document.createElement("tr");
