@@ -8,18 +8,7 @@
     return String(value === null || value === undefined ? "" : value)
       .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
-  // A duration for people, as leaderboard/lib/durations.py writes it: "2 min", "1 min 30 s", "1 h 30 min".
-  function formatDuration(hours) {
-    if (hours === null || hours === undefined || !isFinite(hours) || hours < 0) return "–";
-    const seconds = hours * 3600;
-    if (seconds < 1) return Number(seconds.toPrecision(3)) + " s";
-    const pair = (big, bigUnit, small, smallUnit) => big + " " + bigUnit + (small ? " " + small + " " + smallUnit : "");
-    const whole = Math.round(seconds); // rounded first: 59.6 s is "1 min", 3599.6 s is "1 h"
-    if (whole < 60) return whole + " s";
-    if (whole < 3600) return pair(Math.floor(whole / 60), "min", whole % 60, "s");
-    const minutes = Math.round(seconds / 60);
-    return pair(Math.floor(minutes / 60), "h", minutes % 60, "min");
-  }
+  function formatDuration(hours) { return window.medalboardDuration(hours * 3600); } // static/js/durations.js
   function label(e) {
     return text(e.agent + " + " + e.model + (e.hardware ? " · " + e.hardware : "") +
       (e.time_limit_hours !== null && e.time_limit_hours !== undefined ? " · " + formatDuration(e.time_limit_hours) : ""));
