@@ -247,12 +247,13 @@ def add_run_marks(figure: dict, marks: list[dict]) -> dict:
 
 # Who an experiment's runs were placed among, by the kinds of its competitions' leaderboards.
 BEATEN_WORDS = {
-    frozenset({False}): {"many": "human teams", "title": "Against the humans",
+    frozenset({False}): {"many": "human teams", "short": "humans", "title": "Against the humans",
                          "intro": "the share of Kaggle's human teams its runs beat"},
-    frozenset({True}): {"many": "reference baselines", "title": "Against the reference baselines",
+    frozenset({True}): {"many": "reference baselines", "short": "baselines", "title": "Against the reference baselines",
                         "intro": "the share of each reference leaderboard's simple baselines (not Kaggle humans) its "
                                  "runs beat"},
-    frozenset({False, True}): {"many": "teams or baselines", "title": "Against the leaderboards",
+    frozenset({False, True}): {"many": "teams or baselines", "short": "teams or baselines",
+                               "title": "Against the leaderboards",
                                "intro": "the share of each leaderboard its runs beat: Kaggle's human teams, or a "
                                         "reference leaderboard's simple baselines (not Kaggle humans)"},
 }

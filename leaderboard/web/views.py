@@ -387,6 +387,7 @@ def compare_experiments(request):
         "rows": [(competitions[c], side_a, side_b) for c, side_a, side_b in comparison.rows],
         "only_a": [competitions[c] for c in comparison.only_a],
         "only_b": [competitions[c] for c in comparison.only_b],
+        "beaten_words": beaten_words({competitions[c].has_reference_leaderboard for c, _, _ in comparison.rows}),
     })
 
 

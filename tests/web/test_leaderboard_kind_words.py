@@ -93,3 +93,16 @@ def test_run_page_thresholds_follow_the_leaderboard_kind(smoke_root, client):
     refresh_timeline(run.pk)
     page = client.get(f"/runs/{run.pk}/").content.decode()
     assert "the lines are the reference leaderboard's" in page and "human leaderboard's medal" not in page
+
+
+def test_comparing_experiments_on_reference_leaderboards_speaks_of_baselines(smoke_root, client):
+    from leaderboard.models import Competition, Split
+
+    import_catalogue(smoke_root, data_dir=smoke_root / "data")
+    smoke = list(Competition.objects.filter(slug__startswith="smoke-").order_by("slug")[:2])
+    split = Split.objects.filter(competitions__in=smoke).distinct().first()
+    a, b = _experiment_with_runs_on(smoke, "left"), _experiment_with_runs_on(smoke, "right")
+    page = client.get("/compare/experiments/", {"a": a.pk, "b": b.pk, "split": split.slug}).content.decode()
+    assert "Reference baselines beaten (%)" in page and "A beats baselines %" in page
+    summary = page.split('id="paired-summary"')[1].split("</table>")[0]
+    assert "human" not in summary.lower()
