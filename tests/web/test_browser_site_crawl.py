@@ -12,8 +12,11 @@ from urllib.parse import urljoin, urlsplit
 import pytest
 from django.core.management import call_command
 
+from tests.runner import test_job_grading_outcome
+
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+ungradable_task = test_job_grading_outcome.ungradable_task  # the fixture: a succeeded job with an unscored run
 MAX_PAGES = 45
 SKIP = ("/admin", "/api/", "/accounts/logout", "/static/", "/media/", "/logout")
 # A number with many decimals (0.03333333333333333 hours), or any number of hours with decimals ("0.03 h").
@@ -82,12 +85,13 @@ def _links(page, base: str) -> list[str]:
     return out
 
 
-def test_every_page_reached_from_the_first_one_is_clean_at_1440(page, built_site):
+def crawl(page, starts: list[str], max_pages: int = MAX_PAGES) -> tuple[set[str], list[str]]:
+    """Visit the pages the start pages link to, breadth first: (the URLs seen, what was wrong on them)."""
     page.set_viewport_size({"width": 1440, "height": 900})
     base = page.base_url
-    queue, seen, findings = [base + "/", *(base + path for path in built_site)], set(), []
+    queue, seen, findings = [base + path for path in starts], set(), []
     paths_seen: dict[str, int] = {}
-    while queue and len(seen) < MAX_PAGES:
+    while queue and len(seen) < max_pages:
         url = queue.pop(0)
         path = urlsplit(url).path
         # at most three pages per kind of page (ids and slugs replaced), queries included
@@ -106,5 +110,22 @@ def test_every_page_reached_from_the_first_one_is_clean_at_1440(page, built_site
         for text in page.evaluate(DURATION_TEXTS):
             findings += [f"{url}: raw duration {m!r} in {text[:80]!r}" for m in RAW_FLOAT.findall(text)]
         queue += [link for link in _links(page, base) if link not in seen]
+    return seen, findings
+
+
+def test_every_page_reached_from_the_first_one_is_clean_at_1440(page, built_site):
+    seen, findings = crawl(page, ["/", *built_site])
     assert len(seen) >= 15, sorted(seen)
     assert not findings, "\n".join(findings)
+
+
+def test_a_staff_member_s_job_pages_are_clean_at_1440(page, ungradable_task, staff, client):
+    """The job list, a job whose run could not be scored, the job form and the runners, signed in."""
+    client.force_login(staff)
+    page.context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value,
+                               "url": page.base_url}])
+    seen, findings = crawl(page, ["/jobs/", f"/jobs/{ungradable_task.job_id}/", "/jobs/new/", "/runners/"], 15)
+    assert {urlsplit(url).path for url in seen} >= {"/jobs/", f"/jobs/{ungradable_task.job_id}/", "/jobs/new/"}
+    assert not findings, "\n".join(findings)
+    page.goto(page.base_url + "/jobs/new/")  # signed in, not sent to the login page
+    assert page.locator("select#id_agent").count() == 1 and page.locator("select#id_network").count() == 1
