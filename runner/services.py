@@ -320,11 +320,11 @@ def task_row(task: JobTask) -> dict:
         job=task.job_id, competition=task.competition_id and task.competition.slug, seed=task.seed,
         status=task.status, run=run.pk if run else None, run_status=run.status if run else None,
         score=run.score if graded else None, valid_submission=run.valid_submission if graded else None,
-        any_medal=run.any_medal if graded else None, grading_error=_unscored_reason(run),
+        any_medal=run.any_medal if graded else None, grading_error=unscored_reason(run),
     ).__dict__
 
 
-def _unscored_reason(run) -> str | None:
+def unscored_reason(run) -> str | None:
     """A run whose grading ended without a score says why (no grader, no answers, an invalid file);
     None while it is still being graded or once it has a score."""
     if run is None or run.status in (run.Status.PENDING, run.Status.RUNNING, run.Status.GRADING):

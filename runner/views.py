@@ -23,7 +23,9 @@ from runner.models import JobTask
 
 @login_required
 def job_list(request):
-    jobs = list(access.visible_jobs(request.user).prefetch_related("tasks").order_by("-created_at", "-id")[:200])
+    jobs = list(access.visible_jobs(request.user).prefetch_related("tasks__run").order_by("-created_at", "-id")[:200])
+    for job in jobs:  # a job that "succeeded" with runs grading could not score says so here too
+        job.not_scored = sum(services.unscored_reason(task.run) is not None for task in job.tasks.all())
     return render(request, "runner/job_list.html", {"jobs": jobs, "can_submit": access.can_submit_jobs(request.user)})
 
 

@@ -42,11 +42,14 @@ CONFIG_NAMES = {
     "pearson-correlation-coefficient": "pearson", "spearman-correlation-coefficient": "spearman",
     "logloss": "log-loss", "binary-log-loss": "log-loss", "column-wise-spearman": "mean-column-wise-spearman",
     "column-wise ROC AUC": "mean-column-wise-roc-auc",
+    "map-at-5": "map@5", "mean-average-precision-at-5": "map@5",
+    "levenshtein-distance": "levenshtein", "jaccard-similarity": "jaccard", "word-level-jaccard-score": "jaccard",
 }
-# The value type (spec_types.Values, by value) each metric scores. Labels: "top-1-error" reads the first token as text.
+# The value type (spec_types.Values, by value) each metric scores. Text: "top-1-error" reads the first token, MAP@5
+# space-separated ranked guesses, levenshtein and jaccard sentences, each as the text it is.
 VALUE_TYPES = {
     **dict.fromkeys(("accuracy", "f1-micro", "f1-macro", "mcc"), "label"),
-    "top-1-error": "text",
+    **dict.fromkeys(("top-1-error", "map@5", "levenshtein", "jaccard"), "text"),
     **dict.fromkeys(("log-loss", "multi-class-log-loss"), "probability"),
     "quadratic-weighted-kappa": "integer",
     **dict.fromkeys(("rmsle", "mean-column-wise-rmsle"), "non-negative"),
@@ -61,9 +64,11 @@ FOREIGN_GRADE_FN_NOTE = ("The config names the grade function {grade_fn!r}, whic
 
 def registry_metric(config_name: str) -> str | None:
     """The registry name for a config's grader.name, if the generic grader can compute it."""
-    name = config_name.strip()
-    name = name if name in METRICS else CONFIG_NAMES.get(name, CONFIG_NAMES.get(name.lower(), ""))
-    return name if name in VALUE_TYPES else None
+    for name in (config_name.strip(), config_name.strip().lower()):
+        name = name if name in METRICS else CONFIG_NAMES.get(name, "")
+        if name in VALUE_TYPES:
+            return name
+    return None
 
 
 def generic_spec(competition: Competition) -> GraderSpec | None:

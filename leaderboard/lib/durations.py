@@ -11,11 +11,11 @@ def format_seconds(seconds: float | None) -> str:
     """Seconds under a minute, minutes and seconds under an hour, hours and minutes above; "–" unknown."""
     if seconds is None or not math.isfinite(seconds) or seconds < 0:
         return "–"
-    if seconds < 60:
-        return f"{seconds:.3g} s" if seconds < 1 else f"{round(seconds)} s"
-    if seconds < 3600:
+    if seconds < 1:
+        return f"{seconds:.3g} s"
+    if round(seconds) < 3600:  # rounded first, so 59.6 s is "1 min", never "60 s", and 3599.6 s is "1 h"
         minutes, rest = divmod(round(seconds), 60)
-        return _pair(minutes, "min", rest, "s")
+        return _pair(minutes, "min", rest, "s") if minutes else f"{rest} s"
     hours, rest = divmod(round(seconds / 60), 60)
     return _pair(hours, "h", rest, "min")
 

@@ -31,17 +31,26 @@ def render_markdown(text: str) -> str:
 # nh3's output quotes every attribute with " and escapes the values, so these patterns are exact.
 _IMG = re.compile(r"<img\b[^>]*>")
 _ATTRIBUTE = re.compile(r'(\w+)="([^"]*)"')
+_EMBEDDED_URL = re.compile(r"https?://[^\s\"'<>]+")
 
 
 def _image_link(match: re.Match) -> str:
     """An image on another host becomes a link to it: a reader's browser contacts that host only
-    when the reader asks. (Images on this site, relative URLs, stay images.)"""
+    when the reader asks. Images at a path of this site (/static/...) stay images. A relative source
+    (`images/a.png`, or a typo such as `!https://host/a.png`) would be asked of this site beside the
+    competition's page, which has no such file (a 404 in the reader's console): it becomes a link to
+    the address it holds, or else the image's name in words."""
     attributes = {name: html.unescape(value) for name, value in _ATTRIBUTE.findall(match.group(0))}
     src = attributes.get("src", "")
-    host = urlsplit(src).hostname
-    if not host:
-        return match.group(0)
     label = attributes.get("alt") or attributes.get("title") or "image"
+    if not urlsplit(src).hostname:
+        if src.startswith("/") and not src.startswith("//"):
+            return match.group(0)
+        embedded = _EMBEDDED_URL.search(src)
+        if not embedded:
+            return format_html('<span class="missing-image">[{}: image not included]</span>', label)
+        src = embedded.group(0)
+    host = urlsplit(src).hostname
     return format_html('<a class="external-image" href="{}" rel="noopener noreferrer nofollow" target="_blank" '
                        'title="opens {}">[{}: load image from {}]</a>', src, src, label, host)
 
@@ -56,10 +65,24 @@ def plotly_script() -> str:
 
 @register.filter
 def duration_hours(value) -> str:
-    """A time in hours for people: `2 min`, `1 h 30 min` (leaderboard.lib.durations)."""
+    """A time in hours for people: `2 min`, `1 h 30 min` (leaderboard.lib.durations); a number written as
+    text (published results' "24") too."""
     from leaderboard.lib.durations import format_hours
 
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            value = None
     return format_hours(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
+
+
+@register.filter
+def duration_seconds(value) -> str:
+    """A time in seconds for people: `45 s`, `1 h 30 min` (leaderboard.lib.durations)."""
+    from leaderboard.lib.durations import format_seconds
+
+    return format_seconds(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
 
 
 @register.filter

@@ -10,6 +10,7 @@ import plotly.graph_objects as go
 import plotly.io as pio
 
 from leaderboard.competitions.medals import Thresholds
+from leaderboard.lib.durations import axis_unit, format_seconds
 
 
 def _plain(fig: go.Figure) -> dict:
@@ -141,25 +142,31 @@ def _cost_frontier_figure(points: tuple[tuple[float, float, str], ...], front: t
 
 
 def snapshots_figure(points: list[tuple[float, float | None, str]], thresholds: Thresholds | None) -> dict:
-    """A run's graded snapshots: score against hours since start, the human medal thresholds as lines.
+    """A run's graded snapshots: score against the time since start, the human medal thresholds as lines.
 
     `points` are (seconds, score or None for an invalid snapshot, medal label); invalid snapshots are
-    drawn as crosses on the time axis."""
+    drawn as crosses on the time axis. The axis is in seconds, minutes or hours, whichever the run's
+    longest snapshot reads best in (a 2-minute run is not squeezed against 0 h), and each point's hover
+    gives its time in words."""
+    unit = axis_unit([t for t, _, _ in points])
     fig = go.Figure()
     valid = [(t, s, label) for t, s, label in points if s is not None]
     invalid = [t for t, s, _ in points if s is None]
     fig.add_trace(go.Scatter(
-        x=[t / 3600 for t, _, _ in valid], y=[s for _, s, _ in valid], mode="lines+markers", name="snapshot score",
-        text=[label for _, _, label in valid], line={"shape": "hv", "color": "#2f5fa7"},
-        hovertemplate="%{x:.2f} h<br>score %{y}<br>%{text}<extra></extra>",
+        x=[t / unit["seconds"] for t, _, _ in valid], y=[s for _, s, _ in valid], mode="lines+markers",
+        name="snapshot score", text=[label for _, _, label in valid],
+        customdata=[format_seconds(t) for t, _, _ in valid], line={"shape": "hv", "color": "#2f5fa7"},
+        hovertemplate="%{customdata}<br>score %{y}<br>%{text}<extra></extra>",
     ))
     if invalid:
         fig.add_trace(go.Scatter(
-            x=[t / 3600 for t in invalid], y=[0] * len(invalid), yaxis="y2", mode="markers", name="invalid snapshot",
-            marker={"symbol": "x", "color": "#c0392b", "size": 10}, hovertemplate="%{x:.2f} h: invalid<extra></extra>",
+            x=[t / unit["seconds"] for t in invalid], y=[0] * len(invalid), yaxis="y2", mode="markers",
+            name="invalid snapshot", customdata=[format_seconds(t) for t in invalid],
+            marker={"symbol": "x", "color": "#c0392b", "size": 10},
+            hovertemplate="%{customdata}: invalid<extra></extra>",
         ))
     fig.update_layout(
-        xaxis={"title": "hours since start", "rangemode": "tozero"}, yaxis={"title": "score"},
+        xaxis={"title": f"time since start ({unit['name']})", "rangemode": "tozero"}, yaxis={"title": "score"},
         yaxis2={"overlaying": "y", "visible": False, "range": [0, 1]}, legend={"orientation": "h"},
         margin={"l": 60, "r": 20, "t": 20, "b": 50}, height=320,
     )
@@ -238,20 +245,41 @@ def add_run_marks(figure: dict, marks: list[dict]) -> dict:
     return figure
 
 
-def beaten_share_figure(shares: list[tuple[str, float]]) -> dict:
-    """An experiment's distribution over its competitions of the % of human teams beaten."""
+# Who an experiment's runs were placed among, by the kinds of its competitions' leaderboards.
+BEATEN_WORDS = {
+    frozenset({False}): {"many": "human teams", "short": "humans", "title": "Against the humans",
+                         "intro": "the share of Kaggle's human teams its runs beat"},
+    frozenset({True}): {"many": "reference baselines", "short": "baselines", "title": "Against the reference baselines",
+                        "intro": "the share of each reference leaderboard's simple baselines (not Kaggle humans) its "
+                                 "runs beat"},
+    frozenset({False, True}): {"many": "teams or baselines", "short": "teams or baselines",
+                               "title": "Against the leaderboards",
+                               "intro": "the share of each leaderboard its runs beat: Kaggle's human teams, or a "
+                                        "reference leaderboard's simple baselines (not Kaggle humans)"},
+}
+
+
+def beaten_words(references: set[bool]) -> dict:
+    """The words for competitions whose leaderboards are all Kaggle's (False), all reference (True), or both."""
+    return BEATEN_WORDS[frozenset(references or {False})]
+
+
+def beaten_share_figure(shares: list[tuple[str, float]], references: set[bool] = frozenset()) -> dict:
+    """An experiment's distribution over its competitions of the % of their leaderboards beaten; the words
+    follow the leaderboards' kinds (`references`: has_reference_leaderboard of its competitions)."""
+    many = beaten_words(set(references))["many"]
     fig = go.Figure(go.Histogram(
         x=[pct for _, pct in shares], xbins={"start": 0, "end": 100, "size": 5}, marker_color="#2f5fa7",
-        name="competitions", hovertemplate="%{x}% of human teams beaten<br>%{y} competitions<extra></extra>",
+        name="competitions", hovertemplate=f"%{{x}}% of {many} beaten<br>%{{y}} competitions<extra></extra>",
     ))
     fig.add_trace(go.Scatter(
         x=[pct for _, pct in shares], y=[0] * len(shares), mode="markers", name="competition",
         text=[html.escape(slug) for slug, _ in shares],
         marker={"symbol": "line-ns-open", "size": 14, "color": "#555b66"},
-        hovertemplate="%{text}: beats %{x:.1f}% of human teams<extra></extra>",
+        hovertemplate=f"%{{text}}: beats %{{x:.1f}}% of {many}<extra></extra>",
     ))
     fig.update_layout(
-        xaxis={"title": "share of human teams beaten (%, mean over seeds)", "range": [0, 100]},
+        xaxis={"title": f"share of {many} beaten (%, mean over seeds)", "range": [0, 100]},
         yaxis={"title": "competitions"}, bargap=0.05, showlegend=False,
         margin={"l": 60, "r": 20, "t": 20, "b": 50}, height=320,
     )

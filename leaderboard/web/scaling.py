@@ -15,6 +15,7 @@ from rest_framework.exceptions import ValidationError
 from leaderboard.analysis import scaling, stats
 from leaderboard.api.runs import rows_to_csv
 from leaderboard.api.scaling import curve_payload, parse_query
+from leaderboard.lib.durations import format_hours
 from leaderboard.models import Split
 from leaderboard.web import static_export
 
@@ -54,8 +55,25 @@ def scaling_page(request: HttpRequest, kind: str) -> HttpResponse:
         "api_url": api, "json_url": f"{api}?{query}", "csv_url": f"{api}?{query}{'&' if query else ''}format=csv",
         "csv_rows": scaling.csv_rows(payload) if payload else [],
     }
+    context["table_head"], context["table_rows"] = table_for_people(context["csv_rows"])
     if request.GET.get("export") == "html" and payload is not None:
         context["csv_text"] = rows_to_csv(context["csv_rows"])
         return static_export.export_page(request, "leaderboard/scaling.html", context,
                                          f"medalboard-scaling-{kind}-{params['split']}.html")
     return render(request, "leaderboard/scaling.html", context, status=400 if errors else 200)
+
+
+# The page's table of the numbers drawn is the CSV's rows for people: times in hours are written as
+# durations (static/js/scaling.js does the same when it rebuilds the table); the CSV keeps the numbers.
+PEOPLE_HEADERS = {"time_limit_hours": "time limit", "hours": "time budget"}
+
+
+def table_for_people(rows: list[dict]) -> tuple[list[str], list[list[str]]]:
+    """(headers, cells): the CSV's columns, hours written as durations, and a point's `hours` left out
+    where its `budget` already says the same in words."""
+    if not rows:
+        return [], []
+    keys = [k for k in rows[0] if not (k == "hours" and "budget" in rows[0])]
+    cells = [["–" if row.get(k) is None else format_hours(row[k]) if k in PEOPLE_HEADERS else str(row[k])
+              for k in keys] for row in rows]
+    return [PEOPLE_HEADERS.get(k, k) for k in keys], cells

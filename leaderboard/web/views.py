@@ -27,6 +27,7 @@ from leaderboard.web import reproductions, research, runs_index, static_export
 from leaderboard.web.charts import (
     add_run_marks,
     beaten_share_figure,
+    beaten_words,
     cost_frontier_figure,
     human_leaderboard_figure,
     pass_at_k_figure,
@@ -333,13 +334,18 @@ def experiment_detail(request, pk: int):
         r for r in runs if r.status == Run.Status.GRADED and r.competition is not None
         and r.competition.kind == Competition.Kind.RESEARCH and r.competition.baseline_score is not None
     ])
+    shares = humans.beaten_shares(runs)
+    placed = {slug for slug, _ in shares}
+    references = {r.competition.has_reference_leaderboard for r in runs
+                  if r.competition and r.competition.slug in placed}
     return static_export.render_or_export(request, "leaderboard/experiment.html", {
         "experiment": experiment, "summaries": summaries, "seeds": seeds, "rows": rows,
         "has_demo_runs": any(r.is_demo for r in runs), "n_value_columns": len(stats.METRICS) + len(ks),
         "research": research, "metrics": stats.METRICS, "n_runs": len(runs), "ks": ks,
         "disclosures": experiment.disclosures(),
         "pass_at_k_figure": pass_at_k_figure(curves) if curves else None,
-        "beaten_figure": beaten_share_figure(shares) if (shares := humans.beaten_shares(runs)) else None,
+        "beaten_figure": beaten_share_figure(shares, references) if shares else None,
+        "beaten_words": beaten_words(references),
         "others": Experiment.objects.visible_to(request.user).exclude(pk=experiment.pk)
         .select_related("agent", "model", "owner", "team"),
         "split_choices": stats.split_choices(), **reproductions.context(experiment, runs, request.user),
@@ -381,6 +387,7 @@ def compare_experiments(request):
         "rows": [(competitions[c], side_a, side_b) for c, side_a, side_b in comparison.rows],
         "only_a": [competitions[c] for c in comparison.only_a],
         "only_b": [competitions[c] for c in comparison.only_b],
+        "beaten_words": beaten_words({competitions[c].has_reference_leaderboard for c, _, _ in comparison.rows}),
     })
 
 

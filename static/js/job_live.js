@@ -52,7 +52,7 @@
       statusCell(cell("status"), task);
       text(cell("attempts"), task.attempts + " / " + task.max_attempts);
       text(cell("runner"), (task.runner || "–") + (task.gpu_indices.length ? " · GPU " + task.gpu_indices.join(", ") : ""));
-      text(cell("elapsed"), task.elapsed_s === null ? null : Math.round(task.elapsed_s) + " s");
+      text(cell("elapsed"), task.elapsed_s === null ? null : window.medalboardDuration(task.elapsed_s));
       scoreCell(cell("score"), task);
       text(cell("medal"), task.medal);
       runCell(cell("run"), task);

@@ -27,7 +27,8 @@
     el("live-steps").textContent = String(data.n_steps);
     if (data.elapsed_s !== null && data.elapsed_s !== undefined) {
       el("live-elapsed").value = Math.min(data.elapsed_s, data.time_limit_s);
-      el("live-elapsed-text").textContent = Math.round(data.elapsed_s) + " s of " + Math.round(data.time_limit_s) + " s";
+      el("live-elapsed-text").textContent = window.medalboardDuration(data.elapsed_s) + " of " +
+        window.medalboardDuration(data.time_limit_s);
     }
     el("live-log").textContent = data.log_tail || "";
     el("live-error").hidden = !data.error;

@@ -8,17 +8,7 @@
     return String(value === null || value === undefined ? "" : value)
       .replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
   }
-  // A duration for people, as leaderboard/lib/durations.py writes it: "2 min", "1 min 30 s", "1 h 30 min".
-  function formatDuration(hours) {
-    if (hours === null || hours === undefined || !isFinite(hours) || hours < 0) return "–";
-    const seconds = hours * 3600;
-    if (seconds < 1) return Number(seconds.toPrecision(3)) + " s";
-    if (seconds < 60) return Math.round(seconds) + " s";
-    const pair = (big, bigUnit, small, smallUnit) => big + " " + bigUnit + (small ? " " + small + " " + smallUnit : "");
-    if (seconds < 3600) { const s = Math.round(seconds); return pair(Math.floor(s / 60), "min", s % 60, "s"); }
-    const minutes = Math.round(seconds / 60);
-    return pair(Math.floor(minutes / 60), "h", minutes % 60, "min");
-  }
+  function formatDuration(hours) { return window.medalboardDuration(hours * 3600); } // static/js/durations.js
   function label(e) {
     return text(e.agent + " + " + e.model + (e.hardware ? " · " + e.hardware : "") +
       (e.time_limit_hours !== null && e.time_limit_hours !== undefined ? " · " + formatDuration(e.time_limit_hours) : ""));
@@ -111,11 +101,14 @@
     return out;
   }
 
+  // As leaderboard/web/scaling.py's table_for_people: hours written as durations, `hours` left out beside `budget`.
+  const PEOPLE_HEADERS = { time_limit_hours: "time limit", hours: "time budget" };
   function fillTable(table, payload) {
     const data = rows(payload);
-    const keys = data.length ? Object.keys(data[0]) : [];
-    table.tHead.replaceChildren(row(keys, "th"));
-    table.tBodies[0].replaceChildren(...data.map((r) => row(keys.map((k) => r[k] === null ? "–" : r[k]), "td")));
+    const keys = data.length ? Object.keys(data[0]).filter((k) => !(k === "hours" && "budget" in data[0])) : [];
+    const cell = (r, k) => r[k] === null || r[k] === undefined ? "–" : (k in PEOPLE_HEADERS ? formatDuration(r[k]) : r[k]);
+    table.tHead.replaceChildren(row(keys.map((k) => PEOPLE_HEADERS[k] || k), "th"));
+    table.tBodies[0].replaceChildren(...data.map((r) => row(keys.map((k) => cell(r, k)), "td")));
   }
   function row(values, tag) {
     const tr = document.createElement("tr");

@@ -19,9 +19,11 @@
   document.addEventListener("DOMContentLoaded", () => {
     markAll();
     window.addEventListener("resize", markAll);
+    window.addEventListener("load", markAll); // after images and charts have taken their room
     if (window.ResizeObserver) {
       const observer = new ResizeObserver(markAll);
-      document.querySelectorAll(".table-scroll table").forEach((table) => observer.observe(table));
+      // the box too: it narrows without a window resize when the page gains a vertical scrollbar
+      document.querySelectorAll(".table-scroll, .table-scroll table").forEach((el) => observer.observe(el));
     }
   });
 })();

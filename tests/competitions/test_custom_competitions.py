@@ -168,3 +168,70 @@ def test_config_spellings_resolve_to_registry_metrics():
     assert set(CONFIG_NAMES.values()) <= set(METRICS) and set(VALUE_TYPES) <= set(METRICS)
     assert registry_metric("auc-roc") == "roc-auc" and registry_metric(" Root-Mean-Squared-Error ") == "rmse"
     assert registry_metric("dice-hausdorff-combo") is None and registry_metric("") is None
+
+
+def _map_at_5(truth: list[str], guesses: list[str]) -> float:
+    """Kaggle's MAP@5 with one true label per row, written out here: 1/rank of the first hit in the top 5."""
+    total = 0.0
+    for answer, guess in zip(truth, guesses, strict=True):
+        ranked = list(dict.fromkeys(guess.split()))[:5]
+        total += 1.0 / (ranked.index(answer) + 1) if answer in ranked else 0.0
+    return total / len(truth)
+
+
+def _edit_distance(a: str, b: str) -> int:
+    """Levenshtein distance by the textbook recursion, memoised (independent of the grader's loop)."""
+    from functools import cache
+
+    @cache
+    def d(i: int, j: int) -> int:
+        if not i or not j:
+            return i + j
+        return min(d(i - 1, j) + 1, d(i, j - 1) + 1, d(i - 1, j - 1) + (a[i - 1] != b[j - 1]))
+    return d(len(a), len(b))
+
+
+def _jaccard(a: str, b: str) -> float:
+    left, right = set(a.lower().split()), set(b.lower().split())
+    return len(left & right) / len(left | right) if left | right else 1.0
+
+
+TEXT_TRUTH = ["the cat sat", "a dog ran far", "birds fly south", "fish swim", "owls hoot at night"]
+TEXT_GUESS = ["the cat sat down", "a dog ran", "birds fly north", "fish swim", "owls at night"]
+LABEL_TRUTH = ["w1", "w2", "w3", "w4", "w5", "w6"]
+LABEL_GUESS = ["w1 w9", "w9 w2 w7", "w3", "w8 w9 w7 w6 w5 w4", "w5 w5 w1", "w1 w2 w3 w4 w5 w6"]
+
+
+@pytest.mark.parametrize("config_metric, registry, truth, guess, expected", [
+    ("MAP@5", "map@5", LABEL_TRUTH, LABEL_GUESS, _map_at_5(LABEL_TRUTH, LABEL_GUESS)),
+    ("map-at-5", "map@5", LABEL_TRUTH, LABEL_GUESS, _map_at_5(LABEL_TRUTH, LABEL_GUESS)),
+    ("levenshtein-distance", "levenshtein", TEXT_TRUTH, TEXT_GUESS,
+     float(np.mean([_edit_distance(a, b) for a, b in zip(TEXT_TRUTH, TEXT_GUESS, strict=True)]))),
+    ("jaccard-similarity", "jaccard", TEXT_TRUTH, TEXT_GUESS,
+     float(np.mean([_jaccard(a, b) for a, b in zip(TEXT_TRUTH, TEXT_GUESS, strict=True)]))),
+    ("Accuracy", "accuracy", LABEL_TRUTH, ["w1", "w2", "x", "w4", "x", "x"], 0.5),
+])
+def test_template_configs_with_other_registry_metrics_are_graded(tmp_path, config_metric, registry, truth, guess,
+                                                                 expected):
+    """Configs copied from MLE-bench's template name metrics in its spellings (and cases); each one the
+    registry computes gets the generic grader, scored as computed independently here."""
+    slug = "held-" + registry.replace("@", "-at-")
+    answers = pd.DataFrame({"key": [f"k{i}" for i in range(len(truth))], "prediction": truth})
+    make_competition(tmp_path, slug, config_metric, answers, answers.assign(prediction=truth[0]),
+                     grader={"name": config_metric, "grade_fn": f"mlebench.competitions.{slug}.grade:grade"})
+    competition = imported(tmp_path, slug)
+    spec = grader_for(competition)
+    assert spec is not None and (spec.source, spec.metric) == ("generic", registry)
+    report = grade(tmp_path, competition, answers.assign(prediction=guess).iloc[::-1])
+    assert report.valid_submission, report.error
+    assert report.score == pytest.approx(expected, abs=1e-5) and report.grader.startswith("generic grader")
+
+
+def test_a_grade_fn_whose_module_does_not_exist_still_gets_the_generic_grader(tmp_path, labels):
+    answers = labels
+    make_competition(tmp_path, "own-module", "accuracy", answers, answers.assign(animal="cat"),
+                     grader={"name": "accuracy", "grade_fn": "no_such_package.graders.own_module:grade"})
+    competition = imported(tmp_path, "own-module")
+    report = grade(tmp_path, competition, answers)
+    assert report.valid_submission and report.score == 1.0
+    assert any("no_such_package.graders.own_module:grade" in note and "does not run" in note for note in report.notes)

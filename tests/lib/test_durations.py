@@ -10,8 +10,8 @@ from leaderboard.models import Agent, Experiment, LanguageModel, Run
 
 
 @pytest.mark.parametrize("seconds, text", [
-    (0.25, "0.25 s"), (5, "5 s"), (59.4, "59 s"), (60, "1 min"), (90, "1 min 30 s"), (120, "2 min"),
-    (3599, "59 min 59 s"), (3600, "1 h"), (5400, "1 h 30 min"), (86400, "24 h"), (90000, "25 h"),
+    (0.25, "0.25 s"), (5, "5 s"), (59.4, "59 s"), (59.6, "1 min"), (60, "1 min"), (90, "1 min 30 s"), (120, "2 min"),
+    (3599, "59 min 59 s"), (3599.6, "1 h"), (3600, "1 h"), (5400, "1 h 30 min"), (86400, "24 h"), (90000, "25 h"),
 ])
 def test_format_seconds(seconds, text):
     assert format_seconds(seconds) == text

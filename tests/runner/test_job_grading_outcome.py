@@ -74,3 +74,14 @@ def test_a_run_waiting_for_answers_ends_the_wait_and_says_so(ungradable_task):
         status=Run.Status.WAITING, grading_error="waiting for answers: this site has no answers registered yet")
     rows = submit_job.wait_for(ungradable_task.job, poll_seconds=0.01)  # returns: nothing more will happen
     assert rows[0]["grading_error"] == "waiting for answers: this site has no answers registered yet"
+
+
+def test_the_job_list_says_how_many_runs_were_not_scored(ungradable_task, staff, client):
+    client.force_login(staff)
+    row = client.get("/jobs/").content.decode().split(f'href="/jobs/{ungradable_task.job_id}/"')[1].split("</tr>")[0]
+    assert "1 not scored" in row and "<td class=\"num\">5 min</td>" in row  # the limit in words, not "300 s"
+    Run.objects.filter(pk=ungradable_task.run_id).update(status=Run.Status.GRADED, score=0.5, valid_submission=True,
+                                                          grading_error="")
+    row = client.get("/jobs/").content.decode().split(f'href="/jobs/{ungradable_task.job_id}/"')[1].split("</tr>")[0]
+    assert "not scored" not in row
+    assert "<dt>Time limit</dt><dd>5 min</dd>" in client.get(f"/jobs/{ungradable_task.job_id}/").content.decode()

@@ -208,3 +208,31 @@ def test_grade_now_grades_the_snapshots_the_import_brought(catalogue, tmp_path):
     states = list(Snapshot.objects.filter(run=run).order_by("elapsed_seconds").values_list("status", "any_medal"))
     assert states == [("graded", False), ("graded", False), ("graded", True)]
     assert json.loads(run.snapshot_timeline) == [[600.0, 0], [1200.0, 0], [1800.0, 1]]
+
+
+def test_grade_now_grades_the_snapshots_of_every_run_in_a_group(catalogue, tmp_path):
+    """An MLE-bench run group whose runs carry snapshots, imported with --grade-now and no worker: every
+    snapshot is graded, and the time curve counts their medals at once (not 0.0 until a worker comes)."""
+    from rest_framework.test import APIClient
+
+    from leaderboard.models import Benchmark, Snapshot, Split
+
+    answers_for(tmp_path, catalogue)
+    group = tmp_path / "runs" / "2024-10-02_run-group_aide"
+    for n, uuid in enumerate((UUID, UUID.replace("0a", "ee"), UUID.replace("0a", "dd"))):
+        folder = run_folder(group, "spaceship-titanic", uuid=uuid)
+        (folder / "snapshots").mkdir()
+        (folder / "snapshots" / "60.csv").write_bytes(submission(20).read())  # no medal
+        (folder / "snapshots" / "120.csv").write_bytes(submission(40 if n < 2 else 20).read())  # two of three medal
+    (group / "metadata.json").write_text(json.dumps({"agent": "aide", "model": "o1-preview"}))
+    assert "3 run(s) imported" in import_run(group, "--grade-now", "--time-limit", 0.05)
+    runs = Run.objects.filter(task_name="spaceship-titanic")
+    assert runs.count() == 3 and set(runs.values_list("status", flat=True)) == {"graded"}
+    assert set(Snapshot.objects.filter(run__in=runs).values_list("status", flat=True)) == {"graded"}
+    split = Split.objects.create(benchmark=Benchmark.objects.get(slug="mle-bench"), slug="group-test", name="G")
+    split.competitions.set(catalogue.filter(slug="spaceship-titanic"))
+    data = APIClient().get("/api/scaling/time/", {"split": "group-test", "hours": f"{90 / 3600},{150 / 3600}"}).json()
+    (curve,) = data["experiments"]
+    assert [p["any_medal_pct"] for p in curve["points"]] == [0.0, pytest.approx(200 / 3, abs=0.005)]
+    assert all(p["runs_with_pending_snapshots"] == 0 and p["runs_with_failed_snapshots"] == 0
+               for p in curve["points"])

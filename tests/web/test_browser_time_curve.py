@@ -41,3 +41,13 @@ def test_points_with_ungraded_snapshots_are_marked_incomplete(page, catalogue):
     assert chart["symbols"][0] == "circle" and set(chart["symbols"][1:]) == {"circle-open"}
     note = page.locator("#scaling-incomplete")
     assert note.is_visible() and "incomplete" in note.inner_text() and "count as no medal" in note.inner_text()
+
+
+def test_pages_write_durations_in_the_browser_as_the_server_does(page):
+    """static/js/durations.js (legends, job and run pages' elapsed times) against leaderboard.lib.durations."""
+    from leaderboard.lib.durations import format_seconds
+
+    seconds = [0.25, 5, 59.4, 59.6, 60, 90, 120, 3599, 3599.6, 3600, 5400, 86400, 90000, -1, None]
+    page.goto(page.base_url + "/competitions/")
+    written = page.evaluate("(values) => values.map((s) => window.medalboardDuration(s))", seconds)
+    assert written == [format_seconds(s) for s in seconds]

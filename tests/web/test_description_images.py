@@ -26,3 +26,19 @@ def test_every_catalogue_description_renders_without_external_images(client, cat
         html = render_markdown(competition.description)
         assert "<img" not in html or all('src="http' not in part and 'src="//' not in part
                                          for part in html.split("<img")[1:]), competition.slug
+
+
+def test_relative_and_mistyped_sources_ask_nothing_of_this_site():
+    """A relative source would be asked of this site beside the competition's page (a 404 in the console):
+    an address it holds becomes a link, anything else the image's name."""
+    html = render_markdown("![specimen2](!https://raw.example.org/a/specimen2.jpg)\n\n![chart](images/chart.png)")
+    assert "<img" not in html
+    assert 'href="https://raw.example.org/a/specimen2.jpg"' in html and "load image from raw.example.org" in html
+    assert "[chart: image not included]" in html
+
+
+def test_catalogue_descriptions_keep_only_images_at_paths_of_this_site(catalogue):
+    for competition in catalogue.exclude(description=""):
+        for part in render_markdown(competition.description).split("<img")[1:]:
+            src = part.split('src="')[1].split('"')[0]
+            assert src.startswith("/") and not src.startswith("//"), (competition.slug, src)

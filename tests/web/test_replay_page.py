@@ -70,7 +70,7 @@ def test_header_shows_run_facts(client, catalogue):
     html = get_page(client, run).content.decode()
     assert reverse("competition-detail", args=["spaceship-titanic"]) in html
     for text in ("AIDE 0.1", "gpt-4o", "1x A10 24GB", "0.79123", 'class="medal silver"', "valid submission",
-                 "Verified (graded here)", "3600 s", "1000 in / 200 out", "$1.50", "Run on a Medalboard runner"):
+                 "Verified (graded here)", "1 h", "1000 in / 200 out", "$1.50", "Run on a Medalboard runner"):
         assert text in html, text
 
 

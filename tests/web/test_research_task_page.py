@@ -99,10 +99,10 @@ def test_the_research_sections_show_mean_and_sem_over_seeds_per_task_and_overall
     exp = experiment("ResearchAgent", "gemini-pro")
     graded(exp, accuracy, 0.6, seed=0, duration_s=30.0, tokens_in=1500, tokens_out=500)  # +20%: success
     graded(exp, accuracy, 0.5, seed=1, duration_s=90.0, tokens_in=500, tokens_out=500)   # 0%
-    # per seed: success 100% and 0% -> 50 ± 50; improvement 20% and 0% -> 10 ± 10; time 60 s; tokens 1.5 k
+    # per seed: success 100% and 0% -> 50 ± 50; improvement 20% and 0% -> 10 ± 10; time 1 min; tokens 1.5 k
     for page in (client.get("/").content.decode(), client.get(f"/experiments/{exp.pk}/").content.decode()):
         overall = page.split('id="research-overall"')[1].split("</table>")[0]
-        assert "50.0% ± 50.0" in overall and "10.0% ± 10.0" in overall and "60 s" in overall and "1.5 k" in overall
+        assert "50.0% ± 50.0" in overall and "10.0% ± 10.0" in overall and "1 min" in overall and "1.5 k" in overall
         assert ">self-reported</span>" in overall.split("1.5 k", 1)[1]
         per_task = page.split('id="research-per-task"')[1].split("</table>")[0]
         assert "tiny-accuracy" in per_task and "50.0% ± 50.0" in per_task and "tiny-error" not in per_task

@@ -120,3 +120,15 @@ def test_experiment_page_draws_the_share_of_humans_beaten(client, world):
     figure = _embedded(client.get(f"/experiments/{experiment.pk}/").content.decode(), "humans-beaten-figure")
     marks = figure["data"][1]
     assert dict(zip(marks["text"], marks["x"], strict=True)) == pytest.approx(expected)
+
+
+def test_the_numbers_table_writes_times_for_people_and_the_csv_keeps_numbers(catalogue, client):
+    from tests.analysis.test_scaling_short_runs import short_world
+
+    short_world(with_snapshots=True)
+    page = client.get("/scaling/time/", {"split": "short-test"}).content.decode()
+    table = page.split('id="scaling-table"')[1].split("</table>")[0]
+    assert "<th>time limit</th>" in table and "<td>2 min</td>" in table and "<td>30 s</td>" in table
+    assert "0.0333" not in table and "0.00833" not in table and "<th>hours</th>" not in table
+    csv_text = client.get("/api/scaling/time/", {"split": "short-test", "format": "csv"}).content.decode()
+    assert "time_limit_hours" in csv_text.splitlines()[0] and "0.0333" in csv_text

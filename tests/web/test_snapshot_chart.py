@@ -24,3 +24,16 @@ def test_figures_do_not_share_their_lines():
 
 def test_no_thresholds_no_lines():
     assert "shapes" not in snapshots_figure(POINTS, None)["layout"]
+
+
+def test_the_time_axis_follows_the_run_length():
+    """A 2-minute run's snapshots are drawn in seconds (not squeezed against 0 h), an hours-long run's in hours;
+    each hover gives the time in words."""
+    short = snapshots_figure([(10.0, 0.5, "none"), (45.0, None, "none"), (110.0, 0.3, "gold")], THRESHOLDS)
+    assert short["layout"]["xaxis"]["title"]["text"] == "time since start (seconds)"
+    assert list(short["data"][0]["x"]) == [10.0, 110.0] and list(short["data"][1]["x"]) == [45.0]
+    assert list(short["data"][0]["customdata"]) == ["10 s", "1 min 50 s"]
+    long = snapshots_figure([(1800.0, 0.5, "none"), (5400.0, 0.3, "gold"), (36000.0, 0.2, "gold")], THRESHOLDS)
+    assert long["layout"]["xaxis"]["title"]["text"] == "time since start (hours)"
+    assert list(long["data"][0]["x"]) == [0.5, 1.5, 10.0]
+    assert list(long["data"][0]["customdata"]) == ["30 min", "1 h 30 min", "10 h"]
