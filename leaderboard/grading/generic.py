@@ -38,6 +38,7 @@ CONFIG_NAMES = {
     "multi-class-classification-accuracy": "accuracy",
     "root-mean-squared-error": "rmse", "root_mean_squared_error": "rmse",
     "root-mean-squared-log-error": "rmsle", "mean-absolute-error": "mae",
+    "f1-score": "f1", "f1_score": "f1", "binary-f1": "f1", "binary-f1-score": "f1",
     "macro-f1-score": "f1-macro", "micro-f1-score": "f1-micro", "matthews-correlation-coefficient": "mcc",
     "pearson-correlation-coefficient": "pearson", "spearman-correlation-coefficient": "spearman",
     "logloss": "log-loss", "binary-log-loss": "log-loss", "column-wise-spearman": "mean-column-wise-spearman",
@@ -48,7 +49,7 @@ CONFIG_NAMES = {
 # The value type (spec_types.Values, by value) each metric scores. Text: "top-1-error" reads the first token, MAP@5
 # space-separated ranked guesses, levenshtein and jaccard sentences, each as the text it is.
 VALUE_TYPES = {
-    **dict.fromkeys(("accuracy", "f1-micro", "f1-macro", "mcc"), "label"),
+    **dict.fromkeys(("accuracy", "f1", "f1-micro", "f1-macro", "mcc"), "label"),
     **dict.fromkeys(("top-1-error", "map@5", "levenshtein", "jaccard"), "text"),
     **dict.fromkeys(("log-loss", "multi-class-log-loss"), "probability"),
     "quadratic-weighted-kappa": "integer",

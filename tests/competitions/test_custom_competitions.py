@@ -168,6 +168,7 @@ def test_config_spellings_resolve_to_registry_metrics():
     assert set(CONFIG_NAMES.values()) <= set(METRICS) and set(VALUE_TYPES) <= set(METRICS)
     assert registry_metric("auc-roc") == "roc-auc" and registry_metric(" Root-Mean-Squared-Error ") == "rmse"
     assert registry_metric("dice-hausdorff-combo") is None and registry_metric("") is None
+    assert registry_metric("F1-Score") == "f1" and registry_metric("macro-f1-score") == "f1-macro"
 
 
 def _map_at_5(truth: list[str], guesses: list[str]) -> float:
@@ -196,6 +197,16 @@ def _jaccard(a: str, b: str) -> float:
     return len(left & right) / len(left | right) if left | right else 1.0
 
 
+def _binary_f1(truth: list[bool], guess: list[bool]) -> float:
+    """F1 of the positive class by its definition, 2 TP / (2 TP + FP + FN)."""
+    tp = sum(t and g for t, g in zip(truth, guess, strict=True))
+    fp = sum(g and not t for t, g in zip(truth, guess, strict=True))
+    fn = sum(t and not g for t, g in zip(truth, guess, strict=True))
+    return 2 * tp / (2 * tp + fp + fn)
+
+
+BINARY_TRUTH = [True, False, True, True, False, False, True, False]
+BINARY_GUESS = [True, True, False, True, False, False, True, True]  # TP 3, FP 2, FN 1: 6/9
 TEXT_TRUTH = ["the cat sat", "a dog ran far", "birds fly south", "fish swim", "owls hoot at night"]
 TEXT_GUESS = ["the cat sat down", "a dog ran", "birds fly north", "fish swim", "owls at night"]
 LABEL_TRUTH = ["w1", "w2", "w3", "w4", "w5", "w6"]
@@ -210,6 +221,9 @@ LABEL_GUESS = ["w1 w9", "w9 w2 w7", "w3", "w8 w9 w7 w6 w5 w4", "w5 w5 w1", "w1 w
     ("jaccard-similarity", "jaccard", TEXT_TRUTH, TEXT_GUESS,
      float(np.mean([_jaccard(a, b) for a, b in zip(TEXT_TRUTH, TEXT_GUESS, strict=True)]))),
     ("Accuracy", "accuracy", LABEL_TRUTH, ["w1", "w2", "x", "w4", "x", "x"], 0.5),
+    ("f1-score", "f1", BINARY_TRUTH, BINARY_GUESS, _binary_f1(BINARY_TRUTH, BINARY_GUESS)),
+    ("F1", "f1", [int(v) for v in BINARY_TRUTH], [int(v) for v in BINARY_GUESS],
+     _binary_f1(BINARY_TRUTH, BINARY_GUESS)),
 ])
 def test_template_configs_with_other_registry_metrics_are_graded(tmp_path, config_metric, registry, truth, guess,
                                                                  expected):
@@ -235,3 +249,11 @@ def test_a_grade_fn_whose_module_does_not_exist_still_gets_the_generic_grader(tm
     report = grade(tmp_path, competition, answers)
     assert report.valid_submission and report.score == 1.0
     assert any("no_such_package.graders.own_module:grade" in note and "does not run" in note for note in report.notes)
+
+
+def test_binary_f1_refuses_labels_that_are_not_yes_or_no_with_the_reason(tmp_path):
+    answers = pd.DataFrame({"key": [f"k{i}" for i in range(4)], "prediction": [1, 0, 1, 0]})
+    make_competition(tmp_path, "held-f1-labels", "f1-score", answers, answers)
+    competition = imported(tmp_path, "held-f1-labels")
+    report = grade(tmp_path, competition, answers.assign(prediction=["yes", "no", "yes", "no"]))
+    assert not report.valid_submission and "binary F1 scores the labels 1/0 or True/False" in report.error

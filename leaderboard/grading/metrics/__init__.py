@@ -63,6 +63,7 @@ METRICS: dict[str, Metric] = {
         Metric("jigsaw-bias-auc", auc.jigsaw_bias_auc, lower_is_better=False),
         Metric("accuracy", classification.accuracy, lower_is_better=False),
         Metric("top-1-error", classification.top1_error, lower_is_better=True),
+        Metric("f1", classification.f1_binary, lower_is_better=False),
         Metric("f1-micro", classification.f1_micro, lower_is_better=False),
         Metric("f1-macro", classification.f1_macro, lower_is_better=False),
         Metric("mcc", classification.matthews, lower_is_better=False),

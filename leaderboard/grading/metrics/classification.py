@@ -1,5 +1,5 @@
-"""Label metrics: exact-match accuracy, top-1 error, F1 (micro, macro), Matthews correlation, and the
-probabilistic F1 of scores against binary labels."""
+"""Label metrics: exact-match accuracy, top-1 error, F1 (binary, micro, macro), Matthews correlation, and
+the probabilistic F1 of scores against binary labels."""
 
 from __future__ import annotations
 
@@ -11,6 +11,24 @@ from ..validation import SubmissionError
 
 def accuracy(y_true: np.ndarray, y_pred: np.ndarray) -> float:
     return float(np.mean(np.asarray(y_true) == np.asarray(y_pred)))
+
+
+POSITIVE, NEGATIVE = {"1", "1.0", "true"}, {"0", "0.0", "false"}
+
+
+def f1_binary(y_true: np.ndarray, y_pred: np.ndarray) -> float:
+    """F1 of the positive class, as Kaggle's "F1 score" of a yes/no target: 1 or True is positive."""
+    return float(sk.f1_score(_binary(y_true), _binary(y_pred), zero_division=0))
+
+
+def _binary(values: np.ndarray) -> np.ndarray:
+    out = np.empty(len(values), dtype=np.int8)
+    for i, value in enumerate(values):
+        text = str(value).strip().lower()
+        if text not in POSITIVE and text not in NEGATIVE:
+            raise SubmissionError(f"binary F1 scores the labels 1/0 or True/False, not {str(value)[:40]!r}")
+        out[i] = text in POSITIVE
+    return out
 
 
 def f1_micro(y_true: np.ndarray, y_pred: np.ndarray) -> float:
