@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 
 from leaderboard.analysis import scaling, stats
 from leaderboard.api.runs import rows_to_csv
+from leaderboard.lib.durations import parse_hours
 from leaderboard.models import INT64_MAX, Split
 
 
@@ -29,7 +30,8 @@ class ScalingQuerySerializer(serializers.Serializer):
     )
     pad = serializers.BooleanField(default=False, help_text="count incomplete seeds, a missing competition = no medal")
     hours = serializers.CharField(required=False, allow_blank=True, default="",
-                                  help_text="time curve only: budgets in hours, e.g. 1,2,4,8,24")
+                                  help_text="time curve only: budgets, a bare number in hours, or with a unit "
+                                            "(s, min, h): e.g. 1,2,4,8,24 or 30s,5min,1h")
 
     def validate_experiment(self, values: list[str]) -> list[int]:
         parts = [part.strip() for value in values for part in value.split(",") if part.strip()]
@@ -42,11 +44,12 @@ class ScalingQuerySerializer(serializers.Serializer):
     def validate_hours(self, value: str) -> list[float]:
         parts = [part.strip() for part in value.split(",") if part.strip()]
         try:
-            hours = [float(part) for part in parts]
+            hours = [parse_hours(part) for part in parts]
         except ValueError:
-            raise ValidationError("hours are non-negative numbers separated by commas, e.g. 1,2,4,8,24") from None
+            raise ValidationError("hours are durations separated by commas: numbers of hours (1,2,4,8,24) "
+                                  "or with a unit (30s,5min,1h)") from None
         if not all(math.isfinite(h) and h >= 0 for h in hours):
-            raise ValidationError("hours are non-negative finite numbers, e.g. 1,2,4,8,24")
+            raise ValidationError("hours are non-negative finite durations, e.g. 1,2,4,8,24 or 30s,5min")
         if len(set(hours)) > scaling.MAX_BUDGETS:
             raise ValidationError(f"at most {scaling.MAX_BUDGETS} budgets")
         return hours

@@ -5,6 +5,11 @@ static/js/scaling.js writes the same words for the curves' legends and axis (for
 from __future__ import annotations
 
 import math
+import re
+
+# "30s", "5 min", "1.5h", "2 hours"; a bare number is hours (what the time curve's `hours` always took).
+DURATION = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(s|sec|secs|seconds?|m|min|mins|minutes?|h|hr|hrs|hours?)?", re.I)
+UNIT_SECONDS = {"s": 1, "m": 60, "h": 3600}
 
 
 def format_seconds(seconds: float | None) -> str:
@@ -37,3 +42,13 @@ def axis_unit(seconds: list[float]) -> dict:
     longest = max(seconds, default=0.0)
     name, size = next((name, size) for limit, name, size in AXIS_UNITS if longest <= limit)
     return {"name": name, "seconds": size}
+
+
+def parse_hours(text: str) -> float:
+    """Hours from a duration a person writes ("30s", "5 min", "1.5h", or a bare number of hours);
+    ValueError if it is not one."""
+    match = DURATION.fullmatch(text.strip())
+    if match is None:
+        raise ValueError(f"{text!r} is not a duration")
+    number, unit = float(match.group(1)), (match.group(2) or "h")[0].lower()
+    return number * UNIT_SECONDS[unit] / 3600

@@ -61,3 +61,14 @@ def test_minutes_for_budgets_under_two_hours(catalogue):
     assert _time()["time_unit"] == {"name": "minutes", "seconds": 60.0}
     assert _time(hours="1,2")["time_unit"] == {"name": "minutes", "seconds": 60.0}
     assert _time(hours="1,24")["time_unit"] == {"name": "hours", "seconds": 3600.0}
+
+
+def test_budgets_are_written_as_people_write_durations(catalogue):
+    short_world(with_snapshots=True)
+    data = _time(hours="10s, 0.5 min,45sec,2m")
+    assert [round(h * 3600, 9) for h in data["hours"]] == [10.0, 30.0, 45.0, 120.0]
+    assert [p["budget"] for p in data["experiments"][0]["points"]] == ["10 s", "30 s", "45 s", "2 min"]
+    assert _time(hours="1,0.5h,90 minutes")["hours"] == [0.5, 1.0, 1.5]  # a bare number is hours, as before
+    for bad in ("soon", "5 parsecs", "1e999", "inf", "-1h"):
+        response = APIClient().get("/api/scaling/time/", {"split": "short-test", "hours": bad})
+        assert response.status_code == 400 and "durations" in response.content.decode(), bad
