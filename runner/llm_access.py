@@ -26,7 +26,7 @@ from dataclasses import dataclass
 
 from django.conf import settings
 
-from leaderboard.trajectories.importers.base import to_count, to_float
+from leaderboard.runs.job_runs import to_count, to_float
 from runner.backends import SandboxSpec
 from runner.gateway import (
     SANDBOX_PORT,

@@ -24,6 +24,7 @@ from leaderboard.runs.artifacts import Upload, store_upload
 from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 from leaderboard.runs.research import ResearchEvidence, record_research_result
 from leaderboard.runs.snapshots import SnapshotError
+from leaderboard.trajectories.importers.base import to_count, to_float  # a run's numbers as its columns hold them
 from leaderboard.trajectories.importers.jsonl import header_line, step_line
 from leaderboard.trust import disclosures
 from leaderboard.trust.reproductions import may_reproduce
@@ -31,7 +32,7 @@ from leaderboard.trust.reproductions import may_reproduce
 __all__ = [
     "ExperimentSpec", "LiveSteps", "ResearchEvidence", "SnapshotError", "add_snapshot", "experiment_for", "grade",
     "header_line", "may_reproduce", "record_recipe", "record_research_result", "report_progress_with",
-    "reproduction_of", "save_final_trajectory", "step_line", "store_file",
+    "reproduction_of", "save_final_trajectory", "step_line", "store_file", "to_count", "to_float",
 ]
 
 log = logging.getLogger(__name__)
