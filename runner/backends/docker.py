@@ -277,7 +277,9 @@ class DockerSandbox(Sandbox):
 
     def _save_output(self) -> None:
         try:
-            chunks = self._container.logs(stdout=True, stderr=True, stream=True)
+            # follow=False: a stream follows a running container's output until it exits (the SDK's
+            # default), which held remove() until the agent's own end, past any time limit.
+            chunks = self._container.logs(stdout=True, stderr=True, stream=True, follow=False)
             self.spec.host_output_log.parent.mkdir(parents=True, exist_ok=True)
             with open(self.spec.host_output_log, "wb") as log:
                 for chunk in chunks:

@@ -447,6 +447,21 @@ def test_stop_keeps_partial_output_and_remove_removes(engine, folders):
 
 
 @pytest.mark.docker
+def test_removing_a_sandbox_that_still_runs_is_prompt_and_keeps_its_output(engine, folders):
+    """The supervisor removes a sandbox it could not stop (an error while watching it): copying its
+    output must not wait for the agent to finish."""
+    spec = make_spec(folders, ["sh", "-c", "echo started; sleep 600"])
+    sandbox = engine.start(spec)
+    deadline = time.monotonic() + 20
+    while "started" not in sandbox.output_tail() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    began = time.monotonic()
+    sandbox.remove()
+    assert time.monotonic() - began < 15
+    assert gone(engine, spec.name) and "started" in spec.host_output_log.read_text()
+
+
+@pytest.mark.docker
 def test_remove_stale_cleans_labelled_leftovers(engine, folders):
     prefix = f"medalboard-stale-{uuid.uuid4().hex[:6]}-"
     names = [prefix + "a", prefix + "b"]
