@@ -21,6 +21,7 @@ tools; its scratch folder is a fresh temporary directory, removed at the end.
 
 from __future__ import annotations
 
+import errno
 import os
 import shutil
 import signal
@@ -58,8 +59,7 @@ def run_script(script: str, folder: str, timeout: float) -> tuple[int, str, floa
     """(exit code, the output's tail, seconds): the script with this Python in its folder, in its own process
     group, killed with its children at the timeout (exit code 124)."""
     began = time.monotonic()
-    process = subprocess.Popen([sys.executable, script], cwd=folder, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, start_new_session=True)
+    process = _start([sys.executable, script], folder)
     try:
         output, code = process.communicate(timeout=max(1.0, timeout))[0], process.returncode
     except subprocess.TimeoutExpired:
@@ -67,6 +67,22 @@ def run_script(script: str, folder: str, timeout: float) -> tuple[int, str, floa
         output, code = process.communicate()[0], 124
     text = output.decode("utf-8", errors="replace")[-OUTPUT_TAIL:]
     return code, text, time.monotonic() - began
+
+
+def _start(command: list[str], folder: str, attempts: int = 3) -> subprocess.Popen:
+    """Popen, tried again when the start itself fails for want of memory (EFAULT, ENOMEM and EAGAIN
+    from exec under the sandbox's memory limit, seen once on a loaded runner), then without vfork."""
+    for attempt in range(attempts):
+        try:
+            return subprocess.Popen(command, cwd=folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                    start_new_session=True)
+        except OSError as exc:
+            if exc.errno not in (errno.EFAULT, errno.ENOMEM, errno.EAGAIN) or attempt == attempts - 1:
+                raise
+            print(f"starting {command[-1]} failed ({exc}); trying again", file=sys.stderr)
+            subprocess._USE_VFORK = False  # a plain fork copies the agent's memory instead of sharing it
+            time.sleep(0.5 * (attempt + 1))
+    raise AssertionError("unreachable")
 
 
 def csv_files(workspace: str) -> list[str]:
