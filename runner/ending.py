@@ -38,7 +38,9 @@ def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_
         leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
         stored = store_outputs(run, spec, redactor)
         problem = [stored.submission_problem] if stored.submission_problem else []
-        _record(run, stored, [redactor.text(note) for note in (*notes, *stored.notes, *problem, llm_note) if note])
+        # store_outputs redacted its own notes; the supervisor's and the gateway's are redacted here
+        _record(run, stored, [*(redactor.text(note) for note in notes if note), *stored.notes, *problem,
+                              *([redactor.text(llm_note)] if llm_note else [])])
         _final_trajectory(run, stored, _llm_steps(spec, redactor) if usage else None)
         if usage:
             Run.objects.filter(pk=run.pk).update(**usage)

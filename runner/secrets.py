@@ -142,17 +142,19 @@ class Redactor:
 
     def _cut_start(self, data: bytes) -> bytes:
         """`data` with the longest end of a value's form it begins with replaced."""
-        found = max((n for form in self._forms for n in range(min(len(form), len(data) + 1) - 1,
-                                                            MIN_REDACTED_CHARS - 1, -1)
-                     if data.startswith(form[-n:])), default=0)
+        found = self._edge(data, lambda form, n: data.startswith(form[-n:]))
         return REPLACEMENT + data[found:] if found else data
 
     def _cut_end(self, data: bytes) -> bytes:
         """`data` with the longest start of a value's form it ends with replaced."""
-        found = max((n for form in self._forms for n in range(min(len(form), len(data) + 1) - 1,
-                                                            MIN_REDACTED_CHARS - 1, -1)
-                     if data.endswith(form[:n])), default=0)
+        found = self._edge(data, lambda form, n: data.endswith(form[:n]))
         return data[:-found] + REPLACEMENT if found else data
+
+    def _edge(self, data: bytes, matches) -> int:
+        """The longest length n (MIN_REDACTED_CHARS or more, shorter than the form) a form matches at an edge."""
+        return max((n for form in self._forms for n in range(min(len(form), len(data) + 1) - 1,
+                                                            MIN_REDACTED_CHARS - 1, -1)
+                    if matches(form, n)), default=0)
 
 
 def _forms(value: str) -> set[bytes]:
