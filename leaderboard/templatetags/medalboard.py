@@ -74,7 +74,7 @@ def duration_hours(value) -> str:
             value = float(value)
         except ValueError:
             value = None
-    return format_hours(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
+    return format_hours(_number(value))
 
 
 @register.filter
@@ -82,7 +82,12 @@ def duration_seconds(value) -> str:
     """A time in seconds for people: `45 s`, `1 h 30 min` (leaderboard.lib.durations)."""
     from leaderboard.lib.durations import format_seconds
 
-    return format_seconds(value if isinstance(value, int | float) and not isinstance(value, bool) else None)
+    return format_seconds(_number(value))
+
+
+def _number(value) -> float | None:
+    """A number a duration can be made of; None (shown as unknown) for anything else, booleans included."""
+    return value if isinstance(value, int | float) and not isinstance(value, bool) else None
 
 
 @register.filter
