@@ -46,3 +46,12 @@ def test_the_default_split_opens_when_it_has_a_complete_seed(demo_site, client, 
 def test_without_any_complete_seed_the_lite_empty_state_stays(client, catalogue):
     page = client.get("/").content.decode()
     assert 'id="opened-on"' not in page and '<option value="lite" selected>' in page
+
+
+def test_demo_runs_never_carry_a_verified_badge(demo_site, client):
+    """Graded here, but against synthetic answers: 'verified' would claim Kaggle's test set."""
+    board = client.get("/?split=demo").content.decode()
+    runs = client.get("/runs/?split=demo").content.decode()
+    for page in (board, runs):
+        assert '<span class="badge demo"' in page
+        assert '<span class="badge verified">verified</span>' not in page
