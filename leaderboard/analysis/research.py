@@ -17,20 +17,23 @@ from dataclasses import dataclass, field
 
 from leaderboard.models import Competition, Experiment, Run
 
-RESEARCH_SUCCESS_IMPROVEMENT = 0.10  # MLAgentBench: at least 10% better than the baseline
+RESEARCH_SUCCESS_IMPROVEMENT = 0.10  # MLAgentBench: more than 10% better than the baseline
+ERROR_CLASS = "error"  # leaderboard.lib.research_failures.ERROR: a crashed run, no improvement
 
 
 def improvement(score: float | None, baseline: float, lower_is_better: bool) -> float | None:
-    """Relative improvement over the baseline in the metric's direction (0.1 = 10% better)."""
-    if score is None or score != score or baseline == 0:
+    """Relative improvement over the baseline in the metric's direction (0.1 = 10% better). A score
+    <= 0 is missing, as MLAgentBench's plot.py counts it (its eval's failure placeholders)."""
+    if score is None or score != score or score <= 0 or baseline == 0:
         return None
     gain = (baseline - score) if lower_is_better else (score - baseline)
     return gain / abs(baseline)
 
 
 def research_success(gain: float | None) -> bool:
-    """MLAgentBench's success: at least 10% better than the baseline. The one place for the rule."""
-    return gain is not None and gain >= RESEARCH_SUCCESS_IMPROVEMENT - 1e-12
+    """MLAgentBench's success: strictly more than 10% better than the baseline (its `>`; 1e-9 absorbs
+    the float error of a gain of exactly 10%). The one place for the rule."""
+    return gain is not None and gain > RESEARCH_SUCCESS_IMPROVEMENT + 1e-9
 
 
 def research_outcome(run: Run) -> tuple[float | None, bool | None]:
@@ -39,6 +42,8 @@ def research_outcome(run: Run) -> tuple[float | None, bool | None]:
     competition = run.competition
     if competition is None or competition.kind != Competition.Kind.RESEARCH or competition.baseline_score is None:
         return None, None
+    if ERROR_CLASS in (run.failure_classes or []):
+        return None, False
     gain = improvement(run.score, competition.baseline_score, bool(competition.is_lower_better))
     return gain, research_success(gain)
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 OUT_OF_MEMORY = "out_of_memory"
 LLM_CONNECTION = "llm_connection"
 NO_FINAL_ANSWER = "no_final_answer"
+ERROR = "error"  # MLAgentBench: error.txt present (the run crashed); left out of the statistics
 LABELS = {
+    ERROR: "Ended in error (left out of the improvement)",
     OUT_OF_MEMORY: "Out of memory",
     LLM_CONNECTION: "LLM connection errors",
     NO_FINAL_ANSWER: "Never submitted a final answer",
@@ -26,9 +28,10 @@ CONNECTION_MARKERS = (
 )
 
 
-def failure_classes(log_text: str, *, final_answer: bool, killed_for_memory: bool = False) -> list[str]:
+def failure_classes(log_text: str, *, final_answer: bool, killed_for_memory: bool = False,
+                    errored: bool = False) -> list[str]:
     """The classes that apply, in LABELS' order."""
-    found = []
+    found = [ERROR] if errored else []
     if killed_for_memory or any(marker in log_text for marker in MEMORY_MARKERS):
         found.append(OUT_OF_MEMORY)
     if any(marker in log_text for marker in CONNECTION_MARKERS):

@@ -117,7 +117,11 @@ def test_mlagentbench_failure_classes_of_a_job(alice, research_world, django_cap
     oom = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks,
                   expect=JobTask.Status.FAILED, say="RuntimeError: CUDA out of memory. Tried to allocate 2 GiB",
                   exit=1)
-    assert oom.failure_classes == ["out_of_memory"] and oom.score == pytest.approx(expected_scores()[1])
+    # A crash is MLAgentBench's "error" class: its workspace is still scored by eval.py (kept on the run), but
+    # the run is a failure left out of the improvement statistics, and it never gave a final answer.
+    assert oom.failure_classes == ["error", "out_of_memory", "no_final_answer"]
+    assert oom.score == pytest.approx(expected_scores()[1]) and not oom.valid_submission
+    assert stats.research_outcome(oom) == (None, False)
     late = run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks, minutes=3 / 60,
                    expect=JobTask.Status.TIMED_OUT, say="openai.APIConnectionError: Connection error.", hang=60)
     assert late.failure_classes == ["llm_connection", "no_final_answer"]
