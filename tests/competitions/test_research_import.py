@@ -145,3 +145,31 @@ def test_a_task_already_in_storage_is_registered_where_it_is(db, research_dir, s
     assert Path(competition.public_data_dir) == research_dir / "tiny-accuracy" / "env"
     assert (research_dir / "tiny-accuracy" / "env" / "train.py").is_file()
     assert sorted(p.name for p in research_dir.iterdir()) == ["tiny-accuracy"]  # nothing staged beside it
+
+
+def test_the_catalogue_never_takes_over_a_research_task(db, tmp_path, research_dir, sent):
+    """import_research_tasks then import_competitions with the same id: the task stays a research task,
+    with its env, scripts and splits; the catalogue's other competitions are imported; stderr says which not."""
+    build_task(tmp_path / "benchmarks", "tiny-accuracy")
+    run(tmp_path / "benchmarks", "--baseline-score", "0.5", "--split", "mine")
+    task = Competition.objects.get(slug="tiny-accuracy")
+    public = task.public_data_dir
+    catalogue = tmp_path / "catalogue"
+    for cid in ("tiny-accuracy", "tiny-other"):
+        (catalogue / "competitions" / cid).mkdir(parents=True)
+        (catalogue / "competitions" / cid / "config.yaml").write_text(
+            f"id: {cid}\nname: {cid}\ncompetition_type: simple\nawards_medals: true\n"
+            "grader:\n  name: accuracy\n  grade_fn: mlebench.competitions.x.grade:grade\n")
+        (catalogue / "competitions" / cid / "description.md").write_text(f"# {cid} from the catalogue\n")
+    (catalogue / "splits").mkdir()
+    (catalogue / "splits" / "both.txt").write_text("tiny-accuracy\ntiny-other\n")
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_competitions", str(catalogue), stdout=out, stderr=err)
+    task.refresh_from_db()
+    assert task.kind == Competition.Kind.RESEARCH and task.public_data_dir == public
+    assert task.description.startswith("Improve the test accuracy")
+    assert set(task.splits.values_list("slug", flat=True)) == {"research", "mine"}
+    assert CompetitionAnswers.objects.get(competition=task).research_scripts_dir
+    assert Competition.objects.get(slug="tiny-other").kind == Competition.Kind.KAGGLE
+    assert "Not imported" in err.getvalue() and "tiny-accuracy" in err.getvalue()
+    assert "Imported 1 competitions" in out.getvalue()
