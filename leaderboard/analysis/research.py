@@ -69,19 +69,20 @@ class ResearchStats:
     mean_duration_s: float | None = None
     mean_tokens: float | None = None
     usage: str = ""  # stats.usage_basis of the runs: metered by the gateway, self-reported, mixed
+    verified: bool = False  # every counted run was scored here (a job's eval.py), none taken as reported
     tasks: list[TaskStats] = field(default_factory=list)
 
 
 def research_results(runs: Iterable[Run]) -> list[ResearchStats]:
-    """Per experiment, best success rate first. `runs` (oldest first) must have their competition
-    loaded (kind research, baseline_score set)."""
+    """Per experiment, verified ones first (as on the board), then best success rate first. `runs`
+    (oldest first) must have their competition loaded (kind research, baseline_score set)."""
     latest: dict[int, dict[tuple[int, int], Run]] = defaultdict(dict)
     experiments: dict[int, Experiment] = {}
     for run in runs:
         latest[run.experiment_id][(run.competition_id, run.seed)] = run
         experiments[run.experiment_id] = run.experiment
     results = [_experiment_stats(experiments[pk], list(counted.values())) for pk, counted in latest.items()]
-    return sorted(results, key=lambda r: -r.success_rate)
+    return sorted(results, key=lambda r: (not r.verified, -r.success_rate))
 
 
 def _experiment_stats(experiment: Experiment, runs: list[Run]) -> ResearchStats:
@@ -100,6 +101,7 @@ def _experiment_stats(experiment: Experiment, runs: list[Run]) -> ResearchStats:
         success=mean_sem([s for s, _ in per_seed]), improvement=mean_sem([i for _, i in per_seed if i is not None]),
         n_seeds=len(by_seed), mean_duration_s=_mean(r.duration_s for r in runs),
         mean_tokens=_mean(_tokens(r) for r in runs), usage=usage_basis(runs), tasks=_task_stats(runs, gains),
+        verified=all(r.verification == Run.Verification.VERIFIED for r in runs),
     )
 
 
@@ -134,12 +136,14 @@ def _mean(values: Iterable[float | None]) -> float | None:
     return statistics.fmean(known) if known else None
 
 
-def research_runs(user):
+def research_runs(user, verified_only: bool = False):
+    """The runs the research statistics count for `user`; with verified_only, only those scored here."""
     # The tasks' ids first: joined in the query, SQLite scans every run (25 ms at 100,000 runs, 1 ms so).
     tasks = list(Competition.objects.filter(kind=Competition.Kind.RESEARCH, baseline_score__isnull=False)
                  .values_list("pk", flat=True))
     if not tasks:  # no query to build either (a third of a cached leaderboard page's time)
         return Run.objects.none()
-    return (Run.objects.visible_to(user).for_leaderboard()
+    runs = (Run.objects.visible_to(user).for_leaderboard()
             .filter(competition_id__in=tasks, experiment__reproduces__isnull=True)  # not reproductions
             .defer(None).select_related("competition", "experiment__agent", "experiment__model"))
+    return runs.filter(verification=Run.Verification.VERIFIED) if verified_only else runs

@@ -239,6 +239,12 @@ def leaderboard(request):
                                           key=("board", request.GET.urlencode(), published.stamp()),
                                           compute=lambda scope: _board(params, request, scope))
     except Split.DoesNotExist:
+        if export not in ("csv", "json") and _research_only(params, request):
+            return render(request, "leaderboard/leaderboard.html", {
+                "research_only": True, "research": stats.research_results(
+                    stats.research_runs(request.user, verified_only=bool(params.get("verified")))),
+                "verified_only": bool(params.get("verified")),
+                "has_mlebench": Split.objects.filter(benchmark__slug="mle-bench").exists()})
         raise Http404("that split is not in the catalogue") from None
     if export == "csv":
         response = HttpResponse(rows_to_csv(rows), content_type="text/csv; charset=utf-8")
@@ -250,8 +256,21 @@ def leaderboard(request):
     return static_export.render_or_export(request, "leaderboard/leaderboard.html", {
         "board": {**board, "html": mark_safe(board["html"]),  # noqa: S308 - both rendered by our templates
                   "published_html": mark_safe(board["published_html"])},  # noqa: S308
-        "split": split, "research": stats.research_results(stats.research_runs(request.user)),
+        "split": split, "research": stats.research_results(
+            stats.research_runs(request.user, verified_only=bool(params.get("verified")))),
     }, f"medalboard-{split.slug}.html")
+
+
+def _research_only(params: dict, request) -> bool:
+    """The front page (or ?split=research) of a site that hosts research tasks and no MLE-bench split
+    of that name: the research section alone, not a 404."""
+    from leaderboard.competitions.research_import import SPLIT as RESEARCH_SPLIT
+
+    named = request.GET.get("split")
+    if named not in (None, "", RESEARCH_SPLIT):
+        return False
+    return Split.objects.filter(slug=RESEARCH_SPLIT).exists() or \
+        Competition.objects.filter(kind=Competition.Kind.RESEARCH).exists()
 
 
 def _board(params: dict, request, scope: tuple) -> dict:
