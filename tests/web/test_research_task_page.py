@@ -92,6 +92,7 @@ def test_the_run_page_shows_the_improvement_and_draws_the_baseline_on_the_score_
     lines = {round(shape["y0"], 9) for shape in figure["layout"]["shapes"]}
     assert {0.4, round(0.4 - 0.1 * 0.4, 9)} <= lines  # the baseline and the score a success needs
     assert list(figure["data"][0]["y"]) == [0.38, 0.3]
+    assert "scored by the task's own eval.py" in page and "medal thresholds" not in page  # not a Kaggle caption
 
 
 def test_the_research_sections_show_mean_and_sem_over_seeds_per_task_and_overall(client, research_task, catalogue):
