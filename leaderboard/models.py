@@ -532,6 +532,9 @@ class Run(MedalFlags):
     import_warnings = models.JSONField(default=list, blank=True)
     # A research task's run: MLAgentBench's failure classes that apply (leaderboard.lib.research_failures)
     failure_classes = models.JSONField(default=list, blank=True)
+    # The agent's steps as its own benchmark counts them (MLAgentBench: trace.json's steps, 14 where the
+    # replay shows 34 plan/action/observation steps); None where the trajectory does not say
+    agent_steps = models.PositiveIntegerField(null=True, blank=True)
     notes = models.TextField(blank=True)
     # What a run from a job needs to run again, recorded as its sandbox starts (runner.recipes): agent
     # version and image id, data version, seed, settings, hardware, time limit, backend and runtime.

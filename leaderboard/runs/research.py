@@ -108,7 +108,11 @@ def classify_imported(run: Run) -> None:
         size += len(part)
         if size >= SCAN_BYTES:
             break
-    classes = failure_classes("\n".join(text), final_answer=final_answer)
+    from leaderboard.lib.research_failures import ordered
+
+    found = failure_classes("\n".join(text), final_answer=final_answer)
+    # with what the importer read in the trace's folder (error.txt, overall_time.txt, log, main_log)
+    classes = ordered(set(found) | set(Run.objects.get(pk=run.pk).failure_classes or []))
     Run.objects.filter(pk=run.pk).update(failure_classes=classes)
 
 

@@ -154,4 +154,10 @@ def _update_run(run: Run, parsed: ParsedTrajectory, count: int) -> None:
     if meta.task_name and not run.task_name:
         run.task_name = meta.task_name[:300]
         fields.append("task_name")
+    if isinstance(meta.extra.get("agent_steps"), int):
+        run.agent_steps = meta.extra["agent_steps"]
+        fields.append("agent_steps")
+    if isinstance(meta.extra.get("failure_classes"), list):  # read from the run's own folder (MLAgentBench)
+        run.failure_classes = list(meta.extra["failure_classes"])
+        fields.append("failure_classes")
     run.save(update_fields=[*fields, "updated_at"])
