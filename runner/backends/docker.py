@@ -18,6 +18,10 @@ never the project. Besides:
   (docker-init) as PID 1 that forwards SIGTERM and reaps zombies;
 - a non-root user: the runner's own uid:gid, or AGENT_UID (1000) when the runner is root, in which
   case the writable folders are handed to that uid first.
+- nothing of the image's own configuration, which is the agent's: the command is the entrypoint
+  (the image's ENTRYPOINT and CMD are not run), the user, stop signal (SIGTERM) and labels are the
+  site's, the health check is off, and each VOLUME the image declares is a bounded tmpfs (Docker
+  would make it a folder on the host's disk); containers are removed with their volumes.
 
 stop() is `docker stop` (SIGTERM, SIGKILL after the grace); the files stay, since they are bind
 mounts. remove() first copies the container's output into the runner's own folder beside the
