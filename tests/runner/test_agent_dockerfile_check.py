@@ -147,3 +147,17 @@ def test_building_an_agent_checks_the_dockerfile_it_sends(db, tmp_path):
     (agents / "probe" / "Dockerfile").write_text(HEAD + "ADD http://127.0.0.1:9/x /x\n")  # changed after reading
     with pytest.raises(AgentBuildError, match=r"(?s)probe: .*line 2: ADD http://127.0.0.1:9/x"):
         build_image(variant, client=object(), log=lambda *a: None)
+
+
+def test_a_base_that_is_not_on_this_host_stops_the_build_before_the_daemon_could_pull_it(db, tmp_path):
+    from runner.agents.images import AgentBuildError, build_image
+    from runner.agents.mlebench import Limits, read_agents
+    from tests.mlebench_agent_support import make_agents_dir
+    from tests.runner.test_sandbox_docker import FakeClient
+
+    agents = make_agents_dir(tmp_path, Dockerfile="FROM medalboard-agent:bookworm\nCOPY . /home/agent\n")
+    variant = next(v for v in read_agents(agents, Limits()) if v.id == "probe")
+    client = FakeClient(images=("mlebench-env",))  # no medalboard-agent:bookworm here
+    with pytest.raises(AgentBuildError, match="builds on medalboard-agent:bookworm, which is not built on this "
+                                              "Docker host"):
+        build_image(variant, client=client, log=lambda *a: None)
