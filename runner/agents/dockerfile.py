@@ -30,7 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 MAX_BYTES = 1 << 20
-DIRECTIVE = re.compile(r"^#[ \t]*([a-zA-Z][a-zA-Z0-9]*)[ \t]*=[ \t]*(.+?)[ \t]*$")
+# Go's whitespace (unicode.IsSpace), which the builders trim: Python's str.strip() also trims \x1c-\x1f,
+# and a line Python thought empty, where Go did not, would end a continuation in one reading only.
+GO_SPACE = "\t\n\v\f\r \x85\xa0\u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006\u2007\u2008\u2009\u200a" \
+           "\u2028\u2029\u202f\u205f\u3000"
+DIRECTIVE = re.compile(r"^#[\t\n\f\r ]*([a-zA-Z][a-zA-Z0-9]*)[\t\n\f\r ]*=[\t\n\f\r ]*(.+?)[\t\n\f\r ]*$")
 KEYWORD_SPLIT = re.compile(r"[\t\v\f\r ]+")  # Go's reWhitespace: what separates an instruction's keyword
 HEREDOC_WORD = re.compile(r"^(\d*)<<(-?)(.+)$")
 HEREDOC_NAME = re.compile(r"[A-Za-z0-9_.-]+")
@@ -75,7 +79,7 @@ def check_file(path: Path | str, *, where: str = "", allowed_bases: set[str] | N
 def check(text: str, *, allowed_bases: set[str] | None = None) -> list[str]:
     """Every refused line of `text`, as `line N: <line>: why`, in order (empty: the file may be built)."""
     allowed = default_bases() if allowed_bases is None else allowed_bases
-    lines = text.removeprefix("\ufeff").splitlines()
+    lines = _lines(text)
     escape, directive_lines, problems = _directives(lines)
     found: dict[tuple[int, str], None] = dict.fromkeys(problems)
     for heredocs in (False, True):
@@ -87,7 +91,7 @@ def check(text: str, *, allowed_bases: set[str] | None = None) -> list[str]:
 
 def external_images(text: str) -> set[str]:
     """The allowed bases `text` (already checked) builds on: each must exist locally, or it would be pulled."""
-    lines = text.removeprefix("\ufeff").splitlines()
+    lines = _lines(text)
     escape, directive_lines, _ = _directives(lines)
     images: set[str] = set()
     for heredocs in (False, True):
@@ -112,17 +116,26 @@ def default_bases() -> set[str]:
 # --- reading ------------------------------------------------------------------------------------
 
 
+def _lines(text: str) -> list[str]:
+    """Lines as Go's scanner cuts them: at \\n only, one \\r before it dropped (str.splitlines also
+    cuts at \\v, \\f, \\x1c-\\x1e, \\x85 and \\u2028, where a builder sees one line)."""
+    return [line.removesuffix("\r") for line in text.removeprefix("\ufeff").split("\n")]
+
+
 def _directives(lines: list[str]) -> tuple[str, int, list[tuple[int, str]]]:
     """The escape character, how many leading lines are directives, and refused directives. As the
     builders do: only the first lines, until any other line; each at most once."""
     escape, seen, problems = "\\", set(), []
     count = 0
     for number, line in enumerate(lines, 1):
-        match = DIRECTIVE.match(line.strip())
+        match = DIRECTIVE.match(line.lstrip(GO_SPACE))
         if not match:
             break
         name, value = match.group(1).lower(), match.group(2)
         count = number
+        if re.search(r"[\f\r]", line):  # a directive to one version of the builder, a comment to another
+            problems.append((number, f"{_quote(line)}: a parser directive spelled with a form feed or carriage "
+                                     "return"))
         if name in seen:
             problems.append((number, f"{_quote(line)}: the {name} directive is given twice"))
         seen.add(name)
@@ -144,7 +157,7 @@ def _instructions(lines: list[str], escape: str, skip: int, heredocs: bool) -> l
     while index < len(lines):
         first = lines[index]
         start, index = index + 1, index + 1
-        line = first.strip()
+        line = first.lstrip(GO_SPACE)
         if not line or line.startswith("#"):
             continue
         parts = []
@@ -157,12 +170,12 @@ def _instructions(lines: list[str], escape: str, skip: int, heredocs: bool) -> l
             while index < len(lines):  # comments and empty lines inside a continuation are dropped
                 candidate = lines[index]
                 index += 1
-                if candidate.strip() and not candidate.lstrip().startswith("#"):
+                if candidate.lstrip(GO_SPACE) and not candidate.lstrip(GO_SPACE).startswith("#"):
                     line = candidate
                     break
             if line is None:
                 break
-        split = KEYWORD_SPLIT.split("".join(parts).strip(), maxsplit=1)
+        split = KEYWORD_SPLIT.split("".join(parts).strip(GO_SPACE), maxsplit=1)
         keyword, args = split[0], split[1] if len(split) > 1 else ""
         instruction = Instruction(start, _fold(keyword), args, first.strip())
         found.append(instruction)

@@ -58,6 +58,11 @@ def test_what_mlebench_dockerfiles_do_passes(text):
     (HEAD + "RUN cat <<'E O F'\nx\nE O F\n", 2, "name a heredoc with a plain word"),
     # a BuildKit reading: the line after the heredoc is an instruction, whatever the body ends with
     (HEAD + "RUN <<EOF\necho \\\nEOF\nADD http://e/x /x\n", 5, "would fetch it"),
+    # where Python's idea of a line or of whitespace is not Go's, the builder's is the one that counts
+    (HEAD + "RUN echo \\\u00a0\nADD http://e/x /x\n", 3, "would fetch it"),  # no continuation: \xa0 is no tab
+    (HEAD + "RUN echo \\\n\x1c\nADD http://e/x /x\n", 4, "would fetch it"),  # \x1c is no blank line to Go
+    (HEAD + "RUN echo \\\u2028\nADD http://e/x /x\n", 3, "would fetch it"),  # \u2028 ends no line to Go
+    ("#escape\f=`\n" + HEAD, 1, "a parser directive spelled with a form feed"),
     ("FROM alpine\n", 1, "not an earlier stage of this Dockerfile nor an allowed base"),
     ("FROM docker.io/library/mlebench-env\n", 1, "never pulls an image"),
     ("FROM mlebench-env@sha256:" + "a" * 64 + "\n", 1, "never pulls"),
