@@ -88,11 +88,12 @@ class Redactor:
         return self._pattern.sub(REPLACEMENT, data) if self._pattern is not None else data
 
     def text(self, text: str, *, cut_start: bool = False) -> str:
-        """`text` redacted; `cut_start`: it is the end of something longer (a log's tail), so it may
-        begin with the rest of a value cut in two, which is replaced too."""
+        """`text` redacted and storable (no lone surrogates); `cut_start`: it is the end of something
+        longer (a log's tail), so it may begin with the rest of a value cut in two, replaced too."""
+        data = text.encode("utf-8", "surrogateescape")  # a name's bytes that are not UTF-8 come back as U+FFFD
         if self._pattern is None:
-            return text
-        data = self.bytes(text.encode("utf-8", "surrogateescape"))
+            return data.decode("utf-8", "replace")
+        data = self.bytes(data)
         return (self._cut_start(data) if cut_start else data).decode("utf-8", "replace")
 
     def stream(self, chunks, *, cut_start: bool = False, cut_end: bool = False) -> Iterator[bytes]:
