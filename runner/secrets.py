@@ -237,15 +237,17 @@ def _quoted(raw: bytes) -> _Encoding:
 
 
 def _wrapped(encoded: bytes) -> _Encoding:
-    """A base64 form, standard or URL-safe, with a line break (\\n or \\r\\n) allowed after any character."""
+    """A base64 form, standard or URL-safe, with a line break allowed after any character: \\n or
+    \\r\\n, or either escaped as JSON or a repr write it, in layers (a repr of it in a JSON step)."""
     pattern = _LINE_BREAK.join(_BASE64_ALIKE.get(c, re.escape(bytes([c]))) for c in encoded)
     size = min(BASE64_BLOCK, len(encoded) // 2)
     blocks = [encoded[i:i + size] for i in range(0, len(encoded) - size + 1, size)]
-    return _Encoding(pattern, tuple(blocks), 3 * len(encoded))
+    return _Encoding(pattern, tuple(blocks), 19 * len(encoded))  # a character and up to 18 of a break
 
 
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
-_LINE_BREAK = rb"(?:\r?\n)?"
+# a line break as it is, or escaped (JSON, a repr: each layer doubles the backslashes) up to 3 layers deep
+_LINE_BREAK = rb"(?:\r?\n|(?:\\{1,8}r)?\\{1,8}n)?"
 _BASE64_ALIKE = {ord("+"): rb"[+\-]", ord("/"): rb"[/_]", ord("-"): rb"[+\-]", ord("_"): rb"[/_]"}
 _FOLD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ+/", b"abcdefghijklmnopqrstuvwxyz-_")
 

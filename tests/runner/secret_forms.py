@@ -25,6 +25,7 @@ def every_encoding(secret):
         "base64, offset 1": base64.b64encode(b"k" + raw).decode(),
         "base64, offset 2": base64.b64encode(b"k:" + raw).decode(),
         "MIME base64": mime, "MIME base64, CRLF": mime.replace("\\n", "\\r\\n"),
+        "MIME base64 in JSON": json.dumps(mime), "MIME base64, repr in JSON": json.dumps(repr(mime)),
         "PEM base64 (64)": "\\n".join(b64[i:i + 64] for i in range(0, len(b64), 64)),
         "urlsafe base64, wrapped at 76": "\\n".join(base64.urlsafe_b64encode(b"xy" + raw).decode()[i:i + 76]
                                                    for i in range(0, 200, 76)),
@@ -36,9 +37,10 @@ every_encoding = namespace["every_encoding"]
 
 
 def leaks(stored: bytes, secret: str) -> list[str]:
-    """The encodings of `secret` found in `stored`: whole, or (base64) 16 characters of it across lines."""
+    """The encodings of `secret` found in `stored`: whole, or (base64) 16 characters of it across lines
+    (broken as text or as JSON escapes)."""
     found = [name for name, text in every_encoding(secret).items() if text.encode() in stored]
-    joined = re.sub(rb"[\r\n]", b"", stored)
+    joined = re.sub(rb"\r|\n|\\+r|\\+n", b"", stored)
     raw = secret.encode()
     for pad in range(3):
         for encode in (base64.b64encode, base64.urlsafe_b64encode):

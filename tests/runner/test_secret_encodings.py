@@ -1,7 +1,8 @@
 """The redactor replaces a secret in every encoding it promises (runner.secrets.Redactor): URL-quoted
 with any safe set, in either hex case, every byte percent-encoded, hex, JSON, reversed, and base64 or
 URL-safe base64 at any alignment, unwrapped or wrapped at MIME's or PEM's width; in one piece of text
-and streamed in chunks cut anywhere. Ordinary log text (URLs, digests, base64 blobs) is left as it is."""
+and streamed in chunks cut anywhere. Ordinary log text (URLs, digests, base64 blobs) is left as it is.
+A hostile agent in Docker that prints them all leaves none in anything the run stores or shows."""
 
 from __future__ import annotations
 
@@ -10,8 +11,12 @@ import hashlib
 
 import pytest
 
+from leaderboard.models import Run
+from runner.models import JobTask
 from runner.secrets import REPLACEMENT, Redactor
-from tests.runner.secret_forms import every_encoding, leaks
+from tests.job_support import needs_agent_tools
+from tests.runner.secret_forms import ENCODINGS_SOURCE, every_encoding, leaks
+from tests.runner.test_hostile_agents import assert_no_scratch_left, everything_about, hostile_job, run_task
 
 SECRETS = [
     "tok-live-7Hq2ZpXw9LmN4rT8vKd3",  # a key as most providers make them
@@ -59,3 +64,38 @@ def test_a_secret_among_many_similar_anchors_is_still_found():
     noise = b"tok-live-7Hq2 " * 5000
     out = Redactor([secret]).bytes(noise + every_encoding(secret)["quote safe=''"].encode() + noise)
     assert out == noise + REPLACEMENT + noise
+
+
+@pytest.mark.docker
+@needs_agent_tools
+def test_a_hostile_agent_printing_its_secrets_in_every_encoding_stores_none(alice, client, job_world,
+                                                                            docker_backend):
+    """Through the real path (a container under runc and runsc, the supervisor, the stored outputs,
+    the trajectory import and every page): each encoding on stdout, stderr, in a code file and in the
+    trajectory's steps."""
+    env = {"LONG_TOKEN": SECRETS[1], "MY_TOKEN": SECRETS[0]}
+    job = hostile_job(alice, f"""
+        exec({ENCODINGS_SOURCE!r})
+        steps = []
+        for var in ("LONG_TOKEN", "MY_TOKEN"):
+            for name, text in every_encoding(os.environ[var]).items():
+                print(f"{{var}} {{name}}: {{text}}", flush=True)
+                print(text, file=sys.stderr, flush=True)
+                steps.append({{"kind": "observation", "text": f"{{name}}: {{text}}"}})
+                steps.append({{"kind": "code", "title": name, "data": {{"content": "key = " + repr(text)}}}})
+                with open(code / "leak.py", "a") as f:
+                    f.write(f"# {{name}}\\n{{text}}\\n")
+        (logs / "trajectory.jsonl").write_text("".join(json.dumps(step) + "\\n" for step in steps))
+        valid_submission()
+    """, env=env)
+    outcome, run, _ = run_task(job, job_world, docker_backend)
+    assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
+    assert run.trajectory.n_steps == 4 * len(ENCODINGS)
+    assert {"code/leak.py", "logs/agent-output.log", "logs/trajectory.jsonl"} <= set(
+        run.artifacts.values_list("name", flat=True))
+    stored = everything_about(run, job, client)
+    assert stored.count(REPLACEMENT) >= 2 * len(ENCODINGS)  # they were there to be found, and replaced
+    for secret in env.values():
+        assert leaks(stored, secret) == [], secret
+    assert_no_scratch_left()
