@@ -62,6 +62,7 @@ def unseal(token: str) -> dict[str, str]:
 
 MIN_REDACTED_CHARS = 4  # shorter values would blank ordinary words; job creation refuses them
 REPLACEMENT = b"[secret]"
+MAX_WINDOWS = 4096  # past this many anchors found in one chunk, the whole chunk is matched
 
 
 def redact(text: str, env: dict[str, str]) -> str:
@@ -113,6 +114,8 @@ class Redactor:
         for anchor in self._anchors:
             at = folded.find(anchor)
             while at != -1:
+                if len(spans) > MAX_WINDOWS:  # anchors everywhere (a value of short pieces): match it all
+                    return [(0, len(data))]
                 spans.append((max(0, at - self.longest), at + len(anchor) + self.longest))
                 at = folded.find(anchor, at + 1)
         merged: list[tuple[int, int]] = []
