@@ -117,3 +117,29 @@ def test_one_refused_file_loses_neither_the_run_nor_its_other_files(alice, job_w
     assert list(run.artifacts.values_list("name", flat=True)) == ["code/kept.py"]
     _, files = default_storage.listdir(run.artifacts.get().file.name.rsplit("/", 1)[0])
     assert not any(name.startswith("refused") for name in files)  # its file was not left behind
+
+
+@needs_agent_tools
+def test_a_file_storage_refuses_is_skipped_with_a_note_and_the_run_keeps_the_rest(alice, client, job_world,
+                                                                                   monkeypatch):
+    real_save = Artifact.save
+
+    def refuse_one(self, *args, **kwargs):
+        if self.name == "code/refused.py":
+            raise ValueError("a row storage refuses")
+        return real_save(self, *args, **kwargs)
+
+    monkeypatch.setattr(Artifact, "save", refuse_one)
+    job = hostile_job(alice, """
+        valid_submission()
+        for name in ("before.py", "refused.py", "sub/after.py"):
+            (code / name).parent.mkdir(exist_ok=True)
+            (code / name).write_text(name)
+    """)
+    outcome, run, _ = run_task(job, job_world, LocalBackend())
+    assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
+    names = set(run.artifacts.values_list("name", flat=True))
+    assert {"code/before.py", "code/sub/after.py", "submission/submission.csv"} <= names
+    assert "code/refused.py" not in names
+    assert "code/refused.py: not stored, a row storage refuses" in run.import_warnings
