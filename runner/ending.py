@@ -47,6 +47,9 @@ def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_
     if outcome.status == JobTask.Status.CANCELLED:
         Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="cancelled by its job",
                                              finished_at=timezone.now())
+    elif not outcome.counted:  # e.g. killed from outside the runner: not graded on its last snapshot
+        Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, finished_at=timezone.now(),
+                                             grading_error=redactor.text(outcome.error)[:5000])
     elif spec.workspace_dir is not None:
         research_jobs.finish(run, spec, backend=backend, snapshots=supervisor.research if supervisor else None,
                              status=outcome.status, exit_code=outcome.exit_code, redactor=redactor,

@@ -281,6 +281,9 @@ JOB_LEASE_S = env_float("MEDALBOARD_JOB_LEASE_S", LEASE_S)  # a running task's c
 JOB_MAX_ATTEMPTS = env_int("MEDALBOARD_JOB_MAX_ATTEMPTS", 2)
 JOB_POLL_S = env_float("MEDALBOARD_JOB_POLL_S", 1.0)
 JOB_STOP_GRACE_S = env_float("MEDALBOARD_JOB_STOP_GRACE_S", 5.0)
+# How long an agent may go on after the LLM gateway refused it a call for the job's budget (its last
+# calls, tokens or cost) before the runner stops the sandbox: time to write a last submission.
+JOB_BUDGET_GRACE_S = env_float("MEDALBOARD_JOB_BUDGET_GRACE_S", 5.0)
 # What a job's run keeps of its sandbox's folders (runner.outputs): a file over the first is stored
 # cut, files past the run's total or count are skipped, each with a note on the run.
 JOB_OUTPUT_FILE_BYTES = env_int("MEDALBOARD_JOB_OUTPUT_FILE_BYTES", 512 * 1024 * 1024)

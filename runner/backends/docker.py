@@ -47,6 +47,7 @@ import hashlib
 import math
 import os
 import posixpath
+import time
 from collections.abc import Iterable
 
 import docker
@@ -55,6 +56,8 @@ import requests.exceptions
 from docker.types import DeviceRequest, LogConfig, Mount
 
 from runner.backends.base import (
+    KILLED_OUTSIDE,
+    OUT_OF_MEMORY,
     Backend,
     BackendUnavailable,
     ImageNotFound,
@@ -256,6 +259,8 @@ class DockerSandbox(Sandbox):
         self.spec = spec
         self._container = container
         self._removed = False
+        self._started = time.time()
+        self._stopped = False  # this runner asked the engine to stop it
 
     @property
     def id(self) -> str:
@@ -268,9 +273,28 @@ class DockerSandbox(Sandbox):
         return None
 
     def stop(self, grace_s: float = 5.0) -> int | None:
+        self._stopped = True
         with _daemon_errors():
             self._container.stop(timeout=max(0, math.ceil(grace_s)))
         return self.poll()
+
+    def end_cause(self) -> str:
+        """The kernel's OOM killer (Docker's State.OOMKilled: any process of the container, the agent
+        itself or a child it outlived), else a kill through the engine this runner did not send (a
+        `kill` event of the container: `docker kill`, `docker stop`, another runner's clean-up)."""
+        state = self._state()
+        if state.get("OOMKilled"):
+            return OUT_OF_MEMORY
+        if self._stopped:
+            return ""
+        with _daemon_errors():
+            # until: the events up to now only (a stream without it waits for more); the daemon keeps
+            # its last events, and the kill comes just before the exit this is asked about.
+            events = self._container.client.api.events(
+                since=f"{self._started - 1:.3f}", until=f"{time.time() + 0.001:.3f}", decode=True,
+                filters={"container": self._container.id, "event": "kill"})
+            killed = any(event.get("Action") == "kill" for event in events)
+        return KILLED_OUTSIDE if killed else ""
 
     def remove(self) -> None:
         if self._removed:
