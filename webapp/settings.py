@@ -260,6 +260,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     # A job task runs longer (its own wall clock) and a redelivery finds it claimed and does nothing.
     else {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", env_int("CELERY_TASK_TIME_LIMIT", 3900) + 300)}
 )
+# The embedded broker publishes atomically and survives a half-written or vanished message file (webapp.broker).
+CELERY_BROKER_TRANSPORT = "webapp.broker:Transport" if CELERY_BROKER_URL.startswith("filesystem") else None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -320,6 +322,8 @@ LLM_TIMEOUT_S = env_float("MEDALBOARD_LLM_TIMEOUT_S", 600.0)
 GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", LEASE_S)  # renewed every third of it while grading
 GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
 STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued
+# A pending run waiting this long says so on its progress page: its task may have been lost.
+GRADING_STUCK_AFTER_S = env_float("MEDALBOARD_GRADING_STUCK_AFTER_S", 120.0)
 SWEEP_INTERVAL_S = env_float("MEDALBOARD_SWEEP_INTERVAL_S", 30.0)
 # Uploads (leaderboard.runs.intake): the request stages the files and a worker imports them under these
 # limits; the request waits up to INTAKE_WAIT_S for the outcome before answering "202: still importing".
