@@ -34,6 +34,7 @@ class ResearchEvidence:
     exit_code: int | None = 0
     has_submission: bool = False
     snapshot_artifacts: dict[float, int] = field(default_factory=dict)  # seconds -> the zip of its files
+    notes: list[str] = field(default_factory=list)  # e.g. the agent's files left out of the copy scored
 
 
 @transaction.atomic
@@ -48,6 +49,7 @@ def record_research_result(run: Run, evidence: ResearchEvidence) -> None:
                            "snapshots": len(evidence.snapshots)}}
     notes = [f"the agent changed files the task gives read-only: {', '.join(evidence.read_only_changes[:20])}"] \
         if evidence.read_only_changes else []
+    notes += evidence.notes
     Run.objects.filter(pk=run.pk).update(
         status=Run.Status.GRADED, score=evidence.score, valid_submission=evidence.score is not None,
         submission_exists=evidence.has_submission or evidence.score is not None, grading_error=evidence.error[:5000],
