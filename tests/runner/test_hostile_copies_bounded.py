@@ -80,6 +80,8 @@ def test_a_sparse_submission_changed_quickly_in_docker_keeps_snapshots_within_th
         outcome, run, _ = run_task(job, job_world, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, JobTask.objects.get(run=run).log_tail)
     check_bounded_snapshots(run)
+    print(f"snapshots {sum(s.artifact.size for s in run.snapshots.select_related('artifact')):,} bytes; the runner "
+          f"wrote {writes.written:,} bytes")
     assert writes.written < 512 << 20, writes.written  # 15+ changes of 48 MiB: all of them would be 720 MiB
     assert_no_scratch_left()
     assert_runner_still_healthy(alice, job_world, docker_backend)
@@ -98,6 +100,7 @@ def check_bounded_research_run(run: Run, writes: RunnerWrites) -> None:
     at most 96 MiB at once in its own folders (64 MiB of outputs staged and the workspace snapshots'
     16 MiB), and each copy that left the file out says so."""
     check_graded_run(run)
+    print(f"the runner wrote {writes.written:,} bytes, its folders peaked at {writes.peak:,} bytes")
     assert writes.written < 256 << 20, writes.written
     assert writes.peak <= 96 << 20, writes.peak
     assert sum(run.artifacts.values_list("size", flat=True)) <= (64 << 20) + (16 << 20)

@@ -157,6 +157,7 @@ def check_bounded_snapshots(run: Run) -> None:
     assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None, run.grading_error
     snapshots = list(run.snapshots.select_related("artifact").order_by("elapsed_seconds"))
     sizes = [s.artifact.size for s in snapshots]
+    print(f"{len(sizes)} snapshots kept, {sum(sizes):,} bytes: {sizes}")
     assert 48 << 20 < sum(sizes) <= 128 << 20, sizes  # kept until the next would pass the share
     assert snapshots[0].score is not None and snapshots[-1].score is not None, [s.grading_error for s in snapshots]
     assert snapshots[-1].artifact.size < 1 << 20  # the last kept is the last valid one
