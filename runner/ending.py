@@ -36,7 +36,7 @@ def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_
     error = "; ".join(part for part in (outcome.error, llm_note if outcome.error or usage else "") if part)
     with transaction.atomic():
         leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
-        stored = store_outputs(run, spec, redactor)
+        stored = store_outputs(run, spec, redactor, spent=supervisor.snapshots.budget if supervisor else None)
         problem = [stored.submission_problem] if stored.submission_problem else []
         # store_outputs redacted its own notes; the supervisor's and the gateway's are redacted here
         _record(run, stored, [*(redactor.text(note) for note in notes if note), *stored.notes, *problem,

@@ -44,7 +44,8 @@ from runner.gateway import STEPS_FILE
 from runner.leases import Claim, LeaseLost
 from runner.live import SnapshotWatch, TrajectoryStream
 from runner.models import Job, JobTask, Runner
-from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE
+from runner.output_budget import Budget
+from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits
 from runner.research import jobs as research_jobs
 from runner.scratch import QUOTA_CHECK_S, Scratch
 
@@ -54,6 +55,7 @@ LOG_TAIL_BYTES = 16_384
 LOG_TAIL_EVERY_S = 3.0
 OUTPUT_LOG_BYTES = 8 << 20
 SIGKILLED = 128 + 9  # the exit code of a process killed by SIGKILL, as shells and Docker say it
+SNAPSHOT_SHARE = 2  # snapshots' part of the run's output limits: 1/2
 
 
 @dataclass
@@ -270,8 +272,10 @@ class Supervisor:
         self.redactor = ending.redactor_for(task.job, access)
         self.stream = TrajectoryStream(run, spec.host_logs_dir, TRAJECTORY_FILE, self.redactor,
                                        also=((spec.runner_dir, STEPS_FILE),))
+        # Snapshots take at most half the run's output limits, so the files stored at its end (the
+        # final submission, the trajectory, the logs) always have the other half.
         self.snapshots = SnapshotWatch(spec.host_submission_dir, SUBMISSION_FILE, self.redactor,
-                                       min(settings.JOB_OUTPUT_FILE_BYTES, settings.MAX_UPLOAD_BYTES))
+                                       Budget.share_of(Limits.from_settings(), SNAPSHOT_SHARE))
         self.started = time.monotonic()
         self.last_tail = 0.0
         self.last_quota = time.monotonic()
@@ -342,7 +346,7 @@ class Supervisor:
         return f"stopped by the runner {settings.JOB_BUDGET_GRACE_S:g} s after its LLM budget ran out"
 
     def notes(self) -> list[str]:
-        return [*self.stream.tail.notes, *self.snapshots.notes]
+        return [*self.stream.tail.notes, *self.snapshots.notes, *(self.research.notes if self.research else [])]
 
     def tick(self, final: bool = False) -> None:
         slots.touch(self.spec.runner_dir, self.held.pk)
@@ -374,6 +378,7 @@ class Supervisor:
                 self.fence()
                 add_snapshot(self.run, seconds, ContentFile(content, name=SUBMISSION_FILE))
         except SnapshotError as exc:
+            self.snapshots.give_back(content)
             log.warning("run %s: snapshot at %s s not kept: %s", self.run.pk, seconds, exc)
 
     def _over_quota(self) -> bool:

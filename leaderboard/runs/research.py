@@ -37,6 +37,7 @@ class ResearchEvidence:
     exit_code: int | None = 0
     has_submission: bool = False
     snapshot_artifacts: dict[float, int] = field(default_factory=dict)  # seconds -> the zip of its files
+    notes: list[str] = field(default_factory=list)  # e.g. the agent's files left out of the copy scored
 
 
 @transaction.atomic
@@ -53,6 +54,7 @@ def record_research_result(run: Run, evidence: ResearchEvidence) -> None:
                            "snapshots": len(evidence.snapshots)}}
     notes = [f"the agent changed files the task gives read-only: {', '.join(evidence.read_only_changes[:20])}"] \
         if evidence.read_only_changes else []
+    notes += evidence.notes
     Run.objects.filter(pk=run.pk).update(
         status=Run.Status.GRADED, score=evidence.score, valid_submission=valid,
         submission_exists=evidence.has_submission, grading_error=evidence.error[:5000],
