@@ -15,6 +15,7 @@ from array import array
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
@@ -182,23 +183,35 @@ def _marked(step, provenance):
 def _on_run_clock(part, agent_started_at: datetime | None) -> None:
     """The agent's step times count from the start its file states (AIDE's first node, a JSONL
     header's started_at); moved onto the run's clock when that start lies within the run. The stated
-    start is the agent's claim, so one outside the run moves nothing (a warning says so)."""
-    stated = part.meta.started_at
-    if stated is None or agent_started_at is None:
+    start is the agent's claim, so one outside the run moves nothing (a warning says so). Importers
+    may learn the start only as they read (AIDE's), so it is looked at once the first step is read."""
+    if agent_started_at is None:
         return
+    steps = iter(part.steps)
+
+    def shifted():
+        first = next(steps, None)
+        if first is None:
+            return
+        offset = _offset(part, agent_started_at)
+        for step in chain((first,), steps):
+            if offset and step.t is not None:
+                step.t, step.raw = round(step.t + offset, 3), None
+            yield step
+
+    part.steps = shifted()
+
+
+def _offset(part, agent_started_at: datetime) -> float:
+    stated = part.meta.started_at
+    if stated is None:
+        return 0.0
     offset = (stated - agent_started_at).total_seconds()
     if not 0 <= offset <= (timezone.now() - agent_started_at).total_seconds():
         part.warn(f"the trajectory says it started at {stated.isoformat()}, outside the run "
                   f"(the agent started at {agent_started_at.isoformat()}); its step times are kept as written")
-        return
-    part.steps = (_shifted(step, offset) for step in part.steps)
-
-
-def _shifted(step, offset: float):
-    if step.t is not None:
-        step.t = round(step.t + offset, 3)
-        step.raw = None
-    return step
+        return 0.0
+    return offset
 
 
 def _joined(parts: list):

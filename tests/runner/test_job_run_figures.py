@@ -127,3 +127,21 @@ def test_the_gateways_clock_counts_from_the_agents_start(tmp_path):
     recorder.count_from(time.time() + 5)  # a call as the clock is set is at its start, never before it
     assert recorder.llm({"model": "m", "status": 200})["t"] == 0.0
     recorder.close()
+
+
+def test_aides_nodes_and_the_gateways_calls_share_the_clock(tmp_path):
+    """AIDE's journal times its nodes from the first node's creation; on the run's clock a node created
+    20 s after the agent started is at 20 s, after a call the gateway recorded at 7 s."""
+    started = timezone.now() - timedelta(seconds=60)
+    run = _job_run(started)
+    first = started.timestamp() + 20
+    journal = tmp_path / "journal.json"
+    journal.write_text(json.dumps({"nodes": [
+        {"id": "a", "step": 0, "ctime": first, "plan": "a baseline", "code": "print(1)\n", "_term_out": ["1"],
+         "exec_time": 1.0, "exc_type": None, "analysis": "ran", "metric": {"value": 0.5, "maximize": True},
+         "is_buggy": False}], "node2parent": {}}))
+    gateway = _jsonl(tmp_path / "llm-steps.jsonl", {}, [{"kind": "llm", "t": 7.0, "title": "call", "data": REAL}])
+    save_final_trajectory(run, ((journal, "journal.json"),), (gateway, "llm-steps.jsonl"), agent_started_at=started)
+    steps = _steps(run)
+    assert [(s.kind, round(s.t, 1)) for s in steps] == [
+        ("llm", 7.0), ("plan", 20.0), ("code", 20.0), ("command", 20.0), ("score", 21.0)]
