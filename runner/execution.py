@@ -113,7 +113,7 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
         return ending.end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec,
                           access, backend=backend)
     try:
-        _record_start(held, run, recipe)
+        _record_start(held, run, recipe, access)
         supervisor = Supervisor(held, task, run, spec, sandbox, scratch, access)
         outcome = supervisor.watch()
     except LeaseLost:
@@ -125,12 +125,16 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
     return ending.end(held, run, outcome, spec, access, supervisor.notes(), backend=backend, supervisor=supervisor)
 
 
-def _record_start(held: Claim, run: Run, recipe: dict) -> None:
+def _record_start(held: Claim, run: Run, recipe: dict, access: llm_access.LlmAccess) -> None:
+    """The agent's start: the run's one clock, which the gateway's steps count from too."""
     from leaderboard.runs.job_runs import record_recipe
 
+    started = timezone.now()
     with transaction.atomic():
-        leases.fence(held, agent_started_at=timezone.now())
+        leases.fence(held, agent_started_at=started)
         record_recipe(run, recipe)
+    if access.gateway is not None:
+        access.gateway.recorder.count_from(started.timestamp())
 
 
 def _keep_output(sandbox) -> None:
@@ -160,7 +164,7 @@ def _prepare_run(held: Claim, task: JobTask) -> Run:
     """The task's Run, created on the first attempt; a re-run starts it afresh."""
     job = task.job
     with transaction.atomic():
-        leases.fence(held)
+        leases.fence(held, agent_started_at=None)  # a previous attempt's start is not this one's
         run = task.run
         if run is None:
             run = Run.objects.create(
@@ -271,7 +275,7 @@ class Supervisor:
         self.held, self.task, self.run, self.spec, self.sandbox, self.scratch = held, task, run, spec, sandbox, scratch
         self.redactor = ending.redactor_for(task.job, access)
         self.stream = TrajectoryStream(run, spec.host_logs_dir, TRAJECTORY_FILE, self.redactor,
-                                       also=((spec.runner_dir, STEPS_FILE),))
+                                       gateway=(spec.runner_dir, STEPS_FILE))
         # Snapshots take at most half the run's output limits, so the files stored at its end (the
         # final submission, the trajectory, the logs) always have the other half.
         self.snapshots = SnapshotWatch(spec.host_submission_dir, SUBMISSION_FILE, self.redactor,
