@@ -601,6 +601,8 @@ class Run(MedalFlags):
         "no submission", a rejected file "invalid submission", never just "graded" and "none"."""
         if self.status != Run.Status.GRADED:
             return self.get_status_display().lower()
+        if self.verification == Run.Verification.SELF_REPORTED and self.score is not None:
+            return "self-reported score"  # nobody here graded a file: neither "graded" nor "invalid"
         if self.score is None and not self.submission_exists:
             return "no submission"
         if self.score is None and self.competition_id is None:
@@ -639,6 +641,13 @@ class Run(MedalFlags):
     def medal_label(self) -> str:
         """The medal, or "–" where no valid score exists to earn one."""
         return self.medals().label if self.score is not None else "–"
+
+    @property
+    def placing(self) -> str:
+        """Where the score lands among the competition's teams, in words (ties and last place said)."""
+        if self.human_rank is None or self.competition is None:
+            return ""
+        return medals.describe_placing(self.human_rank, self.beats_human_pct or 0.0, self.competition.n_teams)
 
 
 class Artifact(models.Model):

@@ -307,8 +307,9 @@ DISCLOSURE_FILTERS = [("internet", "Internet", YES_NO_UNKNOWN), ("test_signal", 
 
 def _opening_board(params: dict, request, scope: tuple) -> tuple[dict, Split, list[dict], Split | None]:
     """The board's parameters, split and rows; for a visitor who named no split, when no experiment of the
-    default split has a complete seed, the first split whose board has one instead (on a fresh site, the
-    demo content), with the split it stands in for: a first page of dashes says nothing about the site."""
+    default split has a complete seed with a valid submission, the first split whose board has one instead
+    (on a fresh site, the demo content), with the split it stands in for: a first page of dashes, or of
+    someone's rejected file, says nothing about the site."""
     split, rows = scoped_rows(params, request.user, scope)
     if "split" in request.GET or _has_complete_seed(rows):
         return params, split, rows, None
@@ -325,7 +326,9 @@ def _opening_board(params: dict, request, scope: tuple) -> tuple[dict, Split, li
 
 
 def _has_complete_seed(rows: list[dict]) -> bool:
-    return any(row["n_seeds"] for row in rows)
+    """Some experiment has a complete seed and a valid submission in it: an invalid upload alone never
+    makes a board the first page."""
+    return any(row["n_seeds"] and row["valid_submission_pct"] for row in rows)
 
 
 def experiment_detail(request, pk: int):
