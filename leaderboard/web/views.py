@@ -23,7 +23,7 @@ from leaderboard.models import Competition, Experiment, Run, RunIntake, Split
 from leaderboard.runs import artifacts, intake, quotas
 from leaderboard.runs import submission as services
 from leaderboard.trust import versions
-from leaderboard.web import reproductions, research, runs_index, static_export
+from leaderboard.web import public_data, reproductions, research, runs_index, static_export
 from leaderboard.web.charts import (
     add_run_marks,
     beaten_share_figure,
@@ -67,7 +67,7 @@ def competition_detail(request, slug: str):
         marks = humans.run_marks(competition=competition, user=request.user)
         figure = add_run_marks(human_leaderboard_figure(
             scores, thresholds, reference=competition.has_reference_leaderboard), marks)
-    return render(request, "leaderboard/competition_detail.html", {
+    return static_export.render_or_export(request, "leaderboard/competition_detail.html", {
         "competition": competition,
         "grader": grader_for(competition),
         "answers_registered": format_check.answers_file(competition) is not None,
@@ -76,7 +76,8 @@ def competition_detail(request, slug: str):
         "figure": figure,
         "n_marks": len(marks),
         "versions": versions.history(competition),
-    })
+        "public_files": public_data.listing(competition),
+    }, f"medalboard-{competition.slug}.html")
 
 
 # --- runs in: the upload form, its progress page, editing -------------------------------------
