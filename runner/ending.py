@@ -37,7 +37,7 @@ def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_
     error = "; ".join(part for part in (outcome.error, llm_note if outcome.error or usage else "") if part)
     with transaction.atomic():
         leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
-        stored = store_outputs(run, spec, redactor)
+        stored = store_outputs(run, spec, redactor, spent=supervisor.snapshots.budget if supervisor else None)
         problem = [stored.submission_problem] if stored.submission_problem else []
         # store_outputs redacted its own notes; the supervisor's and the gateway's are redacted here
         _record(run, task, stored, [*(redactor.text(note) for note in notes if note), *stored.notes, *problem,
@@ -48,6 +48,9 @@ def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_
     if outcome.status == JobTask.Status.CANCELLED:
         Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="cancelled by its job",
                                              finished_at=timezone.now())
+    elif not outcome.counted:  # e.g. killed from outside the runner: not graded on its last snapshot
+        Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, finished_at=timezone.now(),
+                                             grading_error=redactor.text(outcome.error)[:5000])
     elif spec.workspace_dir is not None:
         research_jobs.finish(run, spec, backend=backend, snapshots=supervisor.research if supervisor else None,
                              status=outcome.status, exit_code=outcome.exit_code, redactor=redactor,

@@ -19,12 +19,14 @@ from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import SuspiciousFileOperation
 from django.core.files import File
+from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from leaderboard.models import Artifact, Experiment, Run
 from leaderboard.runs import snapshots
-from leaderboard.runs.artifacts import Upload, store_upload
+from leaderboard.runs.artifacts import MAX_MEMBER_PATH, STORAGE_ERRNOS, Upload, store_upload
 from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 from leaderboard.runs.research import ResearchEvidence, record_research_result
 from leaderboard.runs.snapshots import SnapshotError
@@ -34,12 +36,14 @@ from leaderboard.trust import disclosures
 from leaderboard.trust.reproductions import may_reproduce
 
 __all__ = [
-    "ExperimentSpec", "LiveSteps", "ResearchEvidence", "SnapshotError", "add_snapshot", "experiment_for", "grade",
-    "header_line", "may_reproduce", "record_recipe", "record_research_result", "report_progress_with",
-    "reproduction_of", "save_final_trajectory", "step_line", "store_file", "to_count", "to_float",
+    "MAX_NAME_CHARS", "ExperimentSpec", "FileRefused", "LiveSteps", "ResearchEvidence", "SnapshotError",
+    "add_snapshot", "experiment_for", "grade", "header_line", "may_reproduce", "record_recipe",
+    "record_research_result", "report_progress_with", "reproduction_of", "save_final_trajectory", "step_line",
+    "store_file", "to_count", "to_float",
 ]
 
 log = logging.getLogger(__name__)
+MAX_NAME_CHARS = MAX_MEMBER_PATH  # the longest artifact name a run's file is shown under
 
 
 def experiment_for(*, owner, spec: ExperimentSpec, network: str | None = None) -> Experiment:
@@ -74,9 +78,27 @@ def report_progress_with(source) -> None:
     set_progress_source(source)
 
 
+class FileRefused(Exception):
+    """Storage could not take this one file (its name, its row); the message says why. Storage that
+    is down or full is not this: it raises OSError, as every file of the run would fail the same."""
+
+
 def store_file(run: Run, kind: str, name: str, file: File) -> Artifact:
-    """One of the run's output files, measured and stored as an artifact (a snapshot is registered too)."""
-    return store_upload(run, Upload(kind, name, file))
+    """One of the run's output files, measured and stored as an artifact (a snapshot is registered too),
+    in a savepoint of its own: FileRefused leaves the run and its other files as they were. `name` is
+    kept as the artifact's name (the file is stored under a safe one derived from it); one longer than
+    MAX_NAME_CHARS is refused."""
+    if len(name) > MAX_NAME_CHARS:
+        raise FileRefused(f"the name is longer than {MAX_NAME_CHARS} characters")
+    try:
+        with transaction.atomic():
+            return store_upload(run, Upload(kind, name, file))
+    except OSError as exc:
+        if exc.errno in STORAGE_ERRNOS:
+            raise
+        raise FileRefused(exc.strerror or str(exc)) from exc
+    except (SuspiciousFileOperation, DatabaseError, ValueError) as exc:
+        raise FileRefused(str(exc)) from exc
 
 
 def add_snapshot(run: Run, elapsed_seconds: float, file: File):

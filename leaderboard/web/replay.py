@@ -17,7 +17,7 @@ from django.shortcuts import get_object_or_404, render
 
 from leaderboard.analysis import research
 from leaderboard.lib.research_failures import LABELS as FAILURE_LABELS
-from leaderboard.models import INT32_MAX, INT64_MAX, Run, Snapshot, StepKind
+from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, Snapshot, StepKind
 from leaderboard.trajectories.exports import trajectory_lines
 from leaderboard.trajectories.provenance import recorded_by_gateway
 from leaderboard.trajectories.store import StoredStep, StoredTrajectory
@@ -378,11 +378,14 @@ def snapshot_figure(run: Run) -> dict | None:
 
 def research_facts(run: Run) -> dict | None:
     """A research task's run: its baseline, the score a success needs, improvement, success, failure classes."""
-    gain, success = research.research_outcome(run)
-    if success is None:
-        return None
+    from leaderboard.lib.research_failures import excluded
+
     competition = run.competition
+    if competition is None or competition.kind != Competition.Kind.RESEARCH or competition.baseline_score is None:
+        return None
+    gain, success = research.research_outcome(run)
     step = research.RESEARCH_SUCCESS_IMPROVEMENT * abs(competition.baseline_score)
     success_at = competition.baseline_score + (-step if competition.is_lower_better else step)
     return {"baseline": competition.baseline_score, "success_at": success_at, "improvement": gain,
-            "success": success, "failures": [FAILURE_LABELS.get(c, c) for c in run.failure_classes]}
+            "success": success, "failures": [FAILURE_LABELS.get(c, c) for c in run.failure_classes],
+            "left_out": excluded(run.failure_classes)}

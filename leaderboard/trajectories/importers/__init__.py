@@ -150,6 +150,12 @@ def _update_run(run: Run, parsed: ParsedTrajectory, count: int, take_totals: boo
     fields = ["n_steps", "trajectory_format", "import_warnings"]
     if take_totals:
         fields += _take_totals(run, meta)
+        if isinstance(meta.extra.get("agent_steps"), int):
+            run.agent_steps = meta.extra["agent_steps"]
+            fields.append("agent_steps")
+        if isinstance(meta.extra.get("failure_classes"), list):  # read from the run's own folder (MLAgentBench)
+            run.failure_classes = list(meta.extra["failure_classes"])
+            fields.append("failure_classes")
     if meta.task_name and not run.task_name:
         run.task_name = meta.task_name[:300]
         fields.append("task_name")
