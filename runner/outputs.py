@@ -30,6 +30,7 @@ from django.core.files import File
 from runner import sandbox_files
 from runner.backends import SandboxSpec
 from runner.backends.base import OUTPUT_LOG
+from runner.output_budget import Budget
 from runner.secrets import Redactor
 
 SUBMISSION_FILE = "submission.csv"
@@ -73,11 +74,13 @@ class _Source:
     keep_end: bool = False
 
 
-def store_outputs(run, spec: SandboxSpec, redactor: Redactor, limits: Limits | None = None) -> Stored:
+def store_outputs(run, spec: SandboxSpec, redactor: Redactor, limits: Limits | None = None,
+                  spent: Budget | None = None) -> Stored:
     """Store every file the run should keep; returns what was stored and the notes on the rest (the
-    notes name the agent's files, so they are redacted too: a file may be named after a secret)."""
+    notes name the agent's files, so they are redacted too: a file may be named after a secret).
+    `spent`: what the run's snapshots already took of its limits (files and bytes)."""
     limits = limits or Limits.from_settings()
-    stored = Stored()
+    stored = Stored(total=spent.total, count=spent.count) if spent else Stored()
     stage = spec.runner_dir / "stage"
     stage.mkdir(parents=True, exist_ok=True)
     sources, skipped = _sources(spec)
