@@ -87,22 +87,25 @@ class LineTail:
 
 
 class TrajectoryStream:
-    """New lines of the agent's trajectory file (and of `also`, e.g. the LLM gateway's steps in the
-    runner's folder) -> steps appended to the run's live trajectory, in the order they arrive."""
+    """New lines of the agent's trajectory file (and of `gateway`, the LLM gateway's steps in the
+    runner's folder) -> steps appended to the run's live trajectory, in the order they arrive. Only the
+    gateway's lines become gateway-recorded steps; the agent's are its own claims."""
 
-    def __init__(self, run, root: Path, name: str, redactor: Redactor, also: tuple[tuple[Path, str], ...] = (),
+    def __init__(self, run, root: Path, name: str, redactor: Redactor, gateway: tuple[Path, str] | None = None,
                  most: int | None = None) -> None:
         from leaderboard.runs.job_runs import LiveSteps
 
         self.tail, self.redactor = LineTail(root, name, most=most), redactor
-        self.tails = [self.tail, *(LineTail(folder, file) for folder, file in also)]
+        self.gateway_tail = LineTail(*gateway) if gateway is not None else None
         self.steps = LiveSteps(run)
 
     def pump(self, fence) -> int:
         if not self.steps.available:
             return 0
-        lines = ((lineno, self.redactor.bytes(line)) for tail in self.tails for lineno, line in tail.new_lines())
-        return self.steps.append(lines, fence)
+        agent = [(lineno, self.redactor.bytes(line)) for lineno, line in self.tail.new_lines()]
+        gateway = [(lineno, self.redactor.bytes(line)) for lineno, line in
+                   (self.gateway_tail.new_lines() if self.gateway_tail else [])]
+        return self.steps.append(agent, fence, gateway)
 
     def close(self) -> None:
         self.steps.close()

@@ -16,7 +16,7 @@ from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
 
 from leaderboard.models import Experiment, Run
-from runner import access, api, reproduction, services
+from runner import access, api, reproduction, services, states
 from runner.forms import JobForm
 from runner.models import JobTask
 
@@ -24,8 +24,8 @@ from runner.models import JobTask
 @login_required
 def job_list(request):
     jobs = list(access.visible_jobs(request.user).prefetch_related("tasks__run").order_by("-created_at", "-id")[:200])
-    for job in jobs:  # a job that "succeeded" with runs grading could not score says so here too
-        job.not_scored = sum(services.unscored_reason(task.run) is not None for task in job.tasks.all())
+    for job in jobs:  # a job whose runs grading could not score says so here too (runner.states)
+        job.not_scored = states.not_scored(job.task_list())
     return render(request, "runner/job_list.html", {"jobs": jobs, "can_submit": access.can_submit_jobs(request.user)})
 
 

@@ -48,7 +48,8 @@ def check_header(header: list[str], required: Iterable[str], exact: bool, id_col
     missing = [name for name in (id_column, *required) if name not in header]
     if missing:
         raise SubmissionError(f"missing column(s) {sample(missing)}{_near_misses(missing, header)}; "
-                              f"expected columns: {sample([id_column, *required][:8], len(required) + 1)}")
+                              f"expected columns: {sample([id_column, *required][:8], len(required) + 1)}; "
+                              f"the file's columns: {sample(header[:8], len(header)) if header else 'none'}")
     extra = [name for name in header if name not in required and name != id_column]
     if exact and extra:
         raise SubmissionError(f"unexpected column(s) {sample(extra)}: this competition accepts only "
