@@ -304,6 +304,9 @@ RESEARCH_EVAL_TIME_LIMIT_S = env_float("MEDALBOARD_RESEARCH_EVAL_TIME_LIMIT_S", 
 # A baseline's claim (webapp.leases), renewed while the starter and the eval run; a lost one is computed again
 RESEARCH_BASELINE_LEASE_S = env_float("MEDALBOARD_RESEARCH_BASELINE_LEASE_S", LEASE_S)
 RESEARCH_BASELINE_MAX_ATTEMPTS = env_int("MEDALBOARD_RESEARCH_BASELINE_MAX_ATTEMPTS", 2)
+# How many times the starter runs for a baseline (their mean is the baseline, as MLAgentBench averages its
+# Baseline runs): one run's spread can be wider than the 10 % success margin.
+RESEARCH_BASELINE_RUNS = env_int("MEDALBOARD_RESEARCH_BASELINE_RUNS", 3)
 RESEARCH_SNAPSHOT_EVERY_S = env_float("MEDALBOARD_RESEARCH_SNAPSHOT_EVERY_S", 30.0)
 RESEARCH_MAX_SNAPSHOTS = env_int("MEDALBOARD_RESEARCH_MAX_SNAPSHOTS", 50)
 # The OCI runtime of a Docker runner's sandboxes: runc (Docker's default) or runsc (gVisor).

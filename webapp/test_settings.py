@@ -85,3 +85,6 @@ RUNNER_SECRETS_FERNET_KEY = "dGVzdC1zdWl0ZS1vbmx5LWZlcm5ldC1rZXktMDEyMzQ="  # a 
 CELERY_IMPORTS = tuple(name for name in os.environ.get("MEDALBOARD_TEST_WORKER_IMPORTS", "").split(",") if name)
 TEST_SLOW_WORK_S = float(os.environ.get("MEDALBOARD_TEST_SLOW_WORK_S", "0"))
 TEST_WORK_LOG = os.environ.get("MEDALBOARD_TEST_WORK_LOG", "")
+# One starter run per baseline in tests (the default, 3, triples every test that computes one); the
+# tests of the mean over runs set more.
+RESEARCH_BASELINE_RUNS = int(os.environ.get("MEDALBOARD_RESEARCH_BASELINE_RUNS") or 1)

@@ -340,7 +340,7 @@ def _research_task(competition: Competition, folder: TaskFolder, target: Path, d
 
 def _set_baseline(task: ResearchTask, status: str, score: float | None, *, log: str, error: str) -> None:
     task.baseline_status, task.baseline_log, task.baseline_error = status, log, error
-    task.baseline_seconds = None  # a given or asked-for baseline: the old starter's time no longer describes it
+    task.baseline_seconds, task.baseline_runs = None, []  # a given or asked-for baseline: the old runs are not it
     task.baseline_at = timezone.now() if status != ResearchTask.Baseline.NONE else None  # given, or asked for
     # A fresh request: no claim on it, its attempts counted afresh (a holder's last write now matches nothing)
     task.baseline_owner, task.baseline_lease_expires_at, task.baseline_attempts = "", None, 0

@@ -113,7 +113,13 @@ def test_llm_usage_totals_past_the_run_columns_are_unknown_not_a_database_error(
     from runner import llm_access
     from runner.gateway.limits import Totals
 
+    class Meter:
+        def budget_refused(self):
+            return None
+
     class Gateway:
+        meter = Meter()
+
         def stop(self) -> None: ...
 
         def status(self) -> str:

@@ -88,6 +88,7 @@ def test_a_sandbox_killed_from_outside_fails_and_its_run_is_not_counted(alice, c
     assert "killed from outside the runner" in run.grading_error
     client.force_login(alice)
     assert "killed from outside the runner" in client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "killed from outside the runner" in client.get(f"/runs/{run.pk}/").content.decode()
     assert_no_scratch_left()
     assert_runner_still_healthy(alice, job_world, docker_backend)
 
@@ -140,6 +141,7 @@ def test_an_agent_past_its_memory_limit_is_said_killed_by_the_kernel(alice, clie
     assert run.status == Run.Status.GRADED and run.valid_submission  # its own end: graded
     client.force_login(alice)
     assert "killed by the kernel (out of memory)" in client.get(f"/jobs/{job.pk}/").content.decode()
+    assert "killed by the kernel (out of memory)" in client.get(f"/runs/{run.pk}/").content.decode()
     assert_runner_still_healthy(alice, job_world, docker_backend)
 
 
