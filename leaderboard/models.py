@@ -532,6 +532,9 @@ class Run(MedalFlags):
     import_warnings = models.JSONField(default=list, blank=True)
     # A research task's run: MLAgentBench's failure classes that apply (leaderboard.lib.research_failures)
     failure_classes = models.JSONField(default=list, blank=True)
+    # The agent's steps as its own benchmark counts them (MLAgentBench: trace.json's steps, 14 where the
+    # replay shows 34 plan/action/observation steps); None where the trajectory does not say
+    agent_steps = models.PositiveIntegerField(null=True, blank=True)
     notes = models.TextField(blank=True)
     # What a run from a job needs to run again, recorded as its sandbox starts (runner.recipes): agent
     # version and image id, data version, seed, settings, hardware, time limit, backend and runtime.
@@ -613,12 +616,26 @@ class Run(MedalFlags):
         """Where grading stands: queued, grading, retrying (attempt n), or failed and why."""
         n = self.grading_attempts
         if self.status == Run.Status.PENDING:
-            return f"retrying (attempt {n + 1})" if n else "queued for grading"
+            return (f"retrying (attempt {n + 1})" if n else "queued for grading") + self._stuck_hint()
         if self.status == Run.Status.GRADING:
             return f"grading (attempt {n})" if n > 1 else "grading"
         if self.status == Run.Status.FAILED:
             return f"failed: {self.grading_error}" if self.grading_error else "failed"
         return self.state
+
+    def _stuck_hint(self) -> str:
+        """Said once a pending run has waited GRADING_STUCK_AFTER_S since its last change: its task may
+        have been lost (a worker that died, no runner started); the sweep queues it again meanwhile."""
+        from django.utils import timezone
+
+        from leaderboard.lib.durations import format_seconds
+
+        since = max(t for t in (self.updated_at, self.grading_lease_expires_at) if t is not None)
+        waited = (timezone.now() - since).total_seconds()
+        if waited < settings.GRADING_STUCK_AFTER_S:
+            return ""
+        return (f", waiting {format_seconds(waited)}: no worker has taken it yet (is a runner running? "
+                f"`manage.py runner`); it is queued again every {format_seconds(settings.STALE_PENDING_S)}")
 
     @property
     def medal_label(self) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import html
+import math
+from collections import Counter
 from copy import deepcopy
 from functools import lru_cache
 
@@ -79,13 +81,22 @@ def _human_leaderboard_figure(scores: tuple[float, ...], thresholds: Thresholds,
     fig.update_layout(
         title=(title or f"{thresholds.n_teams} {words['many']} ({direction})") + note,
         xaxis={"title": f"{words['axis']}, {arrow}", "range": [low, high]},
-        yaxis_title=words["unit"], bargap=0.02, margin={"l": 50, "r": 20, "t": 60, "b": 50}, height=380,
+        yaxis=count_axis(words["unit"], scores, low, size), bargap=0.02,
+        margin={"l": 50, "r": 20, "t": 60, "b": 50}, height=380,
         showlegend=False,
     )
     return _plain(fig)
 
 
 THRESHOLD_NAMES = ("gold", "silver", "bronze", "median")
+
+
+def count_axis(title: str, values, start: float, size: float) -> dict:
+    """A histogram's y axis of counts: whole numbers only. Plotly's own ticks go by halves when the
+    tallest bar is a few items high ("0.5 teams"), so below 9 every whole number is a tick."""
+    tallest = max(Counter(math.floor((v - start) / size) for v in values if v >= start).values(), default=0)
+    axis = {"title": title, "rangemode": "tozero", "tickformat": ",d"}
+    return {**axis, "tick0": 0, "dtick": 1} if tallest < 9 else axis
 
 
 def bulk_range(scores: list[float], must_show: list[float], lower_is_better: bool) -> tuple[float, float]:
@@ -182,7 +193,7 @@ def with_baseline(figure: dict, baseline: float, success_at: float) -> dict:
     shapes = list(figure["layout"].get("shapes", []))
     annotations = list(figure["layout"].get("annotations", []))
     for value, label, colour, dash in ((baseline, "baseline", "#555b66", "dot"),
-                                       (success_at, "success (10% better)", "#2e7d32", "dash")):
+                                       (success_at, "success (more than 10% better)", "#2e7d32", "dash")):
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": value, "y1": value,
                        "line": {"color": colour, "dash": dash}})
         annotations.append({"xref": "paper", "x": 0, "yref": "y", "y": value, "text": f"{label} {value:g}",
@@ -280,7 +291,7 @@ def beaten_share_figure(shares: list[tuple[str, float]], references: set[bool] =
     ))
     fig.update_layout(
         xaxis={"title": f"share of {many} beaten (%, mean over seeds)", "range": [0, 100]},
-        yaxis={"title": "competitions"}, bargap=0.05, showlegend=False,
+        yaxis=count_axis("competitions", [pct for _, pct in shares], 0, 5), bargap=0.05, showlegend=False,
         margin={"l": 60, "r": 20, "t": 20, "b": 50}, height=320,
     )
     return _plain(fig)

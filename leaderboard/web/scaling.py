@@ -8,9 +8,10 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from rest_framework.exceptions import ValidationError
+from rest_framework.fields import BooleanField
 
 from leaderboard.analysis import scaling, stats
 from leaderboard.api.runs import rows_to_csv
@@ -39,6 +40,8 @@ QUERY_KEYS = ("split", "agent", "model", "hardware", "experiment", "pad", "hours
 def scaling_page(request: HttpRequest, kind: str) -> HttpResponse:
     if kind not in PAGES:
         raise Http404("no such scaling chart")
+    if request.GET.get("format") in ("csv", "json"):  # the page's numbers are the API's
+        return redirect(f"{reverse(PAGES[kind]['api'])}?{request.GET.urlencode()}")
     errors, payload, params = {}, None, {}
     try:
         params = parse_query(request.GET)
@@ -52,6 +55,8 @@ def scaling_page(request: HttpRequest, kind: str) -> HttpResponse:
     context = {
         "kind": kind, "page": PAGES[kind], "pages": PAGES, "payload": payload, "errors": errors,
         "form": {k: request.GET.get(k, "") for k in QUERY_KEYS}, "split_choices": stats.split_choices(),
+        # the box shows what was applied: pad=on, yes, 1 and true all pad (the API's boolean)
+        "pad": params.get("pad", request.GET.get("pad", "").lower() in BooleanField.TRUE_VALUES),
         "api_url": api, "json_url": f"{api}?{query}", "csv_url": f"{api}?{query}{'&' if query else ''}format=csv",
         "csv_rows": scaling.csv_rows(payload) if payload else [],
     }

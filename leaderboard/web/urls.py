@@ -1,12 +1,14 @@
 from django.urls import path
 
-from leaderboard.web import findings, replay, run_files, runs_index, similarity, views
+from leaderboard.web import findings, public_data, replay, run_files, runs_index, similarity, views
 from leaderboard.web import scaling as scaling_views
 
 urlpatterns = [
     path("", views.leaderboard, name="home"),
     path("competitions/", views.competition_list, name="competition-list"),
     path("competitions/<str:slug>/", views.competition_detail, name="competition-detail"),
+    path("competitions/<str:slug>/data/", public_data.public_file, name="competition-data"),
+    path("competitions/<str:slug>/data/<path:path>", public_data.public_file, name="competition-data-file"),
     path("runs/", runs_index.runs_index, name="runs-index"),
     path("runs/<int:pk>/", replay.run_detail, name="run-detail"),
     path("runs/<int:pk>/steps/", replay.run_steps_window, name="run-steps-window"),

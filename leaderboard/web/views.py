@@ -23,7 +23,7 @@ from leaderboard.models import Competition, Experiment, Run, RunIntake, Split
 from leaderboard.runs import artifacts, intake, quotas
 from leaderboard.runs import submission as services
 from leaderboard.trust import versions
-from leaderboard.web import reproductions, research, runs_index, static_export
+from leaderboard.web import public_data, reproductions, research, runs_index, static_export
 from leaderboard.web.charts import (
     add_run_marks,
     beaten_share_figure,
@@ -67,7 +67,7 @@ def competition_detail(request, slug: str):
         marks = humans.run_marks(competition=competition, user=request.user)
         figure = add_run_marks(human_leaderboard_figure(
             scores, thresholds, reference=competition.has_reference_leaderboard), marks)
-    return render(request, "leaderboard/competition_detail.html", {
+    return static_export.render_or_export(request, "leaderboard/competition_detail.html", {
         "competition": competition,
         "grader": grader_for(competition),
         "answers_registered": format_check.answers_file(competition) is not None,
@@ -76,7 +76,8 @@ def competition_detail(request, slug: str):
         "figure": figure,
         "n_marks": len(marks),
         "versions": versions.history(competition),
-    })
+        "public_files": public_data.listing(competition),
+    }, f"medalboard-{competition.slug}.html")
 
 
 # --- runs in: the upload form, its progress page, editing -------------------------------------
@@ -239,6 +240,12 @@ def leaderboard(request):
                                           key=("board", request.GET.urlencode(), published.stamp()),
                                           compute=lambda scope: _board(params, request, scope))
     except Split.DoesNotExist:
+        if export not in ("csv", "json") and _research_only(params, request):
+            return render(request, "leaderboard/leaderboard.html", {
+                "research_only": True, "research": stats.research_results(
+                    stats.research_runs(request.user, verified_only=bool(params.get("verified")))),
+                "verified_only": bool(params.get("verified")),
+                "has_mlebench": Split.objects.filter(benchmark__slug="mle-bench").exists()})
         raise Http404("that split is not in the catalogue") from None
     if export == "csv":
         response = HttpResponse(rows_to_csv(rows), content_type="text/csv; charset=utf-8")
@@ -250,8 +257,21 @@ def leaderboard(request):
     return static_export.render_or_export(request, "leaderboard/leaderboard.html", {
         "board": {**board, "html": mark_safe(board["html"]),  # noqa: S308 - both rendered by our templates
                   "published_html": mark_safe(board["published_html"])},  # noqa: S308
-        "split": split, "research": stats.research_results(stats.research_runs(request.user)),
+        "split": split, "research": stats.research_results(
+            stats.research_runs(request.user, verified_only=bool(params.get("verified")))),
     }, f"medalboard-{split.slug}.html")
+
+
+def _research_only(params: dict, request) -> bool:
+    """The front page (or ?split=research) of a site that hosts research tasks and no MLE-bench split
+    of that name: the research section alone, not a 404."""
+    from leaderboard.competitions.research_import import SPLIT as RESEARCH_SPLIT
+
+    named = request.GET.get("split")
+    if named not in (None, "", RESEARCH_SPLIT):
+        return False
+    return Split.objects.filter(slug=RESEARCH_SPLIT).exists() or \
+        Competition.objects.filter(kind=Competition.Kind.RESEARCH).exists()
 
 
 def _board(params: dict, request, scope: tuple) -> dict:

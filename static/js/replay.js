@@ -18,6 +18,18 @@
     return response.json();
   }
 
+  // A saved copy opened from disk has a <base href> pointing at the site: a relative URL would resolve
+  // there, another origin, and replaceState throws SecurityError. So the URL is the document's own
+  // address with the new fragment; where the browser still refuses (some treat every file:// page as
+  // its own origin), the step stays selected and only the address bar keeps its old fragment.
+  function replaceHash(hash) {
+    try {
+      history.replaceState(null, "", location.href.split("#")[0] + hash);
+    } catch (error) {
+      if (!(error instanceof DOMException)) throw error;
+    }
+  }
+
   // ----------------------------------------------------------------------------------------------
   // Windows of cards
 
@@ -83,17 +95,21 @@
     this.current = card;
     card.classList.add("current");
     if (scroll) card.scrollIntoView({ block: "center" });
-    if (hash) history.replaceState(null, "", "#step-" + card.dataset.index);
+    if (hash) replaceHash("#step-" + card.dataset.index);
     document.querySelectorAll("#tree g.tree-node.current").forEach((g) => g.classList.remove("current"));
     const node = document.querySelector('#tree g.tree-node[data-index="' + card.dataset.index + '"]');
     if (node) node.classList.add("current");
     document.getElementById("scrubber").value = card.dataset.index;
+    // Indexes count from 0 (the cards' #0 permalinks); people count steps from 1.
     document.getElementById("position").textContent =
-      "step " + card.dataset.index + " / " + this.root.dataset.nSteps;
+      "step " + (Number(card.dataset.index) + 1) + " / " + this.root.dataset.nSteps;
   };
 
   Replay.prototype.goTo = async function (index) {
     let card = this.card(index);
+    if (!card && this.root.dataset.exported) {  // a saved copy holds only its cards: the nearest one
+      card = this.cards().find((c) => Number(c.dataset.index) >= index) || this.cards().pop();
+    }
     if (!card) {
       await this.loadAround(index);
       card = this.card(index) || this.cards().find((c) => Number(c.dataset.index) >= index) || this.cards().pop();
@@ -163,6 +179,12 @@
 
   Replay.prototype.onKey = function (event) {
     if (event.target.closest("input, select, textarea") || event.ctrlKey || event.metaKey || event.altKey) return;
+    const last = Number(this.root.dataset.nSteps) - 1;
+    if ((event.key === "Home" || event.key === "End") && last >= 0) {
+      event.preventDefault();
+      this.queue(() => this.goTo(event.key === "Home" ? 0 : last));
+      return;
+    }
     if (!NEXT_KEYS.has(event.key) && !PREV_KEYS.has(event.key)) return;
     event.preventDefault();
     this.queue(() => this.move(NEXT_KEYS.has(event.key) ? 1 : -1));
@@ -275,6 +297,8 @@
       const mark = document.createElement("mark");
       match.parentNode.replaceChild(mark, match);
       mark.appendChild(match);
+      const folded = mark.closest("details"); // an LLM call's prompt or reply: open where the hit is
+      if (folded) folded.open = true;
     });
   }
 

@@ -45,6 +45,7 @@ def graded_run(alice, catalogue, tmp_path, settings):
     # Test-set ids are public (the sample submission lists them); the labels are the secret.
     header, first, *rest = path.read_text().splitlines()
     path.write_text("\n".join([header, first.split(",")[0] + f",{SECRET}", *rest]) + "\n")
+    _public_data_beside(path, catalogue.get(slug="spaceship-titanic"))
     from webapp.celery import app
 
     app.conf.task_always_eager = True
@@ -60,11 +61,26 @@ def graded_run(alice, catalogue, tmp_path, settings):
     return run, path
 
 
+def _public_data_beside(answers, competition) -> None:
+    """A public data folder next to the answers, holding a link to them, as a careless import might."""
+    public = answers.parent / "public"
+    (public / "images").mkdir(parents=True)
+    (public / "train.csv").write_text("PassengerId,Transported\n0001_01,True\n")
+    (public / "answers-link.csv").symlink_to(answers)
+    (public / "images" / "up.csv").symlink_to(answers)
+    competition.public_data_dir = str(public)
+    competition.save(update_fields=["public_data_dir"])
+
+
 def _urls(run):
     urls = {_concrete(route, run) for route in _patterns()}
     urls.discard(None)
+    data = "/competitions/spaceship-titanic/data/"
     extra = {"/?format=csv", "/?format=json", "/api/leaderboard/?format=csv", "/api/runs/?limit=5",
-             f"/api/runs/{run.pk}/steps/?q=Transported", f"/compare/?runs={run.pk},{run.pk}"}
+             f"/api/runs/{run.pk}/steps/?q=Transported", f"/compare/?runs={run.pk},{run.pk}",
+             data + "train.csv", data + "images/", data + "answers-link.csv", data + "images/up.csv",
+             data + "../answers.csv", data + "images/../../answers.csv", data + "%2e%2e/answers.csv",
+             "/competitions/spaceship-titanic/?export=html"}
     return sorted(urls | extra)
 
 

@@ -63,3 +63,13 @@ def test_the_figure_is_made_once_per_leaderboard_and_marks_leave_it_alone():
     assert len(first["data"]) == 1 and first["layout"]["xaxis"]["range"][1] == 100.0
     assert len(marked["data"]) == 2 and marked["layout"]["xaxis"]["range"][1] == 250.0
     assert human_leaderboard_figure(scores[:-1], medals.compute_thresholds(scores[:-1])) is not first
+
+
+def test_a_histogram_of_few_counts_has_whole_number_ticks():
+    """A bar a few items tall: Plotly's own ticks would be 0, 0.5, 1, ... (half a team)."""
+    scores = [0.1, 0.2, 0.2, 0.3, 0.5, 0.9]
+    axis = human_leaderboard_figure(scores, medals.compute_thresholds(scores))["layout"]["yaxis"]
+    assert (axis["tick0"], axis["dtick"], axis["tickformat"]) == (0, 1, ",d")
+    many = list(np.linspace(0.80, 0.99, 3000))  # thousands of teams: Plotly's ticks are whole numbers anyway
+    axis = human_leaderboard_figure(many, medals.compute_thresholds(many))["layout"]["yaxis"]
+    assert "dtick" not in axis and axis["tickformat"] == ",d"

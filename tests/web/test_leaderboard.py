@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import re
 
 import pytest
 from scipy import stats as scipy_stats
@@ -170,3 +171,16 @@ def test_cost_frontier_chart_plots_priced_experiments(client, catalogue):
     points, front = figure["data"]
     assert sorted(zip(points["x"], points["y"], strict=True)) == [(1.0, 50.0), (4.0, 100.0), (5.0, 9.09)]
     assert list(zip(front["x"], front["y"], strict=True)) == [(1.0, 50.0), (4.0, 100.0)]
+
+
+def test_a_row_nobody_disclosed_says_not_disclosed_once_per_field(client, catalogue):
+    silent, stated = experiment("silent-agent"), experiment("stated-agent")
+    stated.disclosed_by, stated.internet = "uploader", "no"
+    stated.save()
+    make_runs(44, [silent, stated])
+    html = client.get("/?split=lite").content.decode()
+    rows = {name: re.sub(r"<[^>]+>|\s+", " ", row) for row in html.split("<tr>") for name in ("silent", "stated")
+            if f"{name}-agent</a>" in row}
+    assert "test signal: not disclosed" in rows["silent"]
+    assert not re.search(r"not disclosed\s+not disclosed", rows["silent"])
+    assert "stated by the uploader" in rows["stated"] and "internet: no" in rows["stated"]

@@ -106,3 +106,14 @@ def test_comparing_experiments_on_reference_leaderboards_speaks_of_baselines(smo
     assert "Reference baselines beaten (%)" in page and "A beats baselines %" in page
     summary = page.split('id="paired-summary"')[1].split("</table>")[0]
     assert "human" not in summary.lower()
+
+
+def test_a_smoke_competition_never_speaks_of_kaggle_medals_and_links_its_public_files(smoke_root, client):
+    import_catalogue(smoke_root, data_dir=smoke_root / "data")
+    page = client.get("/competitions/smoke-wine/").content.decode()
+    assert "Kaggle awarded" not in page and "medals against its reference baselines" in page
+    links = re.findall(r'href="(/competitions/smoke-wine/data/[^"]+)"', page)
+    assert sorted(link.rsplit("/", 1)[1] for link in links) == ["description.md", "sample_submission.csv",
+                                                                "test.csv", "train.csv"]
+    assert all(client.get(link).status_code == 200 for link in links)
+    assert client.get("/competitions/smoke-wine/data/../private/answers.csv").status_code == 404

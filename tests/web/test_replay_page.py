@@ -183,3 +183,12 @@ def test_query_count_is_pinned(client, run, django_assert_num_queries):
     # closest matches by code
     with django_assert_num_queries(7):
         get_page(client, run)
+
+
+@pytest.mark.parametrize("duration, shown", [(2.932382345199585, "· 3 s"), (754.2, "· 12 min 34 s"),
+                                             ("soon", "· –")])
+def test_a_command_card_writes_its_duration_for_people(client, run, duration, shown):
+    add_steps(run, [{"kind": "command", "data": {"command": "python train.py", "exit_code": 0, "duration": duration}}])
+    html = get_page(client, run).content.decode()
+    assert f"exit code <span class=\"exit\">0</span> {shown}</p>" in html
+    assert "2.932382345199585" not in html

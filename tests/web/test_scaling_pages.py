@@ -132,3 +132,21 @@ def test_the_numbers_table_writes_times_for_people_and_the_csv_keeps_numbers(cat
     assert "0.0333" not in table and "0.00833" not in table and "<th>hours</th>" not in table
     csv_text = client.get("/api/scaling/time/", {"split": "short-test", "format": "csv"}).content.decode()
     assert "time_limit_hours" in csv_text.splitlines()[0] and "0.0333" in csv_text
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("fmt", ["csv", "json"])
+def test_a_page_asked_for_csv_or_json_sends_to_the_api(client, world, kind, fmt):
+    response = client.get(f"/scaling/{kind}/?split=tiny-test&pad=true&format={fmt}")
+    assert response.status_code == 302
+    assert response["Location"] == f"/api/scaling/{kind}/?split=tiny-test&pad=true&format={fmt}"
+    followed = client.get(response["Location"])
+    assert followed["Content-Type"].startswith("text/csv" if fmt == "csv" else "application/json")
+
+
+@pytest.mark.parametrize("value, ticked", [("on", True), ("true", True), ("1", True), ("yes", True),
+                                           ("false", False), ("", False)])
+def test_the_pad_box_shows_what_was_applied(client, world, value, ticked):
+    html = client.get(f"/scaling/time/?split=tiny-test&pad={value}").content.decode()
+    assert ('name="pad" value="true" checked>' in html) is ticked
+    assert _embedded(html, "scaling-data") == client.get(f"/api/scaling/time/?split=tiny-test&pad={value}").json()
