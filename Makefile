@@ -26,8 +26,17 @@ install: $(STAMP)
 run: $(STAMP)
 	scripts/run.sh
 
+# `make test` runs the suite on TEST_WORKERS parallel workers (pytest-xdist; each has its own test
+# database, broker and folders: webapp/test_settings.py), then the tests marked `serial` (Docker's,
+# those sharing a machine-wide resource) one at a time. TEST_WORKERS=0 runs everything in one process.
+TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); [ "$$n" -gt 8 ] && n=8; echo $$n)
+
 test: $(STAMP)
-	$(BIN)/pytest $(PYTEST_ARGS)
+	@rc=0; s=0; \
+	$(BIN)/pytest -n $(TEST_WORKERS) -m "not serial" $(PYTEST_ARGS) || rc=$$?; \
+	$(BIN)/pytest -m serial $(PYTEST_ARGS) || s=$$?; \
+	[ $$rc -eq 5 ] && rc=$$s; [ $$rc -eq 0 ] && [ $$s -ne 5 ] && rc=$$s; \
+	exit $$rc  # 5 (no test) only when neither part had one
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

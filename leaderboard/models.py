@@ -532,6 +532,9 @@ class Run(MedalFlags):
     import_warnings = models.JSONField(default=list, blank=True)
     # A research task's run: MLAgentBench's failure classes that apply (leaderboard.lib.research_failures)
     failure_classes = models.JSONField(default=list, blank=True)
+    # The agent's steps as its own benchmark counts them (MLAgentBench: trace.json's steps, 14 where the
+    # replay shows 34 plan/action/observation steps); None where the trajectory does not say
+    agent_steps = models.PositiveIntegerField(null=True, blank=True)
     notes = models.TextField(blank=True)
     # What a run from a job needs to run again, recorded as its sandbox starts (runner.recipes): agent
     # version and image id, data version, seed, settings, hardware, time limit, backend and runtime.
@@ -598,6 +601,8 @@ class Run(MedalFlags):
         "no submission", a rejected file "invalid submission", never just "graded" and "none"."""
         if self.status != Run.Status.GRADED:
             return self.get_status_display().lower()
+        if self.verification == Run.Verification.SELF_REPORTED and self.score is not None:
+            return "self-reported score"  # nobody here graded a file: neither "graded" nor "invalid"
         if self.score is None and not self.submission_exists:
             return "no submission"
         if self.score is None and self.competition_id is None:
@@ -611,17 +616,38 @@ class Run(MedalFlags):
         """Where grading stands: queued, grading, retrying (attempt n), or failed and why."""
         n = self.grading_attempts
         if self.status == Run.Status.PENDING:
-            return f"retrying (attempt {n + 1})" if n else "queued for grading"
+            return (f"retrying (attempt {n + 1})" if n else "queued for grading") + self._stuck_hint()
         if self.status == Run.Status.GRADING:
             return f"grading (attempt {n})" if n > 1 else "grading"
         if self.status == Run.Status.FAILED:
             return f"failed: {self.grading_error}" if self.grading_error else "failed"
         return self.state
 
+    def _stuck_hint(self) -> str:
+        """Said once a pending run has waited GRADING_STUCK_AFTER_S since its last change: its task may
+        have been lost (a worker that died, no runner started); the sweep queues it again meanwhile."""
+        from django.utils import timezone
+
+        from leaderboard.lib.durations import format_seconds
+
+        since = max(t for t in (self.updated_at, self.grading_lease_expires_at) if t is not None)
+        waited = (timezone.now() - since).total_seconds()
+        if waited < settings.GRADING_STUCK_AFTER_S:
+            return ""
+        return (f", waiting {format_seconds(waited)}: no worker has taken it yet (is a runner running? "
+                f"`manage.py runner`); it is queued again every {format_seconds(settings.STALE_PENDING_S)}")
+
     @property
     def medal_label(self) -> str:
         """The medal, or "–" where no valid score exists to earn one."""
         return self.medals().label if self.score is not None else "–"
+
+    @property
+    def placing(self) -> str:
+        """Where the score lands among the competition's teams, in words (ties and last place said)."""
+        if self.human_rank is None or self.competition is None:
+            return ""
+        return medals.describe_placing(self.human_rank, self.beats_human_pct or 0.0, self.competition.n_teams)
 
 
 class Artifact(models.Model):

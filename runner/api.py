@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.models import Experiment
-from runner import access, reproduction, secrets, services
+from runner import access, reproduction, secrets, services, states
 from runner.models import Job, JobTask, Runner
 from webapp.parsers import check_depth
 
@@ -83,6 +83,7 @@ class TaskOutputSerializer(serializers.Serializer):
     valid_submission = serializers.SerializerMethodField()
     any_medal = serializers.SerializerMethodField()
     grading_error = serializers.SerializerMethodField(help_text="Why the run has no score, once grading ended")
+    state = serializers.SerializerMethodField(help_text="How the agent stopped and what became of its submission")
     medal = serializers.SerializerMethodField()
     elapsed_s = serializers.SerializerMethodField()
     error = serializers.CharField()
@@ -104,6 +105,9 @@ class TaskOutputSerializer(serializers.Serializer):
     def get_grading_error(self, task) -> str | None:
         return services.task_row(task)["grading_error"]
 
+    def get_state(self, task) -> str:
+        return states.task_state(task)
+
     def get_medal(self, task) -> str | None:
         run = self._graded(task)
         return run.medals().label if run else None
@@ -114,7 +118,8 @@ class TaskOutputSerializer(serializers.Serializer):
 
 class JobOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
-    status = serializers.CharField()
+    status = serializers.SerializerMethodField()
+    state = serializers.SerializerMethodField(help_text="The status in words, with the runs not scored counted")
     agent = serializers.CharField(source="agent.name")
     model = serializers.CharField(source="model_name")
     experiment = serializers.IntegerField(source="experiment_id")
@@ -133,6 +138,12 @@ class JobOutputSerializer(serializers.Serializer):
     cancel_requested = serializers.BooleanField()
     counts = serializers.SerializerMethodField()
     tasks = serializers.SerializerMethodField()
+
+    def get_status(self, job) -> str:
+        return states.job_status(_tasks(job))
+
+    def get_state(self, job) -> str:
+        return states.job_state(_tasks(job))
 
     def get_time_limit_minutes(self, job) -> float:
         return job.time_limit_s / 60

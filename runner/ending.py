@@ -30,23 +30,27 @@ if TYPE_CHECKING:
 def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_access.LlmAccess | None,
          notes: list[str] = (), *, backend: Backend, supervisor: Supervisor | None = None) -> Outcome:
     """Store what the agent left, then grade it (unless cancelled) and end the task."""
-    job = JobTask.objects.select_related("job").get(pk=held.pk).job
+    task = JobTask.objects.select_related("job").get(pk=held.pk)
+    job = task.job
     redactor = redactor_for(job, access)
     usage, llm_note = llm_access.finish(access) if access is not None else (None, "")
     error = "; ".join(part for part in (outcome.error, llm_note if outcome.error or usage else "") if part)
     with transaction.atomic():
         leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
-        stored = store_outputs(run, spec, redactor)
+        stored = store_outputs(run, spec, redactor, spent=supervisor.snapshots.budget if supervisor else None)
         problem = [stored.submission_problem] if stored.submission_problem else []
         # store_outputs redacted its own notes; the supervisor's and the gateway's are redacted here
-        _record(run, stored, [*(redactor.text(note) for note in notes if note), *stored.notes, *problem,
+        _record(run, task, stored, [*(redactor.text(note) for note in notes if note), *stored.notes, *problem,
                               *([redactor.text(llm_note)] if llm_note else [])])
-        _final_trajectory(run, stored, _llm_steps(spec, redactor) if usage else None)
+        _final_trajectory(run, task, stored, _llm_steps(spec, redactor) if usage else None)
         if usage:
             Run.objects.filter(pk=run.pk).update(**usage)
     if outcome.status == JobTask.Status.CANCELLED:
         Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="cancelled by its job",
                                              finished_at=timezone.now())
+    elif not outcome.counted:  # e.g. killed from outside the runner: not graded on its last snapshot
+        Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, finished_at=timezone.now(),
+                                             grading_error=redactor.text(outcome.error)[:5000])
     elif spec.workspace_dir is not None:
         research_jobs.finish(run, spec, backend=backend, snapshots=supervisor.research if supervisor else None,
                              status=outcome.status, exit_code=outcome.exit_code, redactor=redactor,
@@ -79,24 +83,28 @@ def _llm_steps(spec: SandboxSpec, redactor: Redactor) -> Path | None:
     return target
 
 
-def _record(run: Run, stored: Stored, notes: list[str]) -> None:
+def _record(run: Run, task: JobTask, stored: Stored, notes: list[str]) -> None:
+    """The run's start and duration are the runner's: from the agent's start (JobTask.agent_started_at)
+    to now; a sandbox that never started has no duration."""
     finished = timezone.now()
+    started = task.agent_started_at
     Run.objects.filter(pk=run.pk).update(
         submission_exists=stored.has_submission or bool(stored.submission_problem), finished_at=finished,
-        duration_s=(finished - run.started_at).total_seconds() if run.started_at else None,
+        started_at=started or run.started_at, duration_s=(finished - started).total_seconds() if started else None,
         import_warnings=[*run.import_warnings, *notes],
     )
 
 
-def _final_trajectory(run: Run, stored: Stored, llm_steps: Path | None = None) -> None:
-    """The trajectory as the importer reads the stored (redacted, whole) copy: what an upload of it
-    would store, followed by the LLM gateway's steps. A trajectory that was cut keeps the steps
-    streamed live."""
+def _final_trajectory(run: Run, task: JobTask, stored: Stored, llm_steps: Path | None = None) -> None:
+    """The trajectory as the importer reads the stored (redacted, whole) copy, with the LLM gateway's
+    steps, on the clock of the agent's start; none of its own figures becomes the run's. A trajectory
+    that was cut keeps the steps streamed live."""
     from leaderboard.runs.job_runs import save_final_trajectory
 
     if stored.trajectory_cut:
         return  # the steps streamed live are all there is of it whole (the gateway's among them)
-    save_final_trajectory(run, ((stored.trajectory, TRAJECTORY_FILE), (llm_steps, STEPS_FILE)))
+    save_final_trajectory(run, ((stored.trajectory, TRAJECTORY_FILE),), (llm_steps, STEPS_FILE),
+                          agent_started_at=task.agent_started_at)
 
 
 def _mark_invalid(run: Run, problem: str) -> None:

@@ -39,12 +39,13 @@ from django.utils import timezone
 from leaderboard.models import Run
 from runner import ending, leases, llm_access, recipes, slots
 from runner.agents import sandbox as agent_sandbox
-from runner.backends import Backend, BackendUnavailable, SandboxSpec
+from runner.backends import KILLED_OUTSIDE, OUT_OF_MEMORY, Backend, BackendUnavailable, SandboxSpec
 from runner.gateway import STEPS_FILE
 from runner.leases import Claim, LeaseLost
 from runner.live import SnapshotWatch, TrajectoryStream
 from runner.models import Job, JobTask, Runner
-from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE
+from runner.output_budget import Budget
+from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits
 from runner.research import jobs as research_jobs
 from runner.scratch import QUOTA_CHECK_S, Scratch
 
@@ -53,6 +54,8 @@ TOOLS_DIR = Path(__file__).resolve().parent / "agent_tools"
 LOG_TAIL_BYTES = 16_384
 LOG_TAIL_EVERY_S = 3.0
 OUTPUT_LOG_BYTES = 8 << 20
+SIGKILLED = 128 + 9  # the exit code of a process killed by SIGKILL, as shells and Docker say it
+SNAPSHOT_SHARE = 2  # snapshots' part of the run's output limits: 1/2
 
 
 @dataclass
@@ -60,6 +63,7 @@ class Outcome:
     status: str
     error: str = ""
     exit_code: int | None = None
+    counted: bool = True  # False: the run did not end as the agent's own (killed from outside): never graded
 
 
 # --- the entry point ------------------------------------------------------------------------------
@@ -109,7 +113,7 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
         return ending.end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec,
                           access, backend=backend)
     try:
-        _record_start(held, run, recipe)
+        _record_start(held, run, recipe, access)
         supervisor = Supervisor(held, task, run, spec, sandbox, scratch, access)
         outcome = supervisor.watch()
     except LeaseLost:
@@ -121,12 +125,16 @@ def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: B
     return ending.end(held, run, outcome, spec, access, supervisor.notes(), backend=backend, supervisor=supervisor)
 
 
-def _record_start(held: Claim, run: Run, recipe: dict) -> None:
+def _record_start(held: Claim, run: Run, recipe: dict, access: llm_access.LlmAccess) -> None:
+    """The agent's start: the run's one clock, which the gateway's steps count from too."""
     from leaderboard.runs.job_runs import record_recipe
 
+    started = timezone.now()
     with transaction.atomic():
-        leases.fence(held, agent_started_at=timezone.now())
+        leases.fence(held, agent_started_at=started)
         record_recipe(run, recipe)
+    if access.gateway is not None:
+        access.gateway.recorder.count_from(started.timestamp())
 
 
 def _keep_output(sandbox) -> None:
@@ -156,7 +164,7 @@ def _prepare_run(held: Claim, task: JobTask) -> Run:
     """The task's Run, created on the first attempt; a re-run starts it afresh."""
     job = task.job
     with transaction.atomic():
-        leases.fence(held)
+        leases.fence(held, agent_started_at=None)  # a previous attempt's start is not this one's
         run = task.run
         if run is None:
             run = Run.objects.create(
@@ -267,13 +275,17 @@ class Supervisor:
         self.held, self.task, self.run, self.spec, self.sandbox, self.scratch = held, task, run, spec, sandbox, scratch
         self.redactor = ending.redactor_for(task.job, access)
         self.stream = TrajectoryStream(run, spec.host_logs_dir, TRAJECTORY_FILE, self.redactor,
-                                       also=((spec.runner_dir, STEPS_FILE),))
+                                       gateway=(spec.runner_dir, STEPS_FILE),
+                                       most=Limits.from_settings().total_bytes)
+        # Snapshots take at most half the run's output limits, so the files stored at its end (the
+        # final submission, the trajectory, the logs) always have the other half.
         self.snapshots = SnapshotWatch(spec.host_submission_dir, SUBMISSION_FILE, self.redactor,
-                                       min(settings.JOB_OUTPUT_FILE_BYTES, settings.MAX_UPLOAD_BYTES))
+                                       Budget.share_of(Limits.from_settings(), SNAPSHOT_SHARE))
         self.started = time.monotonic()
         self.last_tail = 0.0
         self.last_quota = time.monotonic()
         self.research = research_jobs.Snapshots(spec) if spec.workspace_dir is not None else None
+        self.gateway = access.gateway if access is not None else None
 
     def fence(self) -> None:
         leases.fence(self.held)
@@ -283,15 +295,12 @@ class Supervisor:
             while True:
                 code = self.sandbox.poll()
                 self.tick(final=code is not None)  # after the exit: the last lines, the last submission
-                if code is not None and code != 0 and self.scratch.over_quota():
-                    # It may have been killed past its quota before our check came round (its memory
-                    # limit counts the page cache of what it wrote): the quota is what ended it.
-                    return Outcome(JobTask.Status.FAILED, self._quota_note(), code)
                 if code is not None:
-                    return Outcome(JobTask.Status.SUCCEEDED if code == 0 else JobTask.Status.FAILED,
-                                   "" if code == 0 else f"the agent exited with code {code}", code)
+                    return self._ended(code)
                 if self._cancelled():
                     return self._stop(JobTask.Status.CANCELLED, "cancelled")
+                if spent := self._budget_spent():
+                    return self._stop(JobTask.Status.SUCCEEDED, spent)
                 if self.elapsed() >= self.spec.time_limit_s:
                     return self._stop(JobTask.Status.TIMED_OUT, f"stopped at the {self.spec.time_limit_s:g} s limit")
                 if self._over_quota():
@@ -303,8 +312,46 @@ class Supervisor:
     def elapsed(self) -> float:
         return time.monotonic() - self.started
 
+    def _ended(self, code: int) -> Outcome:
+        """The outcome of an agent that ended without this runner stopping it."""
+        cause = self._end_cause()
+        if cause == KILLED_OUTSIDE:  # not the agent's own end: no grade, nothing on the board
+            return Outcome(JobTask.Status.FAILED, f"the agent was {KILLED_OUTSIDE} (exit code {code}); the run is "
+                                                  "not counted as finished", code, counted=False)
+        if code != 0 and self.scratch.over_quota():
+            # It may have been killed past its quota before our check came round (its memory
+            # limit counts the page cache of what it wrote): the quota is what ended it.
+            return Outcome(JobTask.Status.FAILED, self._quota_note(), code)
+        limit = f"its {self.spec.memory_bytes / (1 << 30):g} GiB memory limit"
+        if cause == OUT_OF_MEMORY and code != 0:
+            return Outcome(JobTask.Status.FAILED, f"the agent was {OUT_OF_MEMORY} at {limit} (exit code {code})", code)
+        if cause == OUT_OF_MEMORY:
+            return Outcome(JobTask.Status.SUCCEEDED, f"a process of the agent was {OUT_OF_MEMORY} at {limit}; the "
+                                                     "agent went on and exited with code 0", code)
+        if code == SIGKILLED:  # an agent can kill itself so: its run stays counted, with what is known
+            return Outcome(JobTask.Status.FAILED, f"the agent was killed by SIGKILL (exit code {code}), not by this "
+                                                  "runner and not reported as out of memory: by itself, or from "
+                                                  "outside with no trace in the engine", code)
+        return Outcome(JobTask.Status.SUCCEEDED if code == 0 else JobTask.Status.FAILED,
+                       "" if code == 0 else f"the agent exited with code {code}", code)
+
+    def _end_cause(self) -> str:
+        try:
+            return self.sandbox.end_cause()
+        except Exception:  # noqa: BLE001 - the engine could not say: the exit code is all there is
+            log.exception("could not ask how sandbox %s ended", self.spec.name)
+            return ""
+
+    def _budget_spent(self) -> str:
+        """Why to stop the agent now ("" to let it go on): the gateway refused it a call for the job's
+        budget, JOB_BUDGET_GRACE_S ago (the gateway's note on the task says which limit)."""
+        refused = self.gateway.meter.budget_refused() if self.gateway is not None else None
+        if refused is None or time.monotonic() - refused[0] < settings.JOB_BUDGET_GRACE_S:
+            return ""
+        return f"stopped by the runner {settings.JOB_BUDGET_GRACE_S:g} s after its LLM budget ran out"
+
     def notes(self) -> list[str]:
-        return [*self.stream.tail.notes, *self.snapshots.notes]
+        return [*self.stream.tail.notes, *self.snapshots.notes, *(self.research.notes if self.research else [])]
 
     def tick(self, final: bool = False) -> None:
         slots.touch(self.spec.runner_dir, self.held.pk)
@@ -336,6 +383,7 @@ class Supervisor:
                 self.fence()
                 add_snapshot(self.run, seconds, ContentFile(content, name=SUBMISSION_FILE))
         except SnapshotError as exc:
+            self.snapshots.give_back(content)
             log.warning("run %s: snapshot at %s s not kept: %s", self.run.pk, seconds, exc)
 
     def _over_quota(self) -> bool:

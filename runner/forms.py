@@ -23,7 +23,9 @@ class JobForm(forms.Form):
     model = forms.CharField(max_length=200, required=False, help_text="The LLM the agent uses, if any")
     competitions = forms.ModelMultipleChoiceField(
         queryset=Competition.objects.none(), to_field_name="slug",
-        required=False, help_text="Competitions with public data registered on this site",
+        required=False, widget=forms.SelectMultiple(attrs={"size": 8}),
+        help_text="Competitions with public data registered on this site: click one, Ctrl-click (⌘-click on a Mac) "
+                  "to add more, Shift-click for a range; or leave it empty and pick a split below",
     )
     split = forms.ModelChoiceField(queryset=Split.objects.all(), to_field_name="slug", required=False,
                                    help_text="Or a whole split")

@@ -1,9 +1,11 @@
 """What the supervisor reads from a sandbox while the agent runs: new trajectory lines and changed
 submissions. Both come from folders the agent controls, so every read goes through
 runner.sandbox_files (regular files only, no link followed, nothing that blocks) and is bounded: the
-trajectory is read incrementally, at most READ_PER_TICK bytes a tick, with a partial last line kept
-up to LINE_LIMIT bytes (a longer line is dropped with a note, never re-read), and the submission is
-read only when its size or modification time changed. Secrets are redacted before anything is kept.
+trajectory is read incrementally, at most READ_PER_TICK bytes a tick and the run's output total in
+all, with a partial last line kept up to LINE_LIMIT bytes (a longer line is dropped with a note,
+never re-read), and the submission is
+read only when its size or modification time changed, and only while its snapshots stay within their
+share of the run's output limits (runner.output_budget). Secrets are redacted before anything is kept.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import sandbox_files
+from runner.output_budget import Budget
 from runner.secrets import Redactor
 
 READ_PER_TICK = 16 << 20
@@ -23,12 +26,31 @@ LINE_LIMIT = 16 << 20
 class LineTail:
     """The complete new lines of a growing file since the last call, as (line number, bytes)."""
 
-    def __init__(self, root: Path, name: str, line_limit: int = LINE_LIMIT, per_tick: int = READ_PER_TICK) -> None:
+    def __init__(self, root: Path, name: str, line_limit: int = LINE_LIMIT, per_tick: int = READ_PER_TICK,
+                 most: int | None = None) -> None:
         self.root, self.name, self.line_limit, self.per_tick = root, name, line_limit, per_tick
         self.offset, self.lineno, self.partial, self.dropping = 0, 0, b"", False
+        self.most, self.streamed = most, 0  # `most` bytes of lines in all, then nothing more is read
         self.notes: list[str] = []
 
     def new_lines(self) -> list[tuple[int, bytes]]:
+        if self.most is not None and self.streamed >= self.most:
+            return []
+        return self._within_most(self._lines())
+
+    def _within_most(self, numbered: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        if self.most is None:
+            return numbered
+        for at, (lineno, line) in enumerate(numbered):
+            self.streamed += len(line) + 1
+            if self.streamed > self.most:
+                self.streamed = self.most
+                self._note(f"{self.name}: more than {self.most:,} bytes (the run's output total); line {lineno} "
+                           "and later not streamed")
+                return numbered[:at]
+        return numbered
+
+    def _lines(self) -> list[tuple[int, bytes]]:
         chunk = self._read()
         if not chunk:
             return []
@@ -65,21 +87,25 @@ class LineTail:
 
 
 class TrajectoryStream:
-    """New lines of the agent's trajectory file (and of `also`, e.g. the LLM gateway's steps in the
-    runner's folder) -> steps appended to the run's live trajectory, in the order they arrive."""
+    """New lines of the agent's trajectory file (and of `gateway`, the LLM gateway's steps in the
+    runner's folder) -> steps appended to the run's live trajectory, in the order they arrive. Only the
+    gateway's lines become gateway-recorded steps; the agent's are its own claims."""
 
-    def __init__(self, run, root: Path, name: str, redactor: Redactor, also: tuple[tuple[Path, str], ...] = ()) -> None:
+    def __init__(self, run, root: Path, name: str, redactor: Redactor, gateway: tuple[Path, str] | None = None,
+                 most: int | None = None) -> None:
         from leaderboard.runs.job_runs import LiveSteps
 
-        self.tail, self.redactor = LineTail(root, name), redactor
-        self.tails = [self.tail, *(LineTail(folder, file) for folder, file in also)]
+        self.tail, self.redactor = LineTail(root, name, most=most), redactor
+        self.gateway_tail = LineTail(*gateway) if gateway is not None else None
         self.steps = LiveSteps(run)
 
     def pump(self, fence) -> int:
         if not self.steps.available:
             return 0
-        lines = ((lineno, self.redactor.bytes(line)) for tail in self.tails for lineno, line in tail.new_lines())
-        return self.steps.append(lines, fence)
+        agent = [(lineno, self.redactor.bytes(line)) for lineno, line in self.tail.new_lines()]
+        gateway = [(lineno, self.redactor.bytes(line)) for lineno, line in
+                   (self.gateway_tail.new_lines() if self.gateway_tail else [])]
+        return self.steps.append(agent, fence, gateway)
 
     def close(self) -> None:
         self.steps.close()
@@ -87,15 +113,21 @@ class TrajectoryStream:
 
 @dataclass
 class SnapshotWatch:
-    """The submission file's content each time it changes (redacted), within `limit` bytes."""
+    """The submission file's content each time it changes (redacted), within `budget`: snapshots are
+    stored outputs of the run and count against its output limits (files, size per file, total, by
+    apparent size). A change past them is not read, and is counted in one note; the snapshots already
+    kept stay, the last of them the latest."""
 
     root: Path
     name: str
     redactor: Redactor
-    limit: int
+    budget: Budget
     seen: str = ""
     stamp: tuple = ()
     notes: list[str] = field(default_factory=list)
+    skipped: int = 0
+    first_skip: str = ""
+    _skip_note: int = -1
 
     def changed(self) -> bytes | None:
         try:
@@ -105,22 +137,47 @@ class SnapshotWatch:
                 if stamp == self.stamp:
                     return None
                 self.stamp = stamp
-                if info.st_size > self.limit:
-                    self._note(f"{self.name}: {info.st_size:,} bytes, over the {self.limit:,}-byte limit; not kept")
+                why = self.budget.refusal(info.st_size)
+                if why:
+                    self._skip(why)
                     return None
-                content = b"".join(sandbox_files.read_at_most(f, self.limit + 1))
+                content = b"".join(sandbox_files.read_at_most(f, info.st_size + 1))
         except FileNotFoundError:
             return None
         except sandbox_files.NotRegular as exc:
             self._note(f"{exc}: no snapshot kept")
             return None
-        if len(content) > self.limit:
+        if len(content) > info.st_size:  # still being written: read it again at the next tick
+            self.stamp = ()
             return None
+        return self._take(content)
+
+    def give_back(self, content: bytes) -> None:
+        """A snapshot that could not be stored after all no longer counts."""
+        self.budget.give_back(len(content), 1)
+
+    def _take(self, content: bytes) -> bytes | None:
         digest = hashlib.sha256(content).hexdigest()
         if digest == self.seen:
             return None
         self.seen = digest
-        return self.redactor.bytes(content)
+        redacted = self.redactor.bytes(content)
+        why = self.budget.refusal(len(redacted))
+        if why:
+            self._skip(why)
+            return None
+        self.budget.take(len(redacted))
+        return redacted
+
+    def _skip(self, why: str) -> None:
+        self.skipped += 1
+        if self._skip_note < 0:
+            self._skip_note = len(self.notes)
+            self.notes.append("")
+            self.first_skip = why
+        self.notes[self._skip_note] = (
+            f"{self.name}: {self.skipped:,} change(s) not kept as snapshots, past the snapshots' share of the "
+            f"run's output limits (the first: {self.first_skip}); the last snapshot kept stays")
 
     def _note(self, text: str) -> None:
         if text not in self.notes:

@@ -97,6 +97,9 @@ def finish(access: LlmAccess) -> tuple[dict | None, str]:
              # a call whose model has no price leaves the cost unknown rather than too low
              "cost_usd": None if totals.unpriced_calls else to_float(round(totals.cost_usd, 6))}
     notes = [gateway.status()]
+    spent = gateway.meter.budget_refused()
+    if spent:
+        notes.append(f"the LLM gateway refused calls past the job's budget: {spent[1]}")
     if totals.unpriced_calls:
         notes.append(f"{totals.unpriced_calls} LLM calls were to models without a price: no cost recorded")
     return usage, "; ".join(n for n in notes if n)

@@ -164,7 +164,23 @@ class Job(models.Model):
 
     @property
     def status(self) -> str:
-        return derive_status([t.status for t in self.tasks.all()])
+        """Derived from the tasks and their runs by runner.states (never stored)."""
+        from runner.states import job_status
+
+        return job_status(self.task_list())
+
+    @property
+    def state(self) -> str:
+        """The status in words, with the runs not scored counted (runner.states)."""
+        from runner.states import job_state
+
+        return job_state(self.task_list())
+
+    def task_list(self) -> list[JobTask]:
+        """The tasks with their runs: the prefetched ones where a list view prefetched them."""
+        if "tasks" in getattr(self, "_prefetched_objects_cache", {}):
+            return list(self.tasks.all())
+        return list(self.tasks.select_related("run"))
 
     def secrets(self) -> dict[str, str]:
         """The job's secrets in the clear, for the sandbox's environment and for redaction only."""
@@ -243,6 +259,13 @@ class JobTask(models.Model):
     @property
     def is_finished(self) -> bool:
         return self.status in self.FINISHED
+
+    @property
+    def state(self) -> str:
+        """How the agent stopped and what became of its submission, in words (runner.states)."""
+        from runner.states import task_state
+
+        return task_state(self)
 
     @property
     def elapsed_s(self) -> float | None:

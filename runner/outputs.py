@@ -7,7 +7,11 @@ each file is copied through the job's Redactor into the runner's own folder firs
 too much: the submission is stored first, then the trajectory and the agent's output, then the rest;
 a file over the per-file limit is stored cut (the output log keeps its end, other files their
 start), and once the run's total is reached the remaining files are skipped. Every cut and skip is
-a note on the run (Run.import_warnings), so a reader sees what is missing and why.
+a note on the run (Run.import_warnings), so a reader sees what is missing and why. A file's name is
+the agent's too ("~", " ", a newline, bytes that are not UTF-8, 50 extensions, hundreds of
+characters): it is stored under a safe name derived from it and shown under its own (shortened with a
+note past the longest an artifact's name holds); a file storage still refuses is skipped with a note,
+in a savepoint of its own, so one odd name never costs the run its other files or its grade.
 
 A submission.csv that is not a regular file, or is over the limit, makes the run's submission
 invalid with the reason (`Stored.submission_problem`); it is never followed or read.
@@ -15,6 +19,7 @@ invalid with the reason (`Stored.submission_problem`); it is never followed or r
 
 from __future__ import annotations
 
+import hashlib
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +30,7 @@ from django.core.files import File
 from runner import sandbox_files
 from runner.backends import SandboxSpec
 from runner.backends.base import OUTPUT_LOG
+from runner.output_budget import Budget
 from runner.secrets import Redactor
 
 SUBMISSION_FILE = "submission.csv"
@@ -68,11 +74,13 @@ class _Source:
     keep_end: bool = False
 
 
-def store_outputs(run, spec: SandboxSpec, redactor: Redactor, limits: Limits | None = None) -> Stored:
+def store_outputs(run, spec: SandboxSpec, redactor: Redactor, limits: Limits | None = None,
+                  spent: Budget | None = None) -> Stored:
     """Store every file the run should keep; returns what was stored and the notes on the rest (the
-    notes name the agent's files, so they are redacted too: a file may be named after a secret)."""
+    notes name the agent's files, so they are redacted too: a file may be named after a secret).
+    `spent`: what the run's snapshots already took of its limits (files and bytes)."""
     limits = limits or Limits.from_settings()
-    stored = Stored()
+    stored = Stored(total=spent.total, count=spent.count) if spent else Stored()
     stage = spec.runner_dir / "stage"
     stage.mkdir(parents=True, exist_ok=True)
     sources, skipped = _sources(spec)
@@ -134,7 +142,7 @@ def _submission_problem(spec: SandboxSpec, limits: Limits) -> str:
 
 
 def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Limits, stored: Stored) -> None:
-    from leaderboard.runs.job_runs import store_file
+    from leaderboard.runs.job_runs import FileRefused, store_file
 
     is_submission = source.name == f"submission/{SUBMISSION_FILE}"
     if is_submission and stored.submission_problem:
@@ -153,15 +161,33 @@ def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Li
     if copy is None:
         return
     path, size, cut = copy
-    name = redactor.text(source.name)
-    with open(path, "rb") as f:
-        store_file(run, source.kind, name, File(f, name=Path(name).name))
+    name = _artifact_name(redactor.text(source.name), stored)
+    try:
+        with open(path, "rb") as f:
+            store_file(run, source.kind, name, File(f, name=Path(name).name))
+    except FileRefused as exc:  # one odd file never costs the run its others, nor its grade
+        stored.notes.append(f"{name}: not stored, {redactor.text(str(exc))}")
+        return
     stored.total += size
     stored.count += 1
     stored.has_submission |= is_submission
     if source.name in TRAJECTORY_ARTIFACTS and not stored.trajectory_from:
         stored.trajectory_from = source.name
         stored.trajectory, stored.trajectory_cut = (None, True) if cut else (path, False)
+
+
+def _artifact_name(name: str, stored: Stored) -> str:
+    """The name shown for a stored file: the agent's own (any characters; bytes that are not UTF-8
+    shown as U+FFFD), shortened with a note when an artifact's name cannot hold it."""
+    from leaderboard.runs.job_runs import MAX_NAME_CHARS
+
+    if len(name) <= MAX_NAME_CHARS:
+        return name
+    digest = hashlib.sha256(name.encode()).hexdigest()[:16]
+    short = f"{name[:MAX_NAME_CHARS - 40]}...{digest}"
+    stored.notes.append(f"{short}: its name is {len(name):,} characters long, shown shortened "
+                        f"(the limit is {MAX_NAME_CHARS})")
+    return short
 
 
 def _copy(source: _Source, target: Path, redactor: Redactor, limit: int,

@@ -14,7 +14,8 @@ import hashlib
 import json
 import re
 from collections.abc import Iterator
-from urllib.parse import quote
+from dataclasses import dataclass
+from urllib.parse import quote, quote_plus
 
 from cryptography.fernet import Fernet, InvalidToken
 from django.conf import settings
@@ -61,6 +62,7 @@ def unseal(token: str) -> dict[str, str]:
 
 MIN_REDACTED_CHARS = 4  # shorter values would blank ordinary words; job creation refuses them
 REPLACEMENT = b"[secret]"
+MAX_WINDOWS = 4096  # past this many anchors found in one chunk, the whole chunk is matched
 
 
 def redact(text: str, env: dict[str, str]) -> str:
@@ -70,29 +72,67 @@ def redact(text: str, env: dict[str, str]) -> str:
 
 class Redactor:
     """Replaces secret values in what is stored from a sandbox: each value as it is, and the
-    encodings an agent's library would print it in by accident (URL-quoted, JSON-escaped, hex,
-    base64 at any alignment, reversed). A deliberate agent can still disguise a value it was
-    given; a key that must stay secret from the agent goes through the LLM gateway instead."""
+    encodings an agent's library would print it in by accident: URL-quoted with any safe set
+    (quote, quote_plus, safe="": a character as itself or as %XX in either case, a space also as
+    "+"), every byte percent-encoded, JSON-escaped, hex of its bytes (either case), base64 and
+    URL-safe base64 at any alignment, unwrapped or line-wrapped (MIME's 76 characters, PEM's 64, any
+    width of 2 * BASE64_BLOCK characters or more), and reversed.
+
+    A large log is not run through one big regular expression (a few MiB/s): each encoding has
+    literal anchors, at least one of which every match contains, looked for with bytes.find (at
+    memory speed) in the data folded to lower case with base64's URL-safe characters (so one anchor
+    serves both hex cases and both base64 alphabets), and only the windows around an anchor found
+    are matched. A deliberate agent can still disguise a value it was given (any transformation of
+    its own: XOR, a cipher, one character a line); a key that must stay secret from the agent goes
+    through the LLM gateway instead (docs/security.md)."""
 
     def __init__(self, values) -> None:
-        patterns = {form for value in values if len(value) >= MIN_REDACTED_CHARS for form in _forms(value)}
-        ordered = sorted(patterns, key=len, reverse=True)
-        self.longest = len(ordered[0]) if ordered else 0
-        self._forms = ordered
-        self._pattern = re.compile(b"|".join(re.escape(p) for p in ordered)) if ordered else None
+        raws = {value.encode("utf-8") for value in values if len(value) >= MIN_REDACTED_CHARS}
+        self._forms = sorted({form for raw in raws for form in _forms(raw)}, key=len, reverse=True)
+        encodings = [encoding for raw in raws for encoding in _encodings(raw)]
+        self.longest = max((e.longest for e in encodings), default=0)  # the most bytes one match spans
+        self._anchors = sorted({anchor.translate(_FOLD) for e in encodings for anchor in e.anchors}, key=len,
+                               reverse=True)
+        patterns = sorted({e.pattern for e in encodings}, key=len, reverse=True)
+        self._pattern = re.compile(b"|".join(patterns)) if patterns else None
 
     def __bool__(self) -> bool:
         return self._pattern is not None
 
     def bytes(self, data: bytes) -> bytes:
-        return self._pattern.sub(REPLACEMENT, data) if self._pattern is not None else data
+        if self._pattern is None:
+            return data
+        out, done = [], 0
+        for start, end in self._windows(data):
+            out += [data[done:start], self._pattern.sub(REPLACEMENT, data[start:end])]
+            done = end
+        return b"".join([*out, data[done:]]) if out else data
+
+    def _windows(self, data: bytes) -> list[tuple[int, int]]:
+        """The stretches of `data` around each anchor found, merged: every match lies inside one."""
+        spans, folded = [], data.translate(_FOLD)  # byte for byte: offsets are the same
+        for anchor in self._anchors:
+            at = folded.find(anchor)
+            while at != -1:
+                if len(spans) > MAX_WINDOWS:  # anchors everywhere (a value of short pieces): match it all
+                    return [(0, len(data))]
+                spans.append((max(0, at - self.longest), at + len(anchor) + self.longest))
+                at = folded.find(anchor, at + 1)
+        merged: list[tuple[int, int]] = []
+        for start, end in sorted(spans):
+            if merged and start <= merged[-1][1]:
+                merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+            else:
+                merged.append((start, end))
+        return merged
 
     def text(self, text: str, *, cut_start: bool = False) -> str:
-        """`text` redacted; `cut_start`: it is the end of something longer (a log's tail), so it may
-        begin with the rest of a value cut in two, which is replaced too."""
+        """`text` redacted and storable (no lone surrogates); `cut_start`: it is the end of something
+        longer (a log's tail), so it may begin with the rest of a value cut in two, replaced too."""
+        data = text.encode("utf-8", "surrogateescape")  # a name's bytes that are not UTF-8 come back as U+FFFD
         if self._pattern is None:
-            return text
-        data = self.bytes(text.encode("utf-8", "surrogateescape"))
+            return data.decode("utf-8", "replace")
+        data = self.bytes(data)
         return (self._cut_start(data) if cut_start else data).decode("utf-8", "replace")
 
     def stream(self, chunks, *, cut_start: bool = False, cut_end: bool = False) -> Iterator[bytes]:
@@ -157,14 +197,77 @@ class Redactor:
                     if matches(form, n)), default=0)
 
 
-def _forms(value: str) -> set[bytes]:
-    raw = value.encode("utf-8")
-    forms = {raw, raw[::-1], quote(value, safe="").encode(), json.dumps(value)[1:-1].encode(),
-             raw.hex().encode(), raw.hex().upper().encode()}
+def _forms(raw: bytes) -> set[bytes]:
+    """The value's usual encodings spelled out: the pieces `_edge` looks for where a log was cut."""
+    value = raw.decode("utf-8")
+    forms = {raw, value[::-1].encode(), quote(value, safe="").encode(), quote(value).encode(),
+             quote_plus(value).encode(), json.dumps(value)[1:-1].encode(), raw.hex().encode(),
+             raw.hex().upper().encode()}
+    forms.update(encoded for encoded, _ in _base64_forms(raw, urlsafe=True))
+    return {form for form in forms if len(form) >= MIN_REDACTED_CHARS}
+
+
+BASE64_BLOCK = 32  # base64 anchors: line breaks 64 or more characters apart leave one of two blocks whole
+
+
+@dataclass(frozen=True)
+class _Encoding:
+    pattern: bytes  # a regular expression
+    anchors: tuple[bytes, ...]  # every match contains one of these
+    longest: int  # the most bytes a match spans
+
+
+def _encodings(raw: bytes) -> list[_Encoding]:
+    """The value's encodings as patterns, each as general as one pattern can be, with its anchors."""
+    value = raw.decode("utf-8")
+    literals = {value[::-1].encode(), json.dumps(value)[1:-1].encode(), raw.hex().encode(), raw.hex().upper().encode(),
+                "".join(f"%{b:02x}" for b in raw).encode(), "".join(f"%{b:02X}" for b in raw).encode()} - {raw}
+    found = [_Encoding(re.escape(form), (form,), len(form)) for form in literals if len(form) >= MIN_REDACTED_CHARS]
+    found.append(_quoted(raw))
+    for encoded, _ in _base64_forms(raw):
+        found.append(_wrapped(encoded))
+    return found
+
+
+def _quoted(raw: bytes) -> _Encoding:
+    """The value as itself or URL-quoted with any safe set: quote never encodes letters, digits and
+    "_.-~", so the longest run of those is an anchor (the value's first bytes if it has none)."""
+    pattern = b"".join(re.escape(bytes([byte])) if byte in _UNRESERVED else _byte_or_percent(byte) for byte in raw)
+    runs = re.findall(rb"[A-Za-z0-9_.~-]+", raw)
+    anchor = max(runs, key=len) if runs else b""
+    anchors = (anchor,) if anchor else tuple({b"%" + (b"%02X" % raw[0]), b"%" + (b"%02x" % raw[0]), raw[:1]})
+    return _Encoding(pattern, anchors, 3 * len(raw))
+
+
+def _wrapped(encoded: bytes) -> _Encoding:
+    """A base64 form, standard or URL-safe, with a line break allowed after any character: \\n or
+    \\r\\n, or either escaped as JSON or a repr write it, in layers (a repr of it in a JSON step)."""
+    pattern = _LINE_BREAK.join(_BASE64_ALIKE.get(c, re.escape(bytes([c]))) for c in encoded)
+    size = min(BASE64_BLOCK, len(encoded) // 2)
+    blocks = [encoded[i:i + size] for i in range(0, len(encoded) - size + 1, size)]
+    return _Encoding(pattern, tuple(blocks), 19 * len(encoded))  # a character and up to 18 of a break
+
+
+_UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
+# a line break as it is, or escaped (JSON, a repr: each layer doubles the backslashes) up to 3 layers deep
+_LINE_BREAK = rb"(?:\r?\n|(?:\\{1,8}r)?\\{1,8}n)?"
+_BASE64_ALIKE = {ord("+"): rb"[+\-]", ord("/"): rb"[/_]", ord("-"): rb"[+\-]", ord("_"): rb"[/_]"}
+_FOLD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ+/", b"abcdefghijklmnopqrstuvwxyz-_")
+
+
+def _byte_or_percent(byte: int) -> bytes:
+    high, low = (b"[%s%s]" % (c.lower(), c.upper()) if c.isalpha() else c
+                 for c in (b"%X" % (byte >> 4), b"%X" % (byte & 15)))
+    alternatives = [re.escape(bytes([byte])), b"%" + high + low] + ([rb"\+"] if byte == ord(" ") else [])
+    return b"(?:" + b"|".join(alternatives) + b")"
+
+
+def _base64_forms(raw: bytes, *, urlsafe: bool = False) -> Iterator[tuple[bytes, int]]:
+    """The base64 characters fully set by the value's bytes, at each of the three alignments it can
+    start at in a longer encoded text (and URL-safe too if `urlsafe`), with the alignment."""
     for pad in range(3):
-        for encode in (base64.b64encode, base64.urlsafe_b64encode):
+        for encode in (base64.b64encode, base64.urlsafe_b64encode)[:2 if urlsafe else 1]:
             encoded = encode(b"\0" * pad + raw).rstrip(b"=")
             start, end = (pad * 8 + 5) // 6, ((pad + len(raw)) * 8) // 6
             if end - start >= 6:
-                forms.add(encoded[start:end])
-    return {form for form in forms if len(form) >= MIN_REDACTED_CHARS}
+                yield encoded[start:end], pad

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Competition, Split
+from runner import states
 from runner.leases import cancel_queued
 from runner.models import AgentDefinition, Job, JobTask, Runner
 from runner.networks import NetworkRefused, check_network, refusal
@@ -310,6 +311,7 @@ class _Row:
     any_medal: bool | None
     run_status: str | None  # added after the fields above, which keep their order
     grading_error: str | None  # why the run has no score, once grading has ended without one
+    state: str  # the task in words (runner.states): how the agent stopped, what became of its submission
 
 
 def task_row(task: JobTask) -> dict:
@@ -320,40 +322,21 @@ def task_row(task: JobTask) -> dict:
         job=task.job_id, competition=task.competition_id and task.competition.slug, seed=task.seed,
         status=task.status, run=run.pk if run else None, run_status=run.status if run else None,
         score=run.score if graded else None, valid_submission=run.valid_submission if graded else None,
-        any_medal=run.any_medal if graded else None, grading_error=unscored_reason(run),
+        any_medal=run.any_medal if graded else None, grading_error=states.unscored_reason(run),
+        state=states.task_state(task),
     ).__dict__
 
 
-def unscored_reason(run) -> str | None:
-    """A run whose grading ended without a score says why (no grader, no answers, an invalid file);
-    None while it is still being graded or once it has a score."""
-    if run is None or run.status in (run.Status.PENDING, run.Status.RUNNING, run.Status.GRADING):
-        return None
-    if run.status == run.Status.GRADED and run.score is not None:
-        return None
-    reason = run.grading_error or (run.grading_report or {}).get("note") or ""
-    state = run.progress if run.status == run.Status.FAILED else run.state
-    if not reason or reason in state:
-        return state
-    return reason if reason.startswith(state) else f"{state}: {reason}"
-
-
 def job_summary(job: Job) -> dict:
-    """The job's derived status and one row per task (the rows `submit_job --wait` prints); `not_scored`
-    counts the runs whose grading ended without a score, each row saying why."""
+    """The job's derived status and state and one row per task (the rows `submit_job --wait` prints);
+    `not_scored` counts the runs whose grading ended without a score, each row saying why."""
     tasks = list(job.tasks.select_related("competition", "run").order_by("competition__slug", "seed"))
     rows = [task_row(t) for t in tasks]
     return {
-        "job": job.pk, "status": Job.Status(_derived(tasks)).value, "agent": job.agent.name,
+        "job": job.pk, "status": Job.Status(states.job_status(tasks)).value, "agent": job.agent.name,
         "model": job.model_name, "cancel_requested": job.cancel_requested,
-        "not_scored": sum(row["grading_error"] is not None for row in rows), "tasks": rows,
+        "not_scored": states.not_scored(tasks), "tasks": rows, "state": states.job_state(tasks),
     }
-
-
-def _derived(tasks: list[JobTask]) -> str:
-    from runner.models import derive_status
-
-    return derive_status([t.status for t in tasks])
 
 
 def runner_summary(runner: Runner) -> dict:

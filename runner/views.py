@@ -16,7 +16,7 @@ from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
 
 from leaderboard.models import Experiment, Run
-from runner import access, api, reproduction, services
+from runner import access, api, reproduction, services, states
 from runner.forms import JobForm
 from runner.models import JobTask
 
@@ -24,8 +24,8 @@ from runner.models import JobTask
 @login_required
 def job_list(request):
     jobs = list(access.visible_jobs(request.user).prefetch_related("tasks__run").order_by("-created_at", "-id")[:200])
-    for job in jobs:  # a job that "succeeded" with runs grading could not score says so here too
-        job.not_scored = sum(services.unscored_reason(task.run) is not None for task in job.tasks.all())
+    for job in jobs:  # a job whose runs grading could not score says so here too (runner.states)
+        job.not_scored = states.not_scored(job.task_list())
     return render(request, "runner/job_list.html", {"jobs": jobs, "can_submit": access.can_submit_jobs(request.user)})
 
 
@@ -106,7 +106,8 @@ def run_live(request, pk: int):
     payload = {"id": run.pk, "status": run.status, "n_steps": n_steps,
                "done": run.status in (Run.Status.GRADED, Run.Status.FAILED, Run.Status.WAITING)}
     if task is not None:
-        payload.update({"task_status": task.status, "attempts": task.attempts, "elapsed_s": task.elapsed_s,
+        payload.update({"task_status": task.status, "task_state": task.state,
+                        "attempts": task.attempts, "elapsed_s": task.elapsed_s,
                         "time_limit_s": task.job.time_limit_s, "log_tail": task.log_tail[-4000:],
                         "error": task.error, "job": task.job_id, "recipe": run.recipe})
         payload["done"] = payload["done"] and task.is_finished

@@ -48,6 +48,15 @@ def _missing_service(marker: str) -> str | None:
     return None
 
 
+@pytest.hookimpl(tryfirst=True)  # before `-m "not serial"` deselects
+def pytest_collection_modifyitems(config, items):
+    # Docker tests share the daemon, its images and the machine's cores: `make test` runs them after
+    # the parallel workers, one at a time, with the other tests marked serial.
+    for item in items:
+        if item.get_closest_marker("docker") and not item.get_closest_marker("serial"):
+            item.add_marker(pytest.mark.serial)
+
+
 def pytest_runtest_setup(item):
     for marker in ("postgres", "redis", "docker", "browser"):
         if item.get_closest_marker(marker) is None:

@@ -260,6 +260,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = (
     # A job task runs longer (its own wall clock) and a redelivery finds it claimed and does nothing.
     else {"visibility_timeout": env_int("CELERY_VISIBILITY_TIMEOUT", env_int("CELERY_TASK_TIME_LIMIT", 3900) + 300)}
 )
+# The embedded broker publishes atomically and survives a half-written or vanished message file (webapp.broker).
+CELERY_BROKER_TRANSPORT = "webapp.broker:Transport" if CELERY_BROKER_URL.startswith("filesystem") else None
 CELERY_TASK_ALWAYS_EAGER = env_bool("CELERY_TASK_ALWAYS_EAGER", False)
 CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
@@ -281,6 +283,9 @@ JOB_LEASE_S = env_float("MEDALBOARD_JOB_LEASE_S", LEASE_S)  # a running task's c
 JOB_MAX_ATTEMPTS = env_int("MEDALBOARD_JOB_MAX_ATTEMPTS", 2)
 JOB_POLL_S = env_float("MEDALBOARD_JOB_POLL_S", 1.0)
 JOB_STOP_GRACE_S = env_float("MEDALBOARD_JOB_STOP_GRACE_S", 5.0)
+# How long an agent may go on after the LLM gateway refused it a call for the job's budget (its last
+# calls, tokens or cost) before the runner stops the sandbox: time to write a last submission.
+JOB_BUDGET_GRACE_S = env_float("MEDALBOARD_JOB_BUDGET_GRACE_S", 5.0)
 # What a job's run keeps of its sandbox's folders (runner.outputs): a file over the first is stored
 # cut, files past the run's total or count are skipped, each with a note on the run.
 JOB_OUTPUT_FILE_BYTES = env_int("MEDALBOARD_JOB_OUTPUT_FILE_BYTES", 512 * 1024 * 1024)
@@ -299,6 +304,9 @@ RESEARCH_EVAL_TIME_LIMIT_S = env_float("MEDALBOARD_RESEARCH_EVAL_TIME_LIMIT_S", 
 # A baseline's claim (webapp.leases), renewed while the starter and the eval run; a lost one is computed again
 RESEARCH_BASELINE_LEASE_S = env_float("MEDALBOARD_RESEARCH_BASELINE_LEASE_S", LEASE_S)
 RESEARCH_BASELINE_MAX_ATTEMPTS = env_int("MEDALBOARD_RESEARCH_BASELINE_MAX_ATTEMPTS", 2)
+# How many times the starter runs for a baseline (their mean is the baseline, as MLAgentBench averages its
+# Baseline runs): one run's spread can be wider than the 10 % success margin.
+RESEARCH_BASELINE_RUNS = env_int("MEDALBOARD_RESEARCH_BASELINE_RUNS", 3)
 RESEARCH_SNAPSHOT_EVERY_S = env_float("MEDALBOARD_RESEARCH_SNAPSHOT_EVERY_S", 30.0)
 RESEARCH_MAX_SNAPSHOTS = env_int("MEDALBOARD_RESEARCH_MAX_SNAPSHOTS", 50)
 # The OCI runtime of a Docker runner's sandboxes: runc (Docker's default) or runsc (gVisor).
@@ -317,6 +325,8 @@ LLM_TIMEOUT_S = env_float("MEDALBOARD_LLM_TIMEOUT_S", 600.0)
 GRADING_LEASE_S = env_float("MEDALBOARD_GRADING_LEASE_S", LEASE_S)  # renewed every third of it while grading
 GRADING_MAX_ATTEMPTS = env_int("MEDALBOARD_GRADING_MAX_ATTEMPTS", 3)
 STALE_PENDING_S = env_float("MEDALBOARD_STALE_PENDING_S", 300.0)  # a pending run not picked up by then is re-queued
+# A pending run waiting this long says so on its progress page: its task may have been lost.
+GRADING_STUCK_AFTER_S = env_float("MEDALBOARD_GRADING_STUCK_AFTER_S", 120.0)
 SWEEP_INTERVAL_S = env_float("MEDALBOARD_SWEEP_INTERVAL_S", 30.0)
 # Uploads (leaderboard.runs.intake): the request stages the files and a worker imports them under these
 # limits; the request waits up to INTAKE_WAIT_S for the outcome before answering "202: still importing".

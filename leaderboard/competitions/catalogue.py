@@ -47,6 +47,7 @@ class ImportSummary:
     human_scores: int = 0
     splits: dict[str, int] = field(default_factory=dict)
     without_leaderboard: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)  # ids a research task holds: never taken over
 
 
 def _number(text: str, where: str) -> float:
@@ -182,6 +183,11 @@ def import_catalogue(catalogue_dir: Path, data_dir: Path | None = None) -> Impor
 def _write(folders: dict[str, _Folder], splits: dict[str, list[str]], data_dir: Path | None) -> ImportSummary:
     summary = ImportSummary()
     benchmark, _ = Benchmark.objects.update_or_create(slug=MLE_BENCH["slug"], defaults=MLE_BENCH)
+    held = _held_by_research_tasks(folders)
+    if held:  # import_research_tasks refuses a competition's id; the other order is refused here
+        summary.skipped = sorted(held)
+        folders = {cid: f for cid, f in folders.items() if cid not in held}
+        splits = {slug: [cid for cid in ids if cid not in held] for slug, ids in splits.items()}
     competitions = {cid: _write_competition(benchmark, cid, f, data_dir) for cid, f in folders.items()}
     HumanScore.objects.filter(competition__in=competitions.values()).delete()
     HumanScore.objects.bulk_create(_human_scores(competitions, folders), batch_size=5000)
@@ -204,6 +210,13 @@ def _write(folders: dict[str, _Folder], splits: dict[str, list[str]], data_dir: 
         split.competitions.set([competitions[cid] for cid in ids])
         summary.splits[slug] = len(ids)
     return summary
+
+
+def _held_by_research_tasks(folders: dict[str, _Folder]) -> set[str]:
+    """The catalogue's ids that research tasks already hold: importing them would turn the task into an
+    MLE-bench competition that keeps the task's env as public data, its scripts and its split."""
+    return set(Competition.objects.filter(slug__in=list(folders), kind=Competition.Kind.RESEARCH)
+               .values_list("slug", flat=True))
 
 
 def _write_competition(benchmark: Benchmark, competition_id: str, folder: _Folder, data_dir: Path | None):

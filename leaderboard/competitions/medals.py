@@ -113,6 +113,18 @@ class Placing:
     beats_pct: float  # % of human teams with a strictly worse score
 
 
+def describe_placing(rank: int, beats_pct: float, n_teams: int) -> str:
+    """A placing in words: "rank 3 of 24", "tied for rank 1 with 8 of 24 teams", or "below all 24 teams"
+    (a rank past the last team is not a rank "of" them). The tied teams are those neither better
+    (rank - 1 of them) nor beaten (beats_pct of them)."""
+    if rank > n_teams:
+        return f"below all {n_teams} teams"
+    tied = n_teams - (rank - 1) - round(beats_pct * n_teams / 100)
+    if tied > 0:
+        return f"tied for rank {rank} with {tied} of {n_teams} teams"
+    return f"rank {rank} of {n_teams}"
+
+
 def place(score: float, scores: Sequence[float], lower_is_better: bool) -> Placing:
     """Where a score would land among the human teams (`scores` in any order)."""
     score = round_score(score)

@@ -54,6 +54,7 @@ class TaskFolder:
     problem: str
     read_only_patterns: list[str]
     files: dict[str, list[str]] = field(default_factory=dict)  # "env"/"scripts" -> regular files below
+    lower_is_better: bool | None = None  # what scripts/direction.txt says, if the task says it
 
 
 @dataclass
@@ -63,6 +64,17 @@ class Imported:
     changed: bool  # copied (first import or new content) rather than found unchanged
     needs_baseline: bool  # the site must ask a runner for the starter's baseline
     linked: int = 0  # runs imported earlier under the task's id, linked to it now
+    direction: str = ""  # "lower is better (MLAgentBench's list)": the metric's direction and who said it
+    unmatched: list[str] = field(default_factory=list)  # read-only patterns that name no file of env/
+    asked_again: bool = False  # unchanged, but its failed baseline is asked for again
+
+
+# MLAgentBench's tasks whose metric is better when lower (its eval/plot code lists them: SMAPE, MCRMSE,
+# perplexity, seconds, MAE); every other task of it is higher-is-better.
+MLAGENTBENCH_LOWER_IS_BETTER = frozenset({
+    "amp-parkinsons-disease-progression-prediction", "feedback", "babylm", "llama-inference", "house-price",
+    "vectorization"})
+DIRECTION_FILE = "direction.txt"  # scripts/direction.txt: "lower" or "higher" (is better): the task says it
 
 
 def find_tasks(path: Path) -> list[Path]:
@@ -104,7 +116,36 @@ def check_task(folder: Path) -> TaskFolder:
     if "read_only_files.txt" in files["scripts"]:
         patterns = [line.strip() for line in _text(scripts / "read_only_files.txt", DESCRIPTION_BYTES).splitlines()
                     if line.strip() and not line.strip().startswith("#")]
-    return TaskFolder(slug, env, scripts, problem, patterns, files)
+    said = None
+    if DIRECTION_FILE in files["scripts"]:
+        words = _text(scripts / DIRECTION_FILE, 200).lower().split()
+        word = words[0] if words else ""
+        if word not in ("lower", "higher"):
+            raise Refused(f"scripts/{DIRECTION_FILE} must say 'lower' or 'higher' (is better), not {word!r}")
+        said = word == "lower"
+    return TaskFolder(slug, env, scripts, problem, patterns, files, said)
+
+
+def direction(folder: TaskFolder, lower: set[str], higher: set[str]) -> tuple[bool, str]:
+    """(lower is better, in words with who said it): the command line, then the task's own
+    scripts/direction.txt, then MLAgentBench's own list, else higher is better."""
+    if folder.slug in lower and folder.slug in higher:
+        raise Refused("given both --lower-is-better and --higher-is-better")
+    if folder.slug in lower or folder.slug in higher:
+        is_lower, source = folder.slug in lower, "as given on the command line"
+    elif folder.lower_is_better is not None:
+        is_lower, source = folder.lower_is_better, f"as scripts/{DIRECTION_FILE} says"
+    elif folder.slug in MLAGENTBENCH_LOWER_IS_BETTER:
+        is_lower, source = True, "MLAgentBench's list"
+    else:
+        is_lower, source = False, "the default; say --lower-is-better if not"
+    return is_lower, f"{'lower' if is_lower else 'higher'} is better ({source})"
+
+
+def unmatched_patterns(folder: TaskFolder) -> list[str]:
+    """read_only_files.txt's patterns that name no file of env/ (a typo leaves that file writable)."""
+    return [pattern for pattern in folder.read_only_patterns
+            if not any(read_only_matches(rel, [pattern]) for rel in folder.files["env"])]
 
 
 def check_eval_source(source: bytes) -> None:
@@ -163,16 +204,19 @@ def read_only_matches(rel: str, patterns: list[str]) -> bool:
 
 
 def import_tasks(path: Path, *, lower_is_better: set[str] = frozenset(), splits: list[str] = (),
-                 baseline_scores: dict[str, float] | None = None,
-                 time_limit_s: float = 3600.0) -> tuple[list[Imported], dict[str, str]]:
+                 baseline_scores: dict[str, float] | None = None, time_limit_s: float = 3600.0,
+                 higher_is_better: set[str] = frozenset()) -> tuple[list[Imported], dict[str, str]]:
     """Every task below `path`: (the imported ones, {folder name: why refused})."""
     imported, refused = [], {}
     baseline_scores = baseline_scores or {}
     for folder in find_tasks(path):
         try:
             task = check_task(folder)
-            imported.append(import_task(task, lower_is_better=task.slug in lower_is_better, splits=splits,
-                                        baseline_score=baseline_scores.get(task.slug), time_limit_s=time_limit_s))
+            is_lower, words = direction(task, set(lower_is_better), set(higher_is_better))
+            item = import_task(task, lower_is_better=is_lower, splits=splits,
+                               baseline_score=baseline_scores.get(task.slug), time_limit_s=time_limit_s)
+            item.direction, item.unmatched = words, unmatched_patterns(task)
+            imported.append(item)
         except Refused as exc:
             refused[folder.name] = str(exc)
     return imported, refused
@@ -187,6 +231,7 @@ def import_task(folder: TaskFolder, *, lower_is_better: bool, splits: list[str] 
     digest = _content_hash(folder)
     previous = ResearchTask.objects.filter(competition=existing).first() if existing else None
     changed = previous is None or previous.content_hash != digest
+    failed_before = previous is not None and previous.baseline_status == ResearchTask.Baseline.FAILED
     target = Path(settings.RESEARCH_DIR) / folder.slug
     if changed and _resolved(folder.env.parent) != _resolved(target):  # a task already in storage stays as it is
         _copy_into(folder, target)
@@ -194,7 +239,7 @@ def import_task(folder: TaskFolder, *, lower_is_better: bool, splits: list[str] 
         competition = _competition(folder, target, lower_is_better, splits)
         task = _research_task(competition, folder, target, digest, changed, baseline_score, time_limit_s)
     needs = task.baseline_status == ResearchTask.Baseline.PENDING
-    return Imported(competition, task, changed, needs)
+    return Imported(competition, task, changed, needs, asked_again=not changed and failed_before and needs)
 
 
 def _resolved(path: Path) -> Path:
@@ -295,6 +340,7 @@ def _research_task(competition: Competition, folder: TaskFolder, target: Path, d
 
 def _set_baseline(task: ResearchTask, status: str, score: float | None, *, log: str, error: str) -> None:
     task.baseline_status, task.baseline_log, task.baseline_error = status, log, error
+    task.baseline_seconds, task.baseline_runs = None, []  # a given or asked-for baseline: the old runs are not it
     task.baseline_at = timezone.now() if status != ResearchTask.Baseline.NONE else None  # given, or asked for
     # A fresh request: no claim on it, its attempts counted afresh (a holder's last write now matches nothing)
     task.baseline_owner, task.baseline_lease_expires_at, task.baseline_attempts = "", None, 0

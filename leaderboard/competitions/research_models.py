@@ -33,7 +33,10 @@ class ResearchTask(models.Model):
     baseline_status = models.CharField(max_length=20, choices=Baseline.choices, default=Baseline.PENDING)
     baseline_log = models.TextField(blank=True, help_text="The end of the starter's output when it was run")
     baseline_error = models.TextField(blank=True)
-    baseline_seconds = models.FloatField(null=True, blank=True)
+    baseline_seconds = models.FloatField(null=True, blank=True)  # the mean over the starter's runs
+    # Each starter run of the baseline: [{"score": float | None, "seconds": float, "error": str}, ...]
+    # (MLAgentBench averages several Baseline runs; the baseline is the mean of those that scored)
+    baseline_runs = models.JSONField(default=list, blank=True)
     baseline_at = models.DateTimeField(null=True, blank=True)
     # The claim of the runner computing it (webapp.leases: runner.research.baseline.BASELINES)
     baseline_owner = models.CharField(max_length=200, blank=True)
@@ -46,3 +49,17 @@ class ResearchTask(models.Model):
 
     def __str__(self) -> str:
         return f"research task {self.competition_id}"
+
+    @property
+    def baseline_spread(self) -> dict | None:
+        """The scored starter runs' spread: {n, low, high, sd, relative (high - low over |mean|, 0.1 = 10 %)};
+        None with fewer than two."""
+        import statistics
+
+        scores = [r["score"] for r in self.baseline_runs if isinstance(r, dict) and r.get("score") is not None]
+        if len(scores) < 2:
+            return None
+        mean = statistics.fmean(scores)
+        relative = (max(scores) - min(scores)) / abs(mean) if mean else None
+        return {"n": len(scores), "low": min(scores), "high": max(scores), "sd": statistics.stdev(scores),
+                "relative": relative, "relative_pct": None if relative is None else 100 * relative}

@@ -48,7 +48,8 @@ def check_header(header: list[str], required: Iterable[str], exact: bool, id_col
     missing = [name for name in (id_column, *required) if name not in header]
     if missing:
         raise SubmissionError(f"missing column(s) {sample(missing)}{_near_misses(missing, header)}; "
-                              f"expected columns: {sample([id_column, *required][:8], len(required) + 1)}")
+                              f"expected columns: {sample([id_column, *required][:8], len(required) + 1)}; "
+                              f"the file's columns: {sample(header[:8], len(header)) if header else 'none'}")
     extra = [name for name in header if name not in required and name != id_column]
     if exact and extra:
         raise SubmissionError(f"unexpected column(s) {sample(extra)}: this competition accepts only "
@@ -69,6 +70,19 @@ def _near_misses(missing: list[str], header: list[str]) -> str:
     folded = {name.strip().lower(): name for name in header}
     hints = [f"{folded[m.strip().lower()]!r} for {m!r}" for m in missing if m.strip().lower() in folded]
     return f" (found {', '.join(hints[:SHOW])}: names are case- and space-sensitive)" if hints else ""
+
+
+def check_known_labels(sub: pd.DataFrame, targets: Sequence[str], classes: frozenset[str]) -> None:
+    """Every prediction is one of the classes the public training data uses: a label outside them
+    (cultivar_9 of three cultivars) is a broken file, not a silently wrong row."""
+    for column in targets:
+        values = sub[column].to_numpy(dtype=object)
+        unknown = ~np.isin(values.astype(str), list(classes))
+        if unknown.any():
+            rows, count = _rows(unknown)
+            labels = sorted({str(v) for v in values[unknown]})
+            raise SubmissionError(f"{count} value(s) of {column!r} are not among the {len(classes)} classes of the "
+                                  f"training data ({sample(sorted(classes))}): {sample(labels)} in rows {rows}")
 
 
 def check_not_empty(n_rows: int) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import re
 import shutil
 import tempfile
 from collections.abc import Iterator, Sequence
@@ -13,8 +14,10 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from django.conf import settings
+from django.core.exceptions import SuspiciousFileOperation
 from django.core.files import File
 from django.core.files.storage import default_storage
+from django.utils.text import get_valid_filename
 
 from leaderboard.lib import archives
 from leaderboard.models import Artifact, Run
@@ -24,6 +27,10 @@ ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
 CODE_SUFFIXES = {".py", ".ipynb", ".r", ".sh", ".jl", ".cpp", ".c"}
 MAX_NAME_BYTES = 255  # the longest file or folder name most file systems store
 MAX_MEMBER_PATH = 500  # Artifact.name's length
+# The longest name a file is stored under: with "runs/YYYY/MM/" and the suffix storage adds to a taken
+# name, it fits FileField's 100 characters, and any file system's 255 bytes.
+STORAGE_NAME_CHARS = 60
+_SAFE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,10}")
 # Errors of the artifact storage itself (read-only, full, no permission): the site's fault, not the upload's.
 STORAGE_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
 
@@ -113,12 +120,34 @@ def is_archive(name: str) -> bool:
     return name.lower().endswith(ARCHIVE_SUFFIXES)
 
 
+def storage_name(name: str) -> str:
+    """The name a file is stored under: storage's cleaned form of its own (spaces to "_", odd
+    characters dropped) when that is a short name, else one derived from it (`file-<digest>`, with its
+    extension when that is plain). Artifact.name keeps the original: names such as "~", " ", "@@@", one
+    of 200 characters or with 50 extensions come from agents, and storage refuses them."""
+    base = basename(name)
+    try:
+        valid = get_valid_filename(base)
+    except SuspiciousFileOperation:
+        valid = ""
+    if valid and len(valid.encode()) <= STORAGE_NAME_CHARS:
+        return valid
+    digest = hashlib.sha256(name.encode("utf-8", "surrogateescape")).hexdigest()[:16]
+    suffix = PurePosixPath(valid).suffix
+    return f"file-{digest}{suffix if _SAFE_SUFFIX.fullmatch(suffix) else ''}"
+
+
 def store_artifact(run: Run, upload: Upload, written: Written) -> Artifact:
     artifact = Artifact(run=run, kind=upload.kind, name=upload.name, size=upload.size, sha256=upload.sha256)
     upload.file.seek(0)
-    artifact.file.save(basename(upload.name) or "file", upload.file, save=False)
+    artifact.file.save(storage_name(upload.name), upload.file, save=False)
     written.names.append(artifact.file.name)
-    artifact.save()
+    try:
+        artifact.save()
+    except BaseException:  # the row was refused: its file would be stored for nothing
+        default_storage.delete(artifact.file.name)
+        written.names.pop()
+        raise
     if upload.kind == Artifact.Kind.SNAPSHOT:
         snapshots.register(run=run, artifact=artifact)
     return artifact

@@ -11,16 +11,22 @@ from __future__ import annotations
 
 import logging
 import os
+from array import array
 from collections.abc import Iterable
 from dataclasses import replace
+from datetime import datetime
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
+from django.core.exceptions import SuspiciousFileOperation
 from django.core.files import File
+from django.db import DatabaseError, transaction
+from django.utils import timezone
 
 from leaderboard.models import Artifact, Experiment, Run
 from leaderboard.runs import snapshots
-from leaderboard.runs.artifacts import Upload, store_upload
+from leaderboard.runs.artifacts import MAX_MEMBER_PATH, STORAGE_ERRNOS, Upload, store_upload
 from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 from leaderboard.runs.research import ResearchEvidence, record_research_result
 from leaderboard.runs.snapshots import SnapshotError
@@ -30,12 +36,14 @@ from leaderboard.trust import disclosures
 from leaderboard.trust.reproductions import may_reproduce
 
 __all__ = [
-    "ExperimentSpec", "LiveSteps", "ResearchEvidence", "SnapshotError", "add_snapshot", "experiment_for", "grade",
-    "header_line", "may_reproduce", "record_recipe", "record_research_result", "report_progress_with",
-    "reproduction_of", "save_final_trajectory", "step_line", "store_file", "to_count", "to_float",
+    "MAX_NAME_CHARS", "ExperimentSpec", "FileRefused", "LiveSteps", "ResearchEvidence", "SnapshotError",
+    "add_snapshot", "experiment_for", "grade", "header_line", "may_reproduce", "record_recipe",
+    "record_research_result", "report_progress_with", "reproduction_of", "save_final_trajectory", "step_line",
+    "store_file", "to_count", "to_float",
 ]
 
 log = logging.getLogger(__name__)
+MAX_NAME_CHARS = MAX_MEMBER_PATH  # the longest artifact name a run's file is shown under
 
 
 def experiment_for(*, owner, spec: ExperimentSpec, network: str | None = None) -> Experiment:
@@ -70,9 +78,27 @@ def report_progress_with(source) -> None:
     set_progress_source(source)
 
 
+class FileRefused(Exception):
+    """Storage could not take this one file (its name, its row); the message says why. Storage that
+    is down or full is not this: it raises OSError, as every file of the run would fail the same."""
+
+
 def store_file(run: Run, kind: str, name: str, file: File) -> Artifact:
-    """One of the run's output files, measured and stored as an artifact (a snapshot is registered too)."""
-    return store_upload(run, Upload(kind, name, file))
+    """One of the run's output files, measured and stored as an artifact (a snapshot is registered too),
+    in a savepoint of its own: FileRefused leaves the run and its other files as they were. `name` is
+    kept as the artifact's name (the file is stored under a safe one derived from it); one longer than
+    MAX_NAME_CHARS is refused."""
+    if len(name) > MAX_NAME_CHARS:
+        raise FileRefused(f"the name is longer than {MAX_NAME_CHARS} characters")
+    try:
+        with transaction.atomic():
+            return store_upload(run, Upload(kind, name, file))
+    except OSError as exc:
+        if exc.errno in STORAGE_ERRNOS:
+            raise
+        raise FileRefused(exc.strerror or str(exc)) from exc
+    except (SuspiciousFileOperation, DatabaseError, ValueError) as exc:
+        raise FileRefused(str(exc)) from exc
 
 
 def add_snapshot(run: Run, elapsed_seconds: float, file: File):
@@ -98,77 +124,157 @@ class LiveSteps:
     def available(self) -> bool:
         return self.live is not None
 
-    def append(self, numbered_lines: Iterable[tuple[int, bytes]], fence) -> int:
-        """Parse (line number, line) pairs of the file and append their steps; `fence` runs in the
-        transaction that stores them. Returns how many steps were added."""
-        from leaderboard.trajectories.importers.jsonl import is_header_line, parse_step_line
-
+    def append(self, numbered_lines: Iterable[tuple[int, bytes]], fence,
+               gateway_lines: Iterable[tuple[int, bytes]] = ()) -> int:
+        """Parse (line number, line) pairs of the agent's file, then of the gateway's, and append their
+        steps; `fence` runs in the transaction that stores them. Returns how many steps were added.
+        Only the gateway's steps carry its mark (leaderboard.trajectories.provenance)."""
         if self.live is None:
             return 0
+        steps = self._parsed(numbered_lines, self.live.count, gateway=False)
+        steps += self._parsed(gateway_lines, self.live.count + len(steps), gateway=True)
+        self.live.append(steps, fence)
+        return len(steps)
+
+    def _parsed(self, numbered_lines: Iterable[tuple[int, bytes]], first: int, *, gateway: bool) -> list:
+        from leaderboard.trajectories import provenance
+        from leaderboard.trajectories.importers.jsonl import is_header_line, parse_step_line
+
         steps = []
         for lineno, line in numbered_lines:
             if lineno == 1 and is_header_line(line):
                 continue
-            step = parse_step_line(line, lineno, self.live.count + len(steps), self.parsed)
-            if step is not None:
-                steps.append(step)
-        self.live.append(steps, fence)
-        return len(steps)
+            step = parse_step_line(line, lineno, first + len(steps), self.parsed)
+            if step is None:
+                continue
+            provenance.strip_mark(step)
+            if gateway:
+                provenance.mark_gateway(step)
+            steps.append(step)
+        return steps
 
     def close(self) -> None:
         if self.live is not None:
             self.live.close()
 
 
-def save_final_trajectory(run: Run, files: Iterable[tuple[Path | str | None, str]]) -> None:
-    """The run's trajectory from the stored (redacted, whole) files, each (path, name) in turn, as the
-    importer reads them: what an upload of them would store, one trajectory of their steps. A file that
-    cannot be read is named in a warning; with none readable the steps streamed live stay."""
-    from leaderboard.trajectories.importers import TrajectoryError, detect, read_trajectories, save_steps
+def save_final_trajectory(run: Run, files: Iterable[tuple[Path | str | None, str]],
+                          gateway: tuple[Path | str | None, str] | None = None, *,
+                          agent_started_at: datetime | None = None) -> None:
+    """The run's trajectory from the agent's stored (redacted, whole) files, each (path, name), and the
+    gateway's record of its LLM calls, as the importer reads them: one trajectory of their steps in
+    time order, on one clock counted from `agent_started_at`. Only the gateway's steps carry its mark
+    (leaderboard.trajectories.provenance), and none of the files' own figures (tokens, cost, duration,
+    start) becomes the run's: those are the runner's and the gateway's. A file that cannot be read is
+    named in a warning; with none readable the steps streamed live stay."""
+    from leaderboard.trajectories import provenance
+    from leaderboard.trajectories.importers import save_steps
 
-    parts = []
-    for path, name in files:
-        if path is None or not os.path.isfile(path) or detect(path) is None:
-            continue
-        try:
-            parsed = next(iter(read_trajectories(path)), None)
-        except TrajectoryError as exc:
-            run.refresh_from_db()
-            Run.objects.filter(pk=run.pk).update(import_warnings=[*run.import_warnings, f"{name}: {exc}"])
-            continue
-        if parsed is not None:
-            parts.append(parsed)
+    parts = [part for path, name in files if (part := _read_part(run, path, name)) is not None]
+    for part in parts:
+        _on_run_clock(part, agent_started_at)
+    record = _read_part(run, *gateway) if gateway is not None else None
+    if record is not None:
+        record.steps = (_marked(step, provenance) for step in record.steps)
+        parts.append(record)
     if parts:
         run.refresh_from_db()
         warnings = list(run.import_warnings)
-        save_steps(run, _joined(parts))
+        save_steps(run, _joined(parts), take_totals=False)
         Run.objects.filter(pk=run.pk).update(import_warnings=[*warnings, *run.import_warnings])
 
 
+def _read_part(run: Run, path: Path | str | None, name: str):
+    from leaderboard.trajectories.importers import TrajectoryError, detect, read_trajectories
+
+    if path is None or not os.path.isfile(path) or detect(path) is None:
+        return None
+    try:
+        return next(iter(read_trajectories(path)), None)
+    except TrajectoryError as exc:
+        run.refresh_from_db()
+        Run.objects.filter(pk=run.pk).update(import_warnings=[*run.import_warnings, f"{name}: {exc}"])
+        return None
+
+
+def _marked(step, provenance):
+    provenance.mark_gateway(step)
+    return step
+
+
+def _on_run_clock(part, agent_started_at: datetime | None) -> None:
+    """The agent's step times count from the start its file states (AIDE's first node, a JSONL
+    header's started_at); moved onto the run's clock when that start lies within the run. The stated
+    start is the agent's claim, so one outside the run moves nothing (a warning says so). Importers
+    may learn the start only as they read (AIDE's), so it is looked at once the first step is read."""
+    if agent_started_at is None:
+        return
+    steps = iter(part.steps)
+
+    def shifted():
+        first = next(steps, None)
+        if first is None:
+            return
+        offset = _offset(part, agent_started_at)
+        for step in chain((first,), steps):
+            if offset and step.t is not None:
+                step.t, step.raw = round(step.t + offset, 3), None
+            yield step
+
+    part.steps = shifted()
+
+
+def _offset(part, agent_started_at: datetime) -> float:
+    stated = part.meta.started_at
+    if stated is None:
+        return 0.0
+    offset = (stated - agent_started_at).total_seconds()
+    if not 0 <= offset <= (timezone.now() - agent_started_at).total_seconds():
+        part.warn(f"the trajectory says it started at {stated.isoformat()}, outside the run "
+                  f"(the agent started at {agent_started_at.isoformat()}); its step times are kept as written")
+        return 0.0
+    return offset
+
+
 def _joined(parts: list):
-    """One trajectory of several: the first's format and totals, every step in turn, renumbered."""
+    """One trajectory of several: the first's format, the steps of all merged in time order (each
+    part's own order kept; a step without a time goes next from its part), renumbered."""
     first = parts[0]
     if len(parts) == 1:
         return first
-
-    sources = [(part, part.steps) for part in parts]  # before first.steps is replaced by the join
+    sources = [iter(part.steps) for part in parts]  # before first.steps is replaced by the join
 
     def steps():
-        offset = 0
-        for part, part_steps in sources:
-            count = 0
-            for step in part_steps:
-                count = max(count, (step.index or 0) + 1)
-                step.index = (step.index or 0) + offset
-                if step.parent_index is not None:
-                    step.parent_index += offset
-                step.raw = None
-                yield step
-            offset += count
-            first.warnings.extend(w for w in part.warnings if part is not first)
+        numbers = [array("q") for _ in parts]  # per part: its step index -> the joined index
+        heads = [next(source, None) for source in sources]
+        index = 0
+        while (k := _earliest(heads)) is not None:
+            step = heads[k]
+            numbers[k].append(index)  # the importers number each part's steps 0, 1, 2, ...
+            step.index = index
+            if step.parent_index is not None:
+                step.parent_index = numbers[k][step.parent_index] if step.parent_index < len(numbers[k]) else None
+            step.raw = None
+            yield step
+            index += 1
+            heads[k] = next(sources[k], None)
+        first.warnings.extend(w for part in parts[1:] for w in part.warnings)
 
     first.steps = steps()
     return first
+
+
+def _earliest(heads: list) -> int | None:
+    """Which part's next step comes first: one without a time at once, else the earliest."""
+    best, best_t = None, None
+    for k, step in enumerate(heads):
+        if step is None:
+            continue
+        if step.t is None:
+            return k
+        if best is None or step.t < best_t:
+            best, best_t = k, step.t
+    return best
 
 
 def grade(run: Run, owner: str) -> None:

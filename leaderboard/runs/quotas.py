@@ -5,7 +5,9 @@ By changing one row of a submission at a time and reading the score back, anyone
 hidden labels. Kaggle limits graded submissions per day; so do we
 (`MEDALBOARD_DAILY_GRADING_QUOTA`, per user and competition, per UTC day). An upload whose
 submission would be graded here counts; repeats of an identical upload, self-reported scores, runs
-from the site's own runner jobs (origin=job) and CLI imports do not. Staff are not limited.
+from the site's own runner jobs (origin=job) and CLI imports do not. Nor does a file that grading
+rejected or could not score: it revealed no score (Kaggle does not count submission errors either).
+Staff are not limited.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ from pathlib import Path
 
 from django.conf import settings
 from django.core.files import File
-from django.db.models import Count
+from django.db.models import Count, Q
 from django.utils import timezone
 
 from leaderboard.models import Competition, Run
@@ -50,11 +52,18 @@ def _today() -> datetime:
     return timezone.now().replace(hour=0, minute=0, second=0, microsecond=0)  # timezone.now() is UTC
 
 
+def _counted(user, start: datetime):
+    """This user's uploads since `start` that graded (or will grade) a file: a rejected file or a failed
+    grading revealed no score, so it uses none of the quota."""
+    revealed_nothing = Q(status=Run.Status.FAILED) | Q(status=Run.Status.GRADED, valid_submission=False)
+    return (Run.objects.filter(owner=user, origin=Run.Origin.UPLOAD, submission_exists=True, created_at__gte=start)
+            .exclude(revealed_nothing))
+
+
 def grading_quota(*, user, competition: Competition) -> Quota:
     """Today's gradings of this user's uploads for this competition (UTC day)."""
     start = _today()
-    used = Run.objects.filter(owner=user, competition=competition, origin=Run.Origin.UPLOAD,
-                              submission_exists=True, created_at__gte=start).count()
+    used = _counted(user, start).filter(competition=competition).count()
     return Quota(limit=settings.DAILY_GRADING_QUOTA, used=used, resets_at=start + timedelta(days=1))
 
 
@@ -63,8 +72,7 @@ def used_today(*, user) -> list[tuple[str, int]]:
     if not user.is_authenticated:
         return []
     start = _today()
-    counts = (Run.objects.filter(owner=user, origin=Run.Origin.UPLOAD, submission_exists=True,
-                                 created_at__gte=start, competition__isnull=False)
+    counts = (_counted(user, start).filter(competition__isnull=False)
               .values_list("competition__slug").annotate(n=Count("id")).order_by("competition__slug"))
     return [(slug, max(0, settings.DAILY_GRADING_QUOTA - n)) for slug, n in counts]
 
@@ -84,6 +92,7 @@ def check_quota(*, user, competition: Competition | None) -> None:
 class FormatCheck:
     valid: bool
     message: str
+    checked: bool = True  # False: this site cannot check the format (no grader), so `valid` says nothing
 
 
 def check_format(*, competition: Competition, submission: File) -> FormatCheck:
@@ -109,7 +118,7 @@ def check_format(*, competition: Competition, submission: File) -> FormatCheck:
         return FormatCheck(True, "the submission passed the format check (" + "; ".join(report.notes[-1:])
                            + "); it is scored once this site has the competition's answers")
     if not getattr(report, "grading_available", True):
-        return FormatCheck(False, f"the format cannot be checked here: {report.error}")
+        return FormatCheck(False, f"the format cannot be checked here: {report.error}", checked=False)
     if report.valid_submission:
         return FormatCheck(True, "the submission has the expected format and would be graded")
     return FormatCheck(False, report.error or "the submission is not valid")

@@ -19,7 +19,10 @@ from leaderboard.runs.snapshots import refresh_timeline
 from leaderboard.trust.models import Finding
 
 READ_ONLY_CHECK = "read-only-files"
-ENDED_BY_ITSELF = ("succeeded", "failed")  # JobTask statuses of an agent that stopped on its own
+ENDED_BY_ITSELF = ("succeeded",)  # JobTask statuses of an agent that stopped on its own, without an error
+# An agent that failed (or was cancelled) crashed: MLAgentBench's "error" class (error.txt), a failure left
+# out of the improvement statistics whatever its workspace scores (eval.py's placeholder included).
+ERRORED = ("failed", "cancelled")
 
 
 @dataclass
@@ -34,6 +37,7 @@ class ResearchEvidence:
     exit_code: int | None = 0
     has_submission: bool = False
     snapshot_artifacts: dict[float, int] = field(default_factory=dict)  # seconds -> the zip of its files
+    notes: list[str] = field(default_factory=list)  # e.g. the agent's files left out of the copy scored
 
 
 @transaction.atomic
@@ -42,15 +46,18 @@ def record_research_result(run: Run, evidence: ResearchEvidence) -> None:
     run.refresh_from_db()
     classes = failure_classes(
         evidence.output, final_answer=evidence.score is not None and evidence.job_status in ENDED_BY_ITSELF,
-        killed_for_memory=evidence.exit_code == 137 and evidence.job_status == "failed")
+        killed_for_memory=evidence.exit_code == 137 and evidence.job_status == "failed",
+        errored=evidence.job_status in ERRORED)
+    valid = evidence.score is not None and evidence.job_status not in ERRORED
     report = {"research": {"eval": "scripts/eval.py get_score",
                            "read_only_changes": evidence.read_only_changes[:100],
                            "snapshots": len(evidence.snapshots)}}
     notes = [f"the agent changed files the task gives read-only: {', '.join(evidence.read_only_changes[:20])}"] \
         if evidence.read_only_changes else []
+    notes += evidence.notes
     Run.objects.filter(pk=run.pk).update(
-        status=Run.Status.GRADED, score=evidence.score, valid_submission=evidence.score is not None,
-        submission_exists=evidence.has_submission or evidence.score is not None, grading_error=evidence.error[:5000],
+        status=Run.Status.GRADED, score=evidence.score, valid_submission=valid,
+        submission_exists=evidence.has_submission, grading_error=evidence.error[:5000],
         grading_report=report, finished_at=run.finished_at or timezone.now(),
         import_warnings=[*run.import_warnings, *notes], failure_classes=classes,
     )
@@ -103,7 +110,11 @@ def classify_imported(run: Run) -> None:
         size += len(part)
         if size >= SCAN_BYTES:
             break
-    classes = failure_classes("\n".join(text), final_answer=final_answer)
+    from leaderboard.lib.research_failures import ordered
+
+    found = failure_classes("\n".join(text), final_answer=final_answer)
+    # with what the importer read in the trace's folder (error.txt, overall_time.txt, log, main_log)
+    classes = ordered(set(found) | set(Run.objects.get(pk=run.pk).failure_classes or []))
     Run.objects.filter(pk=run.pk).update(failure_classes=classes)
 
 

@@ -99,6 +99,7 @@ def submit_run(
         if existing is not None:
             return _repeat(existing, is_private=is_private, notes=notes)
         if origin == Run.Origin.UPLOAD and any(u.kind == Artifact.Kind.SUBMISSION for u in uploads):
+            _refuse_research_submission(competition)
             quotas.check_quota(user=owner, competition=Competition.objects.filter(slug=competition).first())
         written = Written()
         try:
@@ -136,6 +137,15 @@ def submit_run(
             written.delete_all()
             raise
     return run
+
+
+def _refuse_research_submission(slug: str) -> None:
+    """A research task is scored by its own eval in a grading sandbox, on a runner: an uploaded file has
+    no grader here, and a run saved for it would only fail later."""
+    if Competition.objects.filter(slug=slug, kind=Competition.Kind.RESEARCH).exists():
+        raise UploadError(f"{slug} is a research task: it is scored by running the task's own eval on a runner "
+                          "(submit a job), not from an uploaded submission; upload its trajectory without "
+                          "a submission to import a run made elsewhere")
 
 
 def _snapshot_times(names: list[str]) -> list[float]:

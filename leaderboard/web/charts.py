@@ -193,7 +193,7 @@ def with_baseline(figure: dict, baseline: float, success_at: float) -> dict:
     shapes = list(figure["layout"].get("shapes", []))
     annotations = list(figure["layout"].get("annotations", []))
     for value, label, colour, dash in ((baseline, "baseline", "#555b66", "dot"),
-                                       (success_at, "success (10% better)", "#2e7d32", "dash")):
+                                       (success_at, "success (more than 10% better)", "#2e7d32", "dash")):
         shapes.append({"type": "line", "xref": "paper", "x0": 0, "x1": 1, "yref": "y", "y0": value, "y1": value,
                        "line": {"color": colour, "dash": dash}})
         annotations.append({"xref": "paper", "x": 0, "yref": "y", "y": value, "text": f"{label} {value:g}",

@@ -26,8 +26,10 @@ DISCLOSURE_FIELDS = ("internet", "test_signal", "source_url", "report_url", "kno
 
 
 class UploadRunForm(forms.Form):
+    # Research tasks are scored by their own eval on a runner (a job), never from an uploaded file: the
+    # list offers only what this form can grade; their trajectories still come in under "task".
     competition = forms.ModelChoiceField(
-        queryset=Competition.objects.all(), to_field_name="slug", required=False,
+        queryset=Competition.objects.exclude(kind=Competition.Kind.RESEARCH), to_field_name="slug", required=False,
         help_text="Type to search: the competition the run was on",
     )
     task = forms.CharField(

@@ -17,8 +17,9 @@ from django.shortcuts import get_object_or_404, render
 
 from leaderboard.analysis import research
 from leaderboard.lib.research_failures import LABELS as FAILURE_LABELS
-from leaderboard.models import INT32_MAX, INT64_MAX, Run, Snapshot, StepKind
+from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, Snapshot, StepKind
 from leaderboard.trajectories.exports import trajectory_lines
+from leaderboard.trajectories.provenance import recorded_by_gateway
 from leaderboard.trajectories.store import StoredStep, StoredTrajectory
 from leaderboard.web import charts, static_export
 from leaderboard.web.runs_index import runs_index
@@ -158,11 +159,40 @@ def _card_fields(kind: str, data: dict) -> dict:
     if kind == StepKind.SCORE:
         return {"metric": data.get("metric", ""), "value": data.get("value"), "maximize": data.get("maximize")}
     if kind == StepKind.LLM:
-        return {k: data.get(k) for k in ("model", "tokens_in", "tokens_out", "cost")}
+        return _llm_fields(data)
     if kind in (StepKind.ACTION, StepKind.SUBMISSION):
         arguments, cut = _clip(_pretty(data.get("arguments")))
         return {"tool": data.get("tool", ""), "arguments": arguments, "arguments_truncated": cut}
     return {"buggy": data.get("buggy"), "is_best": data.get("is_best"), "stage": data.get("stage")}
+
+
+PROMPT_KEYS = ("messages", "prompt", "input")  # the gateway's (docs/gateway.md), then what agents write
+REPLY_KEYS = ("reply", "response", "output", "completion")
+
+
+def _llm_fields(data: dict) -> dict:
+    """Model, usage, who recorded the call (the gateway, or the agent's own claim about it), and the
+    prompt and reply as text."""
+    prompt_key = next((k for k in PROMPT_KEYS if data.get(k)), "messages")
+    reply_key = next((k for k in REPLY_KEYS if data.get(k)), "reply")
+    prompt, prompt_cut = _clip(_prompt_text(data.get(prompt_key)))
+    reply, reply_cut = _clip(_pretty(data.get(reply_key)))
+    return {**{k: data.get(k) for k in ("model", "tokens_in", "tokens_out", "cost")},
+            "by_gateway": recorded_by_gateway(data), "prompt_key": prompt_key, "reply_key": reply_key,
+            "prompt": prompt, "prompt_truncated": prompt_cut,
+            "messages_omitted": data.get("messages_omitted") if type(data.get("messages_omitted")) is int else 0,
+            "reply": reply, "reply_truncated": reply_cut,
+            "reply_cut_when_recorded": data.get("reply_truncated") is True}
+
+
+def _prompt_text(prompt) -> str:
+    """A chat's messages as `role: content` blocks (the gateway keeps them under their API's field names:
+    `{"messages": [...], "system": ...}`); any other shape as indented JSON."""
+    if isinstance(prompt, dict):
+        return "\n\n".join(f"[{name}]\n{_prompt_text(value)}" for name, value in prompt.items() if value)
+    if isinstance(prompt, list) and all(isinstance(m, dict) and "role" in m for m in prompt):
+        return "\n\n".join(f"{m.get('role')}: {_pretty(m.get('content'))}" for m in prompt)
+    return _pretty(prompt)
 
 
 def _pretty(value) -> str:
@@ -348,11 +378,14 @@ def snapshot_figure(run: Run) -> dict | None:
 
 def research_facts(run: Run) -> dict | None:
     """A research task's run: its baseline, the score a success needs, improvement, success, failure classes."""
-    gain, success = research.research_outcome(run)
-    if success is None:
-        return None
+    from leaderboard.lib.research_failures import excluded
+
     competition = run.competition
+    if competition is None or competition.kind != Competition.Kind.RESEARCH or competition.baseline_score is None:
+        return None
+    gain, success = research.research_outcome(run)
     step = research.RESEARCH_SUCCESS_IMPROVEMENT * abs(competition.baseline_score)
     success_at = competition.baseline_score + (-step if competition.is_lower_better else step)
     return {"baseline": competition.baseline_score, "success_at": success_at, "improvement": gain,
-            "success": success, "failures": [FAILURE_LABELS.get(c, c) for c in run.failure_classes]}
+            "success": success, "failures": [FAILURE_LABELS.get(c, c) for c in run.failure_classes],
+            "left_out": excluded(run.failure_classes)}

@@ -39,7 +39,7 @@ def page(request: HttpRequest, competition: Competition) -> HttpResponse:
         "competition": competition, "task": task, "rows": rows,
         "starter_files": [(name, size, name in read_only) for name, size in (task.starter_files if task else [])],
         "figure": improvement_figure(rows) if any(r.improvement is not None for r in rows) else None,
-        "success_pct": 100 * stats.RESEARCH_SUCCESS_IMPROVEMENT,
+        "success_pct": 100 * stats.RESEARCH_SUCCESS_IMPROVEMENT, "success_margin": stats.RESEARCH_SUCCESS_IMPROVEMENT,
     })
 
 

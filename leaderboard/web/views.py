@@ -102,6 +102,8 @@ def upload_run(request):
         except quotas.TooLargeToCheck as exc:
             form.add_error("submission", str(exc))
             status = 413
+    elif request.method == "POST" and form.is_valid() and (broken := _broken_file(form.cleaned_data)):
+        form.add_error("submission", f"Not saved: {broken}. Fix the file and upload it again.")
     elif request.method == "POST" and form.is_valid():
         try:
             received = intake.wait(intake.receive(owner=request.user, **_upload_fields(form.cleaned_data)))
@@ -126,6 +128,22 @@ def upload_run(request):
         "daily_quota": settings.DAILY_GRADING_QUOTA, "quotas_today": quotas.used_today(user=request.user),
         "recent_intakes": RunIntake.objects.filter(owner=request.user)[:5],
     }, status=status)
+
+
+def _broken_file(data: dict) -> str | None:
+    """Why grading would reject a lone submission CSV sent through the form, if it would: such a file
+    would only become a run saying "invalid submission", so the form says why and saves nothing (the
+    API keeps such runs; its clients check first with /api/runs/check/). An archive, a file sent with a
+    trajectory or snapshots, one too large to check here, or a competition this site cannot check goes
+    on to be imported as before."""
+    submission = data["submission"]
+    if (submission is None or data["trajectory_files"] or data["snapshots"] or data["competition"] is None
+            or not (submission.name or "").lower().endswith(".csv")
+            or (submission.size or 0) > settings.FORMAT_CHECK_MAX_BYTES):
+        return None
+    verdict = quotas.check_format(competition=data["competition"], submission=submission)
+    submission.seek(0)
+    return None if verdict.valid or not verdict.checked else verdict.message
 
 
 def _upload_fields(data: dict) -> dict:
@@ -240,6 +258,12 @@ def leaderboard(request):
                                           key=("board", request.GET.urlencode(), published.stamp()),
                                           compute=lambda scope: _board(params, request, scope))
     except Split.DoesNotExist:
+        if export not in ("csv", "json") and _research_only(params, request):
+            return render(request, "leaderboard/leaderboard.html", {
+                "research_only": True, "research": stats.research_results(
+                    stats.research_runs(request.user, verified_only=bool(params.get("verified")))),
+                "verified_only": bool(params.get("verified")),
+                "has_mlebench": Split.objects.filter(benchmark__slug="mle-bench").exists()})
         raise Http404("that split is not in the catalogue") from None
     if export == "csv":
         response = HttpResponse(rows_to_csv(rows), content_type="text/csv; charset=utf-8")
@@ -251,8 +275,21 @@ def leaderboard(request):
     return static_export.render_or_export(request, "leaderboard/leaderboard.html", {
         "board": {**board, "html": mark_safe(board["html"]),  # noqa: S308 - both rendered by our templates
                   "published_html": mark_safe(board["published_html"])},  # noqa: S308
-        "split": split, "research": stats.research_results(stats.research_runs(request.user)),
+        "split": split, "research": stats.research_results(
+            stats.research_runs(request.user, verified_only=bool(params.get("verified")))),
     }, f"medalboard-{split.slug}.html")
+
+
+def _research_only(params: dict, request) -> bool:
+    """The front page (or ?split=research) of a site that hosts research tasks and no MLE-bench split
+    of that name: the research section alone, not a 404."""
+    from leaderboard.competitions.research_import import SPLIT as RESEARCH_SPLIT
+
+    named = request.GET.get("split")
+    if named not in (None, "", RESEARCH_SPLIT):
+        return False
+    return Split.objects.filter(slug=RESEARCH_SPLIT).exists() or \
+        Competition.objects.filter(kind=Competition.Kind.RESEARCH).exists()
 
 
 def _board(params: dict, request, scope: tuple) -> dict:
@@ -289,8 +326,9 @@ DISCLOSURE_FILTERS = [("internet", "Internet", YES_NO_UNKNOWN), ("test_signal", 
 
 def _opening_board(params: dict, request, scope: tuple) -> tuple[dict, Split, list[dict], Split | None]:
     """The board's parameters, split and rows; for a visitor who named no split, when no experiment of the
-    default split has a complete seed, the first split whose board has one instead (on a fresh site, the
-    demo content), with the split it stands in for: a first page of dashes says nothing about the site."""
+    default split has a complete seed with a valid submission, the first split whose board has one instead
+    (on a fresh site, the demo content), with the split it stands in for: a first page of dashes, or of
+    someone's rejected file, says nothing about the site."""
     split, rows = scoped_rows(params, request.user, scope)
     if "split" in request.GET or _has_complete_seed(rows):
         return params, split, rows, None
@@ -307,7 +345,9 @@ def _opening_board(params: dict, request, scope: tuple) -> tuple[dict, Split, li
 
 
 def _has_complete_seed(rows: list[dict]) -> bool:
-    return any(row["n_seeds"] for row in rows)
+    """Some experiment has a complete seed and a valid submission in it: an invalid upload alone never
+    makes a board the first page."""
+    return any(row["n_seeds"] and row["valid_submission_pct"] for row in rows)
 
 
 def experiment_detail(request, pk: int):

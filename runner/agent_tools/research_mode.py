@@ -111,6 +111,9 @@ def _named(paths: list, word: str) -> list:
 def find_data(workspace: str, sample: pd.DataFrame) -> tuple[str, str]:
     """(training file, test file): the CSV with the prediction columns, and the one with every submitted id."""
     id_column, targets = sample.columns[0], list(sample.columns[1:])
+    if not targets:
+        raise ResearchError(f"the sample submission has only its id column {id_column!r}: it names no column "
+                            "to predict")
     headers = {p: _header(p) for p in csv_files(workspace)}
     trains = [p for p, h in headers.items() if all(t in h for t in targets)]
     ids = set(sample[id_column])

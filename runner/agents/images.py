@@ -6,7 +6,11 @@ sandbox needs: a copy of the image's /home at SEED_HOME (the sandbox mounts a wr
 and sandbox_init copies the agent's files back in), the image's working directory in
 MEDALBOARD_AGENT_WORKDIR (where MLE-bench's `exec_run` would have started start.sh), and no
 ENTRYPOINT (the sandbox's command is sandbox_init). Builds run with the network BUILD_NETWORK
-(`none` by default: an offline site; a Dockerfile that downloads fails with its own message).
+(`none` by default: an offline site; a Dockerfile that downloads fails with its own message), and
+that is the only way out: the Dockerfile is checked first (runner.agents.dockerfile: no ADD of a URL,
+no image pulled, nothing of the host mounted, no ONBUILD, no VOLUME), and the daemon is sent exactly
+the bytes that were checked. A stage image that still declares a volume or an ONBUILD trigger is
+refused before the layer is built on it.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ import docker.errors
 from django.conf import settings
 
 from runner.agents import base_image, wheelhouse
+from runner.agents.dockerfile import DockerfileRefused, check_file, external_images
 from runner.agents.mlebench import BUILD_ARGS, Variant
 
 SEED_HOME = "/usr/local/share/medalboard/home"
@@ -40,12 +45,19 @@ def build_network() -> str:
     return getattr(settings, "AGENTS_BUILD_NETWORK", "none") or "none"
 
 
+def build_reach() -> str:
+    """What a build may reach, as its log says it."""
+    return (f"RUN steps use the network {build_network()!r} (MEDALBOARD_AGENTS_BUILD_NETWORK) and nothing else "
+            "reaches out: no ADD of a URL, no image pulled, nothing of the host mounted")
+
+
 def build_image(variant: Variant, *, client=None, force: bool = False, log=print) -> dict:
     """The image of `variant` (shared by the variants of one folder and Dockerfile); skipped if its
     tag exists and was built on the mlebench-env there now. Returns the tag, whether it was built and
     the image id."""
     client = client or docker.from_env()
     tag = variant.image
+    text = _checked_text(variant)
     base = _get(client, base_image.TAG)
     existing = None if force else _get(client, tag)
     if existing is not None and (base is None or _labels(existing).get(BASE_LABEL) in (None, base.id)):
@@ -55,17 +67,52 @@ def build_image(variant: Variant, *, client=None, force: bool = False, log=print
                               "run `python manage.py build_agent_image --mlebench-env` first")
     if existing is not None:
         log(f"{tag} was built on an older {base_image.TAG}: building it again")
+    _check_bases_here(client, variant, text)
     stage = f"{tag}-stage"
-    log(f"building {tag} for {variant.id} from {variant.dockerfile}")
+    log(f"building {tag} for {variant.id} from {variant.dockerfile}; {build_reach()}")
     with tempfile.TemporaryDirectory(prefix="medalboard-agent-build-") as scratch:
+        dockerfile = Path(scratch) / "Dockerfile.checked"  # outside the context: docker-py sends it as it is
+        dockerfile.write_text(text, encoding="utf-8")
         context = _context(variant, Path(scratch), log)
-        _build(client, variant.id, path=str(context), dockerfile=Path(variant.dockerfile).name, tag=stage,
+        _build(client, variant.id, path=str(context), dockerfile=str(dockerfile), tag=stage,
                buildargs=dict(BUILD_ARGS), pull=False)
+    _check_stage(client, variant, stage)
     workdir = client.images.get(stage).attrs.get("Config", {}).get("WorkingDir") or "/home"
     image = _build(client, variant.id, fileobj=_layer_context(stage, workdir, variant, base.id), custom_context=True,
                    tag=tag, pull=False)
     client.images.remove(stage, noprune=True)
     return {"image": tag, "built": True, "id": image.id}
+
+
+def _checked_text(variant: Variant) -> str:
+    """The agent's Dockerfile, checked. The build is sent this text (not the folder's file, which could
+    change meanwhile), so what the daemon reads is what was checked."""
+    source = Path(variant.source_dir) / variant.dockerfile
+    try:
+        return check_file(source, where=f"{variant.id}: {source}")
+    except DockerfileRefused as exc:
+        raise AgentBuildError(str(exc)) from None
+
+
+def _check_bases_here(client, variant: Variant, text: str) -> None:
+    """Each base the Dockerfile names must be on this host: the daemon would pull a missing one."""
+    missing = sorted(ref for ref in external_images(text) if _get(client, ref) is None)
+    if missing:
+        raise AgentBuildError(f"{variant.id}: {variant.dockerfile} builds on {', '.join(missing)}, which is not "
+                              "built on this Docker host (never pulled: build it here first)")
+
+
+def _check_stage(client, variant: Variant, stage: str) -> None:
+    """What the image itself declares: a volume or an ONBUILD trigger (from a base) is refused too."""
+    config = client.images.get(stage).attrs.get("Config") or {}
+    found = []
+    if config.get("Volumes"):
+        found.append(f"volumes {sorted(config['Volumes'])}")
+    if config.get("OnBuild"):
+        found.append(f"ONBUILD triggers {config['OnBuild']}")
+    if found:
+        client.images.remove(stage, noprune=True)
+        raise AgentBuildError(f"{variant.id}: its image declares {' and '.join(found)}; refused")
 
 
 def _context(variant: Variant, scratch: Path, log) -> Path:

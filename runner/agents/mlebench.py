@@ -253,6 +253,7 @@ def _variant(root: Path, config: Path, relative: str, key, body: dict, limits: L
             raise AgentFormatError(f"{where}: missing `{needed}`")
     start = _inside(root, body["start"], f"{where}: start")
     dockerfile = _inside(root, body["dockerfile"], f"{where}: dockerfile")
+    _check_dockerfile(root / dockerfile, where)
     kwargs_type = body.get("kwargs_type")
     kwargs = _text_values(body.get("kwargs") or {}, f"{where}: kwargs")
     if kwargs_type is not None and kwargs_type not in KWARGS_TYPES:
@@ -269,6 +270,16 @@ def _variant(root: Path, config: Path, relative: str, key, body: dict, limits: L
         kwargs_type=kwargs_type, env_vars=_env_vars(body.get("env_vars") or {}, where), privileged=privileged,
         version=version,
     )
+
+
+def _check_dockerfile(path: Path, where: str) -> None:
+    """Refused at reading, before anything is stored or built (runner.agents.dockerfile)."""
+    from runner.agents.dockerfile import DockerfileRefused, check_file
+
+    try:
+        check_file(path, where=f"{where}: {path}")
+    except DockerfileRefused as exc:
+        raise AgentFormatError(str(exc)) from None
 
 
 def _text_values(mapping, where: str) -> dict[str, str]:

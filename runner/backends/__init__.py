@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 from runner.backends.base import (
+    KILLED_OUTSIDE,
+    OUT_OF_MEMORY,
     Backend,
     BackendUnavailable,
     ImageNotFound,
@@ -17,6 +19,7 @@ from runner.backends.base import (
 )
 
 __all__ = [
+    "KILLED_OUTSIDE", "OUT_OF_MEMORY",
     "Backend", "BackendUnavailable", "ImageNotFound", "Sandbox", "SandboxPaths", "SandboxSpec", "StartFailed",
     "get_backend", "sandbox_env",
 ]
@@ -29,7 +32,7 @@ def get_backend(name: str, runner_name: str = "", runtime: str = "") -> Backend:
     if name == "local":
         from runner.backends.local import LocalBackend
 
-        return LocalBackend()
+        return LocalBackend(runner_name=runner_name)
     if name == "docker":
         from django.conf import settings
 

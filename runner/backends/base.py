@@ -22,6 +22,11 @@ from pathlib import Path
 OUTPUT_LOG = "agent-output.log"  # the agent's stdout+stderr, kept in the runner's folder by every backend
 
 
+# What Sandbox.end_cause() can say, as the task and run say it.
+KILLED_OUTSIDE = "killed from outside the runner"
+OUT_OF_MEMORY = "killed by the kernel (out of memory)"
+
+
 class BackendUnavailable(Exception):
     """The engine cannot be reached (e.g. the Docker daemon is down): transient, worth retrying."""
 
@@ -166,6 +171,11 @@ class Sandbox(abc.ABC):
     @abc.abstractmethod
     def output_tail(self, max_bytes: int = 16_384) -> str:
         """The end of the agent's stdout and stderr together, as text (for the log tail on pages)."""
+
+    def end_cause(self) -> str:
+        """After the agent ended: who or what ended it, as far as the engine can tell, other than the
+        agent itself or this runner's stop(): KILLED_OUTSIDE, OUT_OF_MEMORY, or "" (nothing known)."""
+        return ""
 
 
 class Backend(abc.ABC):

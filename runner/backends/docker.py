@@ -18,6 +18,10 @@ never the project. Besides:
   (docker-init) as PID 1 that forwards SIGTERM and reaps zombies;
 - a non-root user: the runner's own uid:gid, or AGENT_UID (1000) when the runner is root, in which
   case the writable folders are handed to that uid first.
+- nothing of the image's own configuration, which is the agent's: the command is the entrypoint
+  (the image's ENTRYPOINT and CMD are not run), the user, stop signal (SIGTERM) and labels are the
+  site's, the health check is off, and each VOLUME the image declares is a bounded tmpfs (Docker
+  would make it a folder on the host's disk); containers are removed with their volumes.
 
 stop() is `docker stop` (SIGTERM, SIGKILL after the grace); the files stay, since they are bind
 mounts. remove() first copies the container's output into the runner's own folder beside the
@@ -43,6 +47,8 @@ import hashlib
 import math
 import os
 import posixpath
+import time
+from collections.abc import Iterable
 
 import docker
 import docker.errors
@@ -50,6 +56,8 @@ import requests.exceptions
 from docker.types import DeviceRequest, LogConfig, Mount
 
 from runner.backends.base import (
+    KILLED_OUTSIDE,
+    OUT_OF_MEMORY,
     Backend,
     BackendUnavailable,
     ImageNotFound,
@@ -75,6 +83,8 @@ PATHS = SandboxPaths(data="/home/data", submission="/home/submission", logs="/ho
                      tools="/opt/medalboard")
 WORKSPACE = "/home/workspace"  # a research task's workspace
 MAX_READ_ONLY_MOUNTS = 256  # read-only files mounted one by one; past this many they are only checked
+IMAGE_VOLUME_BYTES = 64 << 20  # each volume an image declares is a tmpfs of this size (in the memory limit)
+MAX_IMAGE_VOLUMES = 16
 # Failures that mean "the daemon cannot be talked to", as opposed to an answer from it.
 CONNECTION_ERRORS = (requests.exceptions.ConnectionError, requests.exceptions.Timeout, ConnectionError)
 
@@ -138,17 +148,24 @@ class DockerBackend(Backend):
                 raise StartFailed(f"sandbox {spec.name} could not start {spec.command[:1]!r}: {_explain(exc)}") from exc
         return DockerSandbox(spec, container)
 
-    def container_kwargs(self, spec: SandboxSpec) -> dict:
-        """Everything given to containers.create for `spec` (also what the tests pin)."""
+    def container_kwargs(self, spec: SandboxSpec, image_volumes: Iterable[str] = ()) -> dict:
+        """Everything given to containers.create for `spec` (also what the tests pin); `image_volumes`
+        are the paths the image declares as volumes (_declared_volumes)."""
+        # The image's own configuration is the agent's, so untrusted: the site sets the command (the
+        # entrypoint, with no CMD of the image's appended), user, stop signal, health check and labels,
+        # and every volume the image declares is a bounded tmpfs instead of a folder on the host's disk.
+        mounts = _mounts(spec)
         kwargs = dict(
-            image=spec.image, command=list(spec.command), name=spec.name, detach=True,
+            image=spec.image, entrypoint=list(spec.command), command=[], name=spec.name, detach=True,
             labels=self.labels,
             log_config=LogConfig(type="json-file", config={"max-size": str(LOG_MAX_BYTES // 2), "max-file": "2"}),
             environment={**sandbox_env(spec, _paths(spec)), "HOME": "/tmp", "TMPDIR": "/tmp"},
-            working_dir=_paths(spec).cwd, user=_sandbox_user(), mounts=_mounts(spec),
+            working_dir=_paths(spec).cwd, user=_sandbox_user(), mounts=mounts,
+            stop_signal="SIGTERM", healthcheck={"test": ["NONE"]},
             nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory_bytes, memswap_limit=spec.memory_bytes,
             shm_size=spec.shm_bytes, pids_limit=spec.pids_limit,
-            read_only=True, tmpfs={"/tmp": f"rw,nosuid,nodev,size={spec.memory_bytes},mode=1777"},
+            read_only=True, tmpfs={"/tmp": f"rw,nosuid,nodev,size={spec.memory_bytes},mode=1777",
+                                   **_volume_tmpfs(spec, image_volumes, mounts)},
             cap_drop=["ALL"], security_opt=["no-new-privileges"], init=True, runtime=self.runtime,
         )
         if spec.network:
@@ -180,7 +197,7 @@ class DockerBackend(Backend):
 
     def _create(self, spec: SandboxSpec):
         try:
-            return self.client.containers.create(**self.container_kwargs(spec))
+            return self.client.containers.create(**self.container_kwargs(spec, self._declared_volumes(spec)))
         except docker.errors.ImageNotFound as exc:
             raise ImageNotFound(self._missing_image(spec.image)) from exc
         except docker.errors.NotFound as exc:  # e.g. the egress network does not exist
@@ -199,7 +216,12 @@ class DockerBackend(Backend):
                 whose = f"a runner {owner!r} of another site"
             raise StartFailed(f"sandbox {spec.name}: the name is taken by a container of {whose} on this Docker host")
         _remove(existing)
-        return self.client.containers.create(**self.container_kwargs(spec))
+        return self.client.containers.create(**self.container_kwargs(spec, self._declared_volumes(spec)))
+
+    def _declared_volumes(self, spec: SandboxSpec) -> list[str]:
+        """The image's VOLUME paths, each of which Docker would make a folder on the host's disk."""
+        config = self.client.images.get(spec.image).attrs.get("Config") or {}
+        return sorted(config.get("Volumes") or {})
 
     def _check_daemon_network(self, name: str | None) -> None:
         """What the daemon means by `name` must be the listed network itself: Docker also takes an id or
@@ -237,6 +259,8 @@ class DockerSandbox(Sandbox):
         self.spec = spec
         self._container = container
         self._removed = False
+        self._started = time.time()
+        self._stopped = False  # this runner asked the engine to stop it
 
     @property
     def id(self) -> str:
@@ -249,9 +273,28 @@ class DockerSandbox(Sandbox):
         return None
 
     def stop(self, grace_s: float = 5.0) -> int | None:
+        self._stopped = True
         with _daemon_errors():
             self._container.stop(timeout=max(0, math.ceil(grace_s)))
         return self.poll()
+
+    def end_cause(self) -> str:
+        """The kernel's OOM killer (Docker's State.OOMKilled: any process of the container, the agent
+        itself or a child it outlived), else a kill through the engine this runner did not send (a
+        `kill` event of the container: `docker kill`, `docker stop`, another runner's clean-up)."""
+        state = self._state()
+        if state.get("OOMKilled"):
+            return OUT_OF_MEMORY
+        if self._stopped:
+            return ""
+        with _daemon_errors():
+            # until: the events up to now only (a stream without it waits for more); the daemon keeps
+            # its last events, and the kill comes just before the exit this is asked about.
+            events = self._container.client.api.events(
+                since=f"{self._started - 1:.3f}", until=f"{time.time() + 0.001:.3f}", decode=True,
+                filters={"container": self._container.id, "event": "kill"})
+            killed = any(event.get("Action") == "kill" for event in events)
+        return KILLED_OUTSIDE if killed else ""
 
     def remove(self) -> None:
         if self._removed:
@@ -304,6 +347,23 @@ def _mounts(spec: SandboxSpec) -> list[Mount]:
     ]
 
 
+def _volume_tmpfs(spec: SandboxSpec, volumes: Iterable[str], mounts: list[Mount]) -> dict[str, str]:
+    """A bounded tmpfs at each path the image declares a volume (Docker then makes none there), but
+    where the sandbox already mounts something. A path no tmpfs may cover refuses the image, and so
+    does one beneath a read-only mount (its mount point would be made in the host's folder)."""
+    paths = {posixpath.normpath(v) for v in volumes}
+    read_only = [m["Target"] for m in mounts if m.get("ReadOnly")]
+    bad = sorted(p for p in paths if not p.startswith("/") or p == "/" or
+                 any(p == top or p.startswith(top + "/") for top in ("/proc", "/sys", "/dev")) or
+                 any(p.startswith(top + "/") for top in read_only))
+    if bad or len(paths) > MAX_IMAGE_VOLUMES:
+        what = f"volumes at {', '.join(bad)}" if bad else f"{len(paths)} volumes (at most {MAX_IMAGE_VOLUMES})"
+        raise StartFailed(f"sandbox {spec.name}: the image {spec.image} declares {what}; refused")
+    size = min(IMAGE_VOLUME_BYTES, spec.memory_bytes)
+    mounted = {m["Target"] for m in mounts}
+    return {p: f"rw,nosuid,nodev,size={size},mode=1777" for p in sorted(paths - mounted - {"/tmp"})}
+
+
 def _paths(spec: SandboxSpec) -> SandboxPaths:
     return dataclasses.replace(PATHS, workspace=WORKSPACE) if spec.workspace_dir is not None else PATHS
 
@@ -342,7 +402,7 @@ def _sandbox_user() -> str:
 
 def _remove(container) -> None:
     try:
-        container.remove(force=True)
+        container.remove(force=True, v=True)  # with any anonymous volume, should one ever be made
     except docker.errors.NotFound:
         pass
     except docker.errors.APIError as exc:

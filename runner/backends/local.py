@@ -32,13 +32,31 @@ from pathlib import Path
 from runner.backends.base import Backend, Sandbox, SandboxPaths, SandboxSpec, StartFailed, file_tail, sandbox_env
 
 POLL_INTERVAL_S = 0.05
+OWNER_VARIABLE = "MEDALBOARD_OWNER"  # "<site key>/<runner name>": whose sandbox a process is
 
 
 class LocalBackend(Backend):
     name = "local"
 
-    def __init__(self) -> None:
+    def __init__(self, *, runner_name: str = "", site: str = "") -> None:
         self._next_core = itertools.count()
+        self.runner_name = runner_name or os.environ.get("MEDALBOARD_RUNNER_NAME") or os.uname().nodename
+        self._site = site
+
+    @property
+    def site(self) -> str:
+        """Which site this runner works for (runner.backends.docker.site_key), looked up when first needed."""
+        if not self._site:
+            from runner.backends.docker import site_key
+
+            self._site = site_key()
+        return self._site
+
+    @property
+    def owner(self) -> str:
+        """What marks a process as a sandbox of this runner (its name) for this site, whichever process
+        of the runner started it."""
+        return f"{self.site}/{self.runner_name}"
 
     def check(self) -> None:
         return None  # a subprocess can always be started
@@ -78,7 +96,7 @@ class LocalBackend(Backend):
             "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
             # GPU indices are NVML's (PCI bus order); CUDA numbers fastest-first unless told otherwise
             "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in spec.gpus),
-            "MEDALBOARD_RUNNER": _identity(os.getpid()),
+            "MEDALBOARD_RUNNER": _identity(os.getpid()), OWNER_VARIABLE: self.owner,
         }
 
     def _cores(self, spec: SandboxSpec) -> set[int]:
@@ -90,10 +108,15 @@ class LocalBackend(Backend):
         return {allowed[(first + i) % len(allowed)] for i in range(spec.core_count)}
 
     def remove_stale(self, prefix: str = "medalboard-") -> int:
-        """Kill the process groups of sandboxes whose runner process is gone. Each sandbox carries its
-        name (MEDALBOARD_SANDBOX) and its runner's identity (MEDALBOARD_RUNNER: pid and start time, so
-        a reused pid does not count); sandboxes of a live runner, this one or another, are left alone."""
-        groups = {_process_group(pid) for pid, runner in _sandbox_processes(prefix) if not _alive(runner)}
+        """Kill the process groups of this runner's own sandboxes whose runner process is gone. Each
+        sandbox carries its name (MEDALBOARD_SANDBOX), its runner's name and site (MEDALBOARD_OWNER) and
+        its runner process's identity (MEDALBOARD_RUNNER: pid and start time, so a reused pid does not
+        count). Only processes in this runner's own pid namespace are looked at (a container's are
+        never a local sandbox, whatever their environment says); a sandbox of another runner or site,
+        of a live runner process, or with no owner at all (every backend sets MEDALBOARD_SANDBOX, only
+        this one the rest: a Docker sandbox's processes) is left alone."""
+        groups = {_process_group(pid) for pid, owner, runner in _sandbox_processes(prefix)
+                  if owner == self.owner and runner and not _alive(runner)}
         groups -= {os.getpgrp(), None}
         for group in groups:
             _kill_group(group, signal.SIGKILL)
@@ -184,8 +207,10 @@ def _exit_code(returncode: int | None) -> int | None:
 
 
 def _sandbox_processes(prefix: str):
-    """(pid, runner identity) of every process of a sandbox whose name starts with `prefix`."""
-    marker, runner = f"MEDALBOARD_SANDBOX={prefix}".encode(), b"MEDALBOARD_RUNNER="
+    """(pid, owner, runner identity) of every process in this process's pid namespace of a sandbox
+    whose name starts with `prefix` ("" for a variable the process does not have)."""
+    marker = f"MEDALBOARD_SANDBOX={prefix}".encode()
+    namespace = _pid_namespace("self")
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -193,9 +218,23 @@ def _sandbox_processes(prefix: str):
             environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue  # gone, or another user's process
-        if any(item.startswith(marker) for item in environ):
-            owner = next((item[len(runner):].decode() for item in environ if item.startswith(runner)), "")
-            yield int(entry.name), owner
+        if not any(item.startswith(marker) for item in environ):
+            continue
+        if namespace is None or _pid_namespace(entry.name) != namespace:
+            continue  # a container's process (or gone): never a local sandbox's
+        yield int(entry.name), _variable(environ, OWNER_VARIABLE), _variable(environ, "MEDALBOARD_RUNNER")
+
+
+def _variable(environ: list[bytes], name: str) -> str:
+    prefix = f"{name}=".encode()
+    return next((item[len(prefix):].decode(errors="replace") for item in environ if item.startswith(prefix)), "")
+
+
+def _pid_namespace(pid: str) -> str | None:
+    try:
+        return os.readlink(f"/proc/{pid}/ns/pid")
+    except OSError:
+        return None
 
 
 def _identity(pid: int) -> str:

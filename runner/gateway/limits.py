@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import threading
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +70,7 @@ class Meter:
         self.limits, self.prices = limits, prices
         self._totals = Totals()
         self._lock = threading.Lock()
+        self._budget_refused: tuple[float, str] | None = None
 
     def admit(self, model: str) -> tuple[str, str] | None:
         """None if the call may go, else (the limit's name, a message saying why not); counts it if it goes."""
@@ -76,6 +78,8 @@ class Meter:
             refusal = self._refusal(model)
             if refusal:
                 self._totals.refused += 1
+                if self._budget_refused is None and self._spent():
+                    self._budget_refused = (time.monotonic(), refusal[1])
                 return refusal
             self._totals.calls += 1
             self._totals.in_flight += 1
@@ -102,6 +106,18 @@ class Meter:
     def totals(self) -> Totals:
         with self._lock:
             return copy.copy(self._totals)
+
+    def budget_refused(self) -> tuple[float, str] | None:
+        """(time.monotonic() of it, the reason) of the first call refused because the job's budget
+        (calls, tokens or cost) is spent: waiting cannot change that. None until then."""
+        with self._lock:
+            return self._budget_refused
+
+    def _spent(self) -> bool:
+        lim, t = self.limits, self._totals
+        return ((lim.max_calls is not None and t.calls >= lim.max_calls)
+                or (lim.max_tokens is not None and t.tokens_in + t.tokens_out >= lim.max_tokens)
+                or (lim.max_cost_usd is not None and t.cost_usd >= lim.max_cost_usd))
 
     def _refusal(self, model: str) -> tuple[str, str] | None:
         lim, t = self.limits, self._totals

@@ -61,6 +61,10 @@ class Recorder:
         return self._write({"kind": "error", "t": self._t(), "title": f"LLM call refused: {message}"[:200],
                             "text": message, "data": {"message": message, **data}})
 
+    def count_from(self, started_at: float) -> None:
+        """Step times from now on count from `started_at` (the agent's start, the run's one clock)."""
+        self.started_at = started_at
+
     def flush(self) -> None:
         with self._lock:
             if self._file is not None:
@@ -73,7 +77,7 @@ class Recorder:
                 self._file = None
 
     def _t(self) -> float:
-        return round(time.time() - self.started_at, 3)
+        return max(0.0, round(time.time() - self.started_at, 3))  # a call as the clock is set is at its start
 
     def _write(self, step: Step) -> Step:
         from leaderboard.runs.job_runs import step_line

@@ -17,6 +17,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import shutil
+import statistics
 import time
 import uuid
 from pathlib import Path
@@ -28,13 +29,16 @@ from django.utils import timezone
 from leaderboard.models import Competition, ResearchTask
 from runner.backends import Backend, SandboxSpec
 from runner.execution import TOOLS_DIR
+from runner.models import Job
 from runner.research import grading, workspace
 from webapp import leases
 
 log = logging.getLogger(__name__)
 LOG_BYTES = 16_384
-STARTER_CPUS = 2.0
-STARTER_MEMORY_BYTES = 8 << 30
+# The starter runs with what a job's agent gets by default (Job.cpus, Job.memory_gb), so the baseline
+# and the runs it is compared with had the same machine.
+STARTER_CPUS = float(Job._meta.get_field("cpus").default)
+STARTER_MEMORY_BYTES = int(Job._meta.get_field("memory_gb").default * (1 << 30))
 POLL_S = 0.2
 BASELINES = leases.Leased(
     ResearchTask, "baseline of research task", waiting=ResearchTask.Baseline.PENDING,
@@ -52,15 +56,22 @@ def compute_baseline(task_id: int, *, backend: Backend, owner: str | None = None
         return "not pending"
     task = ResearchTask.objects.select_related("competition").get(pk=task_id)
     work = Path(settings.RUNNER_WORK_DIR) / f"research-baseline-{task_id}-{uuid.uuid4().hex[:8]}"
+    runs, log_text = [], ""
     try:
         with leases.Heartbeat(lease):
-            score, log_text, seconds, error = _run_and_score(task, backend, work)
+            for number in range(max(1, settings.RESEARCH_BASELINE_RUNS)):
+                score, output, seconds, error = _run_and_score(task, backend, work / f"run-{number}")
+                runs.append({"score": score if not error else None, "seconds": round(seconds, 3), "error": error})
+                log_text = log_text or output  # the first run's output is the one kept
+                shutil.rmtree(work / f"run-{number}", ignore_errors=True)
+                if error and number == 0:
+                    break  # the starter as given fails: running it again says nothing new
     except Exception as exc:  # noqa: BLE001 - any failure is the baseline's, said on the task
         log.exception("baseline of research task %s failed", task_id)
-        score, log_text, seconds, error = None, "", None, f"{exc.__class__.__name__}: {exc}"
+        runs.append({"score": None, "seconds": None, "error": f"{exc.__class__.__name__}: {exc}"})
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    return _record(lease, task, score, log_text, seconds, error)
+    return _record(lease, task, runs, log_text)
 
 
 def _run_and_score(task: ResearchTask, backend: Backend, work: Path) -> tuple[float | None, str, float, str]:
@@ -108,14 +119,19 @@ def _with_command(spec: SandboxSpec, command: list[str]) -> SandboxSpec:
     return dataclasses.replace(spec, command=command)
 
 
-def _record(lease: leases.Lease, task: ResearchTask, score: float | None, log_text: str, seconds: float | None,
-            error: str) -> str:
-    """The holder's last write: status, log and score commit together, or (the lease was lost: the
-    sweep gave the baseline to another runner, or a re-import asked afresh) not at all."""
-    status = ResearchTask.Baseline.DONE if score is not None and not error else ResearchTask.Baseline.FAILED
+def _record(lease: leases.Lease, task: ResearchTask, runs: list[dict], log_text: str) -> str:
+    """The holder's last write: status, runs, log and score (the mean of the runs that scored) commit
+    together, or (the lease was lost: the sweep gave the baseline to another runner, or a re-import asked
+    afresh) not at all. A baseline with no scored run failed, with the first run's error."""
+    scores = [r["score"] for r in runs if r["score"] is not None]
+    seconds = [r["seconds"] for r in runs if r["seconds"] is not None]
+    score = statistics.fmean(scores) if scores else None
+    error = "" if scores else next((r["error"] for r in runs if r["error"]), "no starter run scored")
+    status = ResearchTask.Baseline.DONE if score is not None else ResearchTask.Baseline.FAILED
     with transaction.atomic():
         if not leases.end(lease, status, baseline_log=log_text, baseline_error=error[:2000],
-                          baseline_seconds=seconds, baseline_at=timezone.now()):
+                          baseline_seconds=statistics.fmean(seconds) if seconds else None,
+                          baseline_runs=runs, baseline_at=timezone.now()):
             log.warning("research task %s: baseline dropped, the claim moved on", task.pk)
             return "claim lost"
         if status == ResearchTask.Baseline.DONE:

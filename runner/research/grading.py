@@ -4,7 +4,8 @@
 
 A sandbox of its own per workspace (never the agent's): the task's stored folder (env/ and the
 private scripts/ beside it, so an eval that reaches for `../env` finds the task's env) read-only at
-DATA_DIR, a copy of the workspace to score as its code folder and current directory, the harness
+DATA_DIR, a copy of the workspace to score as its code folder and current directory (the agent's
+files within the run's output limits: one past them is left out, and the score says so), the harness
 (tools/eval_harness.py) read-only, no network, a time limit. The harness writes {"score": x} or
 {"error": "..."} to the logs folder, read back through runner.sandbox_files. The eval's output is
 kept only in the returned log (never on a page: an eval prints what it likes).
@@ -29,6 +30,8 @@ from django.conf import settings
 from leaderboard.models import Competition, CompetitionAnswers
 from runner import sandbox_files
 from runner.backends import Backend, SandboxSpec
+from runner.output_budget import Budget
+from runner.outputs import Limits
 from runner.research import workspace
 
 HARNESS_DIR = Path(__file__).resolve().parent / "tools"
@@ -45,6 +48,7 @@ class Score:
     error: str = ""
     seconds: float = 0.0
     log: str = ""
+    notes: tuple[str, ...] = ()  # the agent's files left out of the copy scored, and why
 
 
 class NotGradable(Exception):
@@ -74,7 +78,18 @@ def score_workspace(competition: Competition, files: Path, *, backend: Backend, 
     work.mkdir(parents=True, exist_ok=True)
     workdir = work / f"grade-{label}"
     shutil.rmtree(workdir, ignore_errors=True)
-    workspace.grading_copy(files, root / "env", set(read_only), workdir / "code")
+    try:  # the copy is the agent's files within the run's output limits, removed once scored
+        left_out = workspace.grading_copy(files, root / "env", set(read_only), workdir / "code",
+                                          Budget.share_of(Limits.from_settings()))
+        score = _score_copy(backend, root, workdir, label, fence)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+    if left_out:
+        score = dataclasses.replace(score, notes=tuple(left_out), error=_with_left_out(score, left_out))
+    return score
+
+
+def _score_copy(backend: Backend, root: Path, workdir: Path, label: str, fence: Callable[[], None]) -> Score:
     spec = _spec(backend, root, workdir, label)
     started = time.monotonic()
     sandbox = backend.start(spec)
@@ -88,6 +103,14 @@ def score_workspace(competition: Competition, files: Path, *, backend: Backend, 
         return Score(None, f"eval.py did not finish within {spec.time_limit_s:g} s", seconds, log)
     score, error = _result(spec)
     return Score(score, _without_paths(error, root, workdir, backend.paths(spec).data), seconds, log)
+
+
+def _with_left_out(score: Score, left_out: list[str]) -> str:
+    """A failed eval's error says which of the agent's files it never saw (they were past the limits)."""
+    if score.score is not None:
+        return score.error
+    more = f" and {len(left_out) - 1:,} more" if len(left_out) > 1 else ""
+    return f"{score.error} (the workspace was past the run's output limits: {left_out[0]}{more})"
 
 
 def _spec(backend: Backend, root: Path, workdir: Path, label: str) -> SandboxSpec:

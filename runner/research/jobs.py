@@ -8,7 +8,8 @@ workspace, not a submission file, is what the task's eval.py scores.
   scripts/ are never part of the spec.
 - `Snapshots`: while the agent runs, a copy of its workspace (read-only files left out, as
   MLAgentBench's traces/step_<n>_files leave them out) each time it changed, at most every
-  RESEARCH_SNAPSHOT_EVERY_S and RESEARCH_MAX_SNAPSHOTS in all, in the runner's own folder.
+  RESEARCH_SNAPSHOT_EVERY_S and RESEARCH_MAX_SNAPSHOTS in all, in the runner's own folder, all of
+  them together within a quarter of the run's output limits (runner.output_budget).
 - `finish(...)`: the read-only files checked unchanged, the final workspace and each snapshot scored
   in the grading sandbox (runner.research.grading), and the outcome recorded through
   leaderboard.runs.job_runs.record_research_result.
@@ -27,12 +28,16 @@ from django.conf import settings
 
 from leaderboard.models import Competition, ResearchTask, Run
 from runner.backends import Backend, SandboxSpec
+from runner.output_budget import Budget
+from runner.outputs import Limits
 from runner.research import grading, workspace
 from runner.secrets import Redactor
 
 log = logging.getLogger(__name__)
 PROBLEM_FILE = "research_problem.txt"
 OUTPUT_TAIL_BYTES = 1 << 20  # of the agent's output, searched for MLAgentBench's failure classes
+SNAPSHOT_SHARE = 4  # the workspace snapshots' part of the run's output total: 1/4, the part their zips keep
+MAX_NOTES = 50
 
 
 def is_research(competition: Competition) -> bool:
@@ -57,6 +62,10 @@ def prepare(spec: SandboxSpec, competition: Competition, backend: Backend) -> Sa
 
 
 class Snapshots:
+    """The workspace's snapshots, all of them together within SNAPSHOT_SHARE of the run's output total
+    and its file count, each file within workspace.SNAPSHOT_FILE_BYTES (a checkpoint is left out of
+    them): a snapshot that does not fit whole is not kept, and none is taken after it."""
+
     def __init__(self, spec: SandboxSpec) -> None:
         self.spec = spec
         self.read_only = set(spec.read_only_files)
@@ -64,9 +73,14 @@ class Snapshots:
         self.taken: list[tuple[float, Path]] = []
         self.last = workspace.fingerprint(spec.workspace_dir, self.read_only)  # the starter as given
         self.last_time = 0.0
+        limits = Limits.from_settings()
+        self.budget = Budget(min(workspace.SNAPSHOT_FILE_BYTES, limits.file_bytes),
+                             limits.total_bytes // SNAPSHOT_SHARE, limits.files)
+        self.full = False
+        self.notes: list[str] = []
 
     def tick(self, elapsed: float) -> None:
-        full = len(self.taken) >= settings.RESEARCH_MAX_SNAPSHOTS
+        full = self.full or len(self.taken) >= settings.RESEARCH_MAX_SNAPSHOTS
         if full or elapsed - self.last_time < settings.RESEARCH_SNAPSHOT_EVERY_S:
             return
         self.last_time = elapsed
@@ -74,10 +88,24 @@ class Snapshots:
         if current == self.last:
             return
         target = self.folder / f"{len(self.taken):03d}"
-        workspace.copy_files(self.spec.workspace_dir, target, skip=self.read_only,
-                             max_file_bytes=workspace.SNAPSHOT_FILE_BYTES)
+        before = (self.budget.total, self.budget.count)
+        copied = workspace.copy_files(self.spec.workspace_dir, target, skip=self.read_only, budget=self.budget,
+                                      what="the workspace's snapshots")
+        for note in copied.notes:
+            self._note(note)
+        if not copied.complete:
+            shutil.rmtree(target, ignore_errors=True)
+            self.budget.give_back(self.budget.total - before[0], self.budget.count - before[1])
+            self.full = True
+            self._note(f"no workspace snapshot kept from {elapsed:.1f} s on: the workspace no longer fits in "
+                       "the snapshots' share of the run's output limits")
+            return
         self.taken.append((round(elapsed, 1), target))
         self.last = current
+
+    def _note(self, text: str) -> None:
+        if text not in self.notes and len(self.notes) < MAX_NOTES:
+            self.notes.append(text)
 
 
 def finish(run: Run, spec: SandboxSpec, *, backend: Backend, snapshots: Snapshots | None, status: str,
@@ -101,6 +129,7 @@ def finish(run: Run, spec: SandboxSpec, *, backend: Backend, snapshots: Snapshot
         snapshots=[(seconds, point.score, redactor.text(point.error)) for seconds, point in points],
         final_seconds=elapsed_s, output=_output(spec), job_status=status, exit_code=exit_code,
         has_submission=(spec.workspace_dir / "submission.csv").is_file(), snapshot_artifacts=kept,
+        notes=[redactor.text(note) for note in final.notes],
     ))
 
 
@@ -117,7 +146,7 @@ def _keep_snapshots(run: Run, taken: list[tuple[float, Path]], folder: Path, red
         archive = folder / f"snapshot-{seconds:g}.zip"
         _zip(files, archive, redactor)
         size = archive.stat().st_size
-        if size > settings.JOB_OUTPUT_FILE_BYTES or total + size > settings.JOB_OUTPUT_TOTAL_BYTES // 4:
+        if size > settings.JOB_OUTPUT_FILE_BYTES or total + size > settings.JOB_OUTPUT_TOTAL_BYTES // SNAPSHOT_SHARE:
             continue  # its score is still recorded; the files are too many to keep
         with open(archive, "rb") as f:
             kept[seconds] = store_file(run, Artifact.Kind.OTHER, f"workspace-snapshots/{seconds:g}.zip",

@@ -2,16 +2,21 @@
 check of the files the task gives read-only, and the copy a grading sandbox scores.
 
 Everything the agent may have written is read through runner.sandbox_files (no link followed, no
-FIFO opened, nothing read past a limit); the task's stored env/ is the site's own copy.
+FIFO opened, nothing read past a limit), and every copy the runner makes of it is held to a
+runner.output_budget.Budget (files, size per file, total; apparent sizes, so a sparse file counts at
+its full length); the task's stored env/ is the site's own copy.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner import sandbox_files
+from runner.output_budget import Budget
 
 SNAPSHOT_FILE_BYTES = 64 << 20  # a workspace file bigger than this (a checkpoint) is left out of snapshots
 
@@ -49,39 +54,52 @@ def fingerprint(workspace: Path, read_only: set[str]) -> tuple:
     return tuple((e.rel, e.size, e.mtime_ns) for e in sandbox_files.walk(workspace).files if e.rel not in read_only)
 
 
-def copy_files(source: Path, target: Path, skip: set[str], max_file_bytes: int | None = None) -> list[str]:
-    """The regular files below `source` (the agent's) copied to `target`, but those in `skip`;
-    returns notes on what was left out."""
+@dataclass
+class Copied:
+    notes: list[str] = field(default_factory=list)  # what was left out, and why
+    complete: bool = True  # False if a file was left out for the total or the file count (not its own size)
+
+
+def copy_files(source: Path, target: Path, skip: set[str], budget: Budget, what: str) -> Copied:
+    """The regular files below `source` (the agent's) copied to `target`, but those in `skip`, each
+    charged to `budget` by its apparent size (a sparse file counts at its full length) and copied no
+    further than that; a file the budget refuses is left out with a note naming `what` was copied."""
     listing = sandbox_files.walk(source)
-    notes = list(listing.skipped)
+    copied = Copied(notes=list(listing.skipped))
     for entry in listing.files:
         if entry.rel in skip:
             continue
-        if max_file_bytes is not None and entry.size > max_file_bytes:
-            notes.append(f"{entry.rel}: {entry.size:,} bytes, left out of the snapshot")
-            continue
         try:
             with sandbox_files.open_regular(source, entry.rel) as f:
+                size = os.fstat(f.fileno()).st_size
+                why = budget.refusal(size)
+                if why:
+                    copied.notes.append(f"{entry.rel}: {why}; left out of {what}")
+                    copied.complete &= budget.over_file_limit(size)
+                    continue
+                budget.take(size)
                 destination = target / entry.rel
                 destination.parent.mkdir(parents=True, exist_ok=True)
                 with open(destination, "wb") as out:
-                    for chunk in sandbox_files.read_at_most(f, entry.size):
+                    for chunk in sandbox_files.read_at_most(f, size):
                         out.write(chunk)
         except FileNotFoundError:
             continue
         except sandbox_files.NotRegular as exc:
-            notes.append(f"{exc}: skipped")
-    return notes
+            copied.notes.append(f"{exc}: skipped")
+    return copied
 
 
-def grading_copy(files: Path, env: Path, read_only: set[str], target: Path) -> None:
-    """What the eval scores: the agent's files, with the task's read-only files as the task gave them
-    (an agent's edit of one never changes its own score)."""
-    copy_files(files, target, skip=read_only)
+def grading_copy(files: Path, env: Path, read_only: set[str], target: Path, budget: Budget) -> list[str]:
+    """What the eval scores: the agent's files within `budget`, with the task's read-only files as the
+    task gave them (an agent's edit of one never changes its own score); returns notes on what was
+    left out."""
+    notes = copy_files(files, target, skip=read_only, budget=budget, what="the copy its eval scored").notes
     for rel in read_only:
         if (env / rel).is_file():
             (target / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(env / rel, target / rel, follow_symlinks=False)
+    return notes
 
 
 def _sha256(f) -> str:

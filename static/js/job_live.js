@@ -13,7 +13,7 @@
     cell.textContent = "";
     const badge = document.createElement("span");
     badge.className = "status " + task.status;
-    badge.textContent = task.status;
+    badge.textContent = task.state;
     cell.appendChild(badge);
     if (task.error) {
       const err = document.createElement("div");
@@ -43,8 +43,11 @@
   }
 
   function update(job) {
-    statusEl.textContent = job.status;
+    statusEl.textContent = job.state;
     statusEl.className = "status " + job.status;
+    // A finished job has nothing to cancel: the button goes with the state that offered it.
+    const cancel = document.getElementById("cancel-form");
+    if (cancel && !ACTIVE.has(job.status)) cancel.remove();
     for (const task of job.tasks) {
       const row = table.querySelector('tr[data-task="' + task.id + '"]');
       if (!row) continue;

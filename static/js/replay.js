@@ -297,6 +297,8 @@
       const mark = document.createElement("mark");
       match.parentNode.replaceChild(mark, match);
       mark.appendChild(match);
+      const folded = mark.closest("details"); // an LLM call's prompt or reply: open where the hit is
+      if (folded) folded.open = true;
     });
   }
 

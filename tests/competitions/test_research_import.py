@@ -145,3 +145,80 @@ def test_a_task_already_in_storage_is_registered_where_it_is(db, research_dir, s
     assert Path(competition.public_data_dir) == research_dir / "tiny-accuracy" / "env"
     assert (research_dir / "tiny-accuracy" / "env" / "train.py").is_file()
     assert sorted(p.name for p in research_dir.iterdir()) == ["tiny-accuracy"]  # nothing staged beside it
+
+
+def test_the_catalogue_never_takes_over_a_research_task(db, tmp_path, research_dir, sent):
+    """import_research_tasks then import_competitions with the same id: the task stays a research task,
+    with its env, scripts and splits; the catalogue's other competitions are imported; stderr says which not."""
+    build_task(tmp_path / "benchmarks", "tiny-accuracy")
+    run(tmp_path / "benchmarks", "--baseline-score", "0.5", "--split", "mine")
+    task = Competition.objects.get(slug="tiny-accuracy")
+    public = task.public_data_dir
+    catalogue = tmp_path / "catalogue"
+    for cid in ("tiny-accuracy", "tiny-other"):
+        (catalogue / "competitions" / cid).mkdir(parents=True)
+        (catalogue / "competitions" / cid / "config.yaml").write_text(
+            f"id: {cid}\nname: {cid}\ncompetition_type: simple\nawards_medals: true\n"
+            "grader:\n  name: accuracy\n  grade_fn: mlebench.competitions.x.grade:grade\n")
+        (catalogue / "competitions" / cid / "description.md").write_text(f"# {cid} from the catalogue\n")
+    (catalogue / "splits").mkdir()
+    (catalogue / "splits" / "both.txt").write_text("tiny-accuracy\ntiny-other\n")
+    out, err = io.StringIO(), io.StringIO()
+    call_command("import_competitions", str(catalogue), stdout=out, stderr=err)
+    task.refresh_from_db()
+    assert task.kind == Competition.Kind.RESEARCH and task.public_data_dir == public
+    assert task.description.startswith("Improve the test accuracy")
+    assert set(task.splits.values_list("slug", flat=True)) == {"research", "mine"}
+    assert CompetitionAnswers.objects.get(competition=task).research_scripts_dir
+    assert Competition.objects.get(slug="tiny-other").kind == Competition.Kind.KAGGLE
+    assert "Not imported" in err.getvalue() and "tiny-accuracy" in err.getvalue()
+    assert "Imported 1 competitions" in out.getvalue()
+
+
+def test_read_only_patterns_that_match_nothing_are_said(db, tmp_path, research_dir, sent):
+    """amp-parkinsons lists ./train_peptide.csv, a typo: that file stays writable. Say so at import."""
+    folder = build_task(tmp_path / "b")
+    (folder / "scripts" / "read_only_files.txt").write_text("./train.csv\n./train_peptide.csv\ndata/*\n")
+    out, err = run(folder, "--baseline-score", "0.5")
+    assert "tiny-accuracy: read-only pattern(s) that match no file" in err
+    assert "./train_peptide.csv" in err and "data/*" in err and "./train.csv" not in err.split("no file")[1]
+
+
+@pytest.mark.parametrize(("slug", "args", "direction_file", "lower", "said"), [
+    ("house-price", [], None, True, "MLAgentBench's list"),
+    ("vectorization", [], None, True, "MLAgentBench's list"),
+    ("cifar10", [], None, False, "the default"),
+    ("my-task", [], "lower\n", True, "as scripts/direction.txt says"),
+    ("house-price", [], "higher is better\n", False, "as scripts/direction.txt says"),
+    ("house-price", ["--higher-is-better", "house-price"], None, False, "as given on the command line"),
+    ("cifar10", ["--lower-is-better", "cifar10"], "higher", True, "as given on the command line"),
+])
+def test_the_direction_comes_from_the_task_or_mlagentbench_and_is_said(db, tmp_path, research_dir, sent, slug,
+                                                                       args, direction_file, lower, said):
+    folder = build_task(tmp_path / "d", slug)
+    if direction_file is not None:
+        (folder / "scripts" / "direction.txt").write_text(direction_file)
+    out, _ = run(folder, "--baseline-score", "0.5", *args)
+    assert Competition.objects.get(slug=slug).is_lower_better is lower
+    assert f"{'lower' if lower else 'higher'} is better ({said}" in out
+
+
+def test_a_direction_file_that_says_neither_is_refused(db, tmp_path, research_dir, sent):
+    folder = build_task(tmp_path / "e")
+    (folder / "scripts" / "direction.txt").write_text("maximise\n")
+    with pytest.raises(CommandError, match="direction.txt must say 'lower' or 'higher'"):
+        run(folder)
+
+
+def test_a_failed_baseline_asked_again_is_said_and_a_given_one_forgets_the_old_time(db, research_dir, sent):
+    build_task(research_dir, "tiny-accuracy")
+    run(research_dir)
+    task = ResearchTask.objects.get(competition__slug="tiny-accuracy")
+    ResearchTask.objects.filter(pk=task.pk).update(baseline_status=ResearchTask.Baseline.FAILED, baseline_seconds=5.2)
+    out, _ = run(research_dir)
+    assert "tiny-accuracy: unchanged, its failed baseline asked for again" in out
+    out, _ = run(research_dir, "--baseline-score", "0.5")
+    task.refresh_from_db()
+    assert task.baseline_status == ResearchTask.Baseline.GIVEN and task.baseline_seconds is None
+    out, _ = run(research_dir)
+    assert "tiny-accuracy: unchanged," in out and "asked for again" not in out

@@ -53,7 +53,9 @@ CORPUS = [
     ("wrong case", AERIAL, cactus(GOOD_CACTUS, "id,Has_Cactus"), "'Has_Cactus' for 'has_cactus'"),
     ("padded name", AERIAL, cactus(GOOD_CACTUS, "id, has_cactus"), "case- and space-sensitive"),
     ("missing id column", AERIAL, cactus(["0.5"] * 10, "has_cactus"), "missing column(s) 'id'"),
-    ("wrong columns", AERIAL, cactus(GOOD_CACTUS, "image,prediction"), "missing column(s) 'id', 'has_cactus'"),
+    ("wrong columns", AERIAL, cactus(GOOD_CACTUS, "image,prediction"),
+     "missing column(s) 'id', 'has_cactus'; expected columns: 'id', 'has_cactus'; "
+     "the file's columns: 'image', 'prediction'"),
     ("duplicate header", AERIAL, cactus([r + ",0.1" for r in GOOD_CACTUS], "id,has_cactus,has_cactus"),
      "duplicate column name(s) in the header: 'has_cactus'"),
     ("duplicate ids", AERIAL, cactus(GOOD_CACTUS[:9] + [GOOD_CACTUS[0]]), f"duplicate 'id' value(s): '{IDS[0]}'"),

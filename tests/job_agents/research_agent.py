@@ -9,6 +9,8 @@ AGENT_SETTINGS (JSON):
       write what it found to LOGS_DIR/found.json
   plant_links: replace submission.csv by a link to /etc/passwd and leave a FIFO in the workspace
   write_secret: the name of an environment variable whose value it writes as submission.csv's labels
+  huge_file: truncate checkpoint.bin in the workspace to this many bytes first (a sparse file: no
+      disk taken, but a copy of it takes its whole length)
   say: print this line at the end (e.g. an error message)
   hang: sleep this many seconds at the end (past the job's time limit)
   exit: exit with this code at the end
@@ -48,6 +50,11 @@ def look_for_scripts() -> list:
     found += [f"env {k}" for k, v in os.environ.items() if "/scripts" in v]
     return sorted(set(found))
 
+
+if settings.get("huge_file"):
+    with open("checkpoint.bin", "wb") as f:
+        f.truncate(int(settings["huge_file"]))
+    print("checkpoint.bin:", os.stat("checkpoint.bin").st_size, "bytes", flush=True)
 
 steps = int(settings.get("steps", 1))
 for step in range(steps):

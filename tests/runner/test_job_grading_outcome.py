@@ -79,7 +79,8 @@ def test_a_run_waiting_for_answers_ends_the_wait_and_says_so(ungradable_task):
 def test_the_job_list_says_how_many_runs_were_not_scored(ungradable_task, staff, client):
     client.force_login(staff)
     row = client.get("/jobs/").content.decode().split(f'href="/jobs/{ungradable_task.job_id}/"')[1].split("</tr>")[0]
-    assert "1 not scored" in row and "<td class=\"num\">5 min</td>" in row  # the limit in words, not "300 s"
+    assert "finished, 1 of 1 run not scored" in row and "<td class=\"num\">5 min</td>" in row  # the limit in words
+    assert ">succeeded<" not in row  # never plain "succeeded" with a run not scored
     Run.objects.filter(pk=ungradable_task.run_id).update(status=Run.Status.GRADED, score=0.5, valid_submission=True,
                                                           grading_error="")
     row = client.get("/jobs/").content.decode().split(f'href="/jobs/{ungradable_task.job_id}/"')[1].split("</tr>")[0]

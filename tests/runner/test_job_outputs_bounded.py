@@ -113,7 +113,13 @@ def test_llm_usage_totals_past_the_run_columns_are_unknown_not_a_database_error(
     from runner import llm_access
     from runner.gateway.limits import Totals
 
+    class Meter:
+        def budget_refused(self):
+            return None
+
     class Gateway:
+        meter = Meter()
+
         def stop(self) -> None: ...
 
         def status(self) -> str:
@@ -124,3 +130,54 @@ def test_llm_usage_totals_past_the_run_columns_are_unknown_not_a_database_error(
 
     usage, _ = llm_access.finish(llm_access.LlmAccess({}, gateway=Gateway()))
     assert usage == {"tokens_in": None, "tokens_out": 12, "usage_metered": True, "cost_usd": None}
+
+
+# A sparse 48 MiB submission.csv (a valid start, a changed end) rewritten every 0.4 s, between two
+# valid small ones: the snapshots must stay within their half of the run's output limits.
+SPARSE_SUBMISSIONS = """
+    valid_submission()
+    time.sleep(0.6)
+    text = (data / "sample_submission.csv").read_text()
+    end = time.time() + SECONDS
+    n = 0
+    while time.time() < end:
+        with open(sub / "submission.csv", "w") as f:
+            f.write(text)
+            f.seek((48 << 20) - 16)
+            f.write(f"{n:015d}\\n")  # a new content each time, 48 MiB long but for the holes
+        n += 1
+        time.sleep(0.4)
+    print("changed", n, "times", flush=True)
+    (sub / "submission.csv").write_text(text.replace("False", "True", 1))  # the last, valid again
+    time.sleep(0.8)
+"""
+
+
+def check_bounded_snapshots(run: Run) -> None:
+    """At most half the run's 256 MiB in snapshots, one note for the changes past it, the last
+    snapshot (the valid one) kept and graded, and the final submission graded."""
+    from leaderboard.runs.snapshots import grade_pending_now
+
+    grade_pending_now(run.pk)
+    run.refresh_from_db()
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None, run.grading_error
+    snapshots = list(run.snapshots.select_related("artifact").order_by("elapsed_seconds"))
+    sizes = [s.artifact.size for s in snapshots]
+    print(f"{len(sizes)} snapshots kept, {sum(sizes):,} bytes: {sizes}")
+    assert 48 << 20 < sum(sizes) <= 128 << 20, sizes  # kept until the next would pass the share
+    assert snapshots[0].score is not None and snapshots[-1].score is not None, [s.grading_error for s in snapshots]
+    assert snapshots[-1].artifact.size < 1 << 20  # the last kept is the last valid one
+    total = sum(run.artifacts.values_list("size", flat=True))
+    assert total <= 256 << 20, total
+    notes = [n for n in run.import_warnings if "not kept as snapshots" in n]
+    assert len(notes) == 1 and "past the 134,217,728-byte total" in notes[0], run.import_warnings
+    skipped = int(notes[0].split("submission.csv: ")[1].split(" change")[0])
+    assert skipped >= 3, notes
+
+
+def test_a_sparse_submission_changed_quickly_keeps_snapshots_within_the_run_limits(alice, job_world, settings):
+    settings.JOB_OUTPUT_FILE_BYTES = 64 << 20
+    settings.JOB_OUTPUT_TOTAL_BYTES = 256 << 20
+    outcome, run, _ = run_agent(alice, job_world, "SECONDS = 6\n" + textwrap.dedent(SPARSE_SUBMISSIONS))
+    assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
+    check_bounded_snapshots(run)

@@ -190,4 +190,5 @@ def test_summary_rows_are_what_submit_job_prints(alice, catalogue, public_data, 
     assert summary["tasks"] == [{
         "job": job.pk, "competition": "spaceship-titanic", "seed": 0, "status": "queued", "run": None,
         "score": None, "valid_submission": None, "any_medal": None, "run_status": None, "grading_error": None,
+        "state": "queued",
     }]

@@ -167,11 +167,16 @@ ONE_CALL_COST = (OPENAI_USAGE[0] * 2.5 + OPENAI_USAGE[1] * 10.0) / 1e6
 def test_a_limit_stops_calls_with_429(upstream, tmp_path, limits, allowed):
     gw = limited(upstream, tmp_path, **limits)
     try:
-        replies = [gw.openai({"model": "gpt-4o", "messages": MESSAGES}) for _ in range(allowed + 2)]
+        replies = [gw.openai({"model": "gpt-4o", "messages": MESSAGES}) for _ in range(allowed)]
+        assert gw.gateway.meter.budget_refused() is None  # spent, but nothing refused yet: the agent may end
+        before = time.monotonic()
+        replies += [gw.openai({"model": "gpt-4o", "messages": MESSAGES}) for _ in range(2)]
     finally:
         gw.gateway.stop()
     assert [r.status_code for r in replies] == [200] * allowed + [429, 429]
     error = replies[-1].json()["error"]
+    when, why = gw.gateway.meter.budget_refused()  # what the supervisor stops the sandbox on, after a grace
+    assert before <= when <= time.monotonic() and why == error["message"]
     assert error["type"] == "medalboard_limit" and "limit" in error["message"]
     assert len(upstream.requests) == allowed  # refused calls never went upstream
     refusals = [s for s in gw.steps if s["kind"] == "error"]
@@ -187,6 +192,7 @@ def test_with_a_cost_limit_a_model_without_a_price_is_refused(upstream, tmp_path
         gw.gateway.stop()
     assert reply.status_code == 429 and "no price" in reply.json()["error"]["message"]
     assert upstream.requests == []
+    assert gw.gateway.meter.budget_refused() is None  # another model may still be called: not the budget
 
 
 def test_the_concurrency_limit_refuses_a_call_while_another_runs(upstream, tmp_path):
@@ -204,6 +210,7 @@ def test_the_concurrency_limit_refuses_a_call_while_another_runs(upstream, tmp_p
     assert second.status_code == 429 and second.json()["error"]["type"] == "medalboard_limit"
     assert "concurrent" in second.json()["error"]["message"]
     assert first[0].status_code == 200 and third.status_code == 200  # one at a time is fine
+    assert gw.gateway.meter.budget_refused() is None  # waiting helps: not the budget
 
 
 # --- streaming ------------------------------------------------------------------------------------

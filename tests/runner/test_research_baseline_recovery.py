@@ -30,6 +30,7 @@ def test_a_baseline_whose_runner_was_killed_is_computed_once_by_another(catalogu
     log = tmp_path / "work.log"
     build_task(tmp_path / "tasks", "tiny-accuracy", starter=f"import time\ntime.sleep({SLOW_S})\n" + STARTER)
     env = slow_work_env(log, 0, RESEARCH_BASELINE_LEASE_S=str(LEASE_S), SWEEP_INTERVAL_S=str(SWEEP_S),
+                        RESEARCH_BASELINE_RUNS="1",
                         RESEARCH_DIR=str(settings.RESEARCH_DIR))
     runners = [WorkerProcess(tmp_path / f"runner-{n}.log", settings.RESEARCH_BASELINE_QUEUE,
                              runner=f"research-runner-{n}", extra_env=env) for n in (1, 2)]

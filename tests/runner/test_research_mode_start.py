@@ -47,3 +47,13 @@ def test_other_failures_and_a_start_that_keeps_failing_raise(research_mode, monk
     with pytest.raises(OSError):
         research_mode.run_script("train.py", str(tmp_path), 30)
     assert len(calls) == (1 if error == errno.ENOENT else 3)
+
+
+def test_a_sample_submission_with_only_its_id_column_is_said_in_words(research_mode, tmp_path):
+    """It read "a CSV with the columns )": a sample with no column to predict names what is missing."""
+    import pandas as pd
+
+    (tmp_path / "train.csv").write_text("id,x,label\n1,0.5,a\n")
+    (tmp_path / "test.csv").write_text("id,x\n1,0.5\n")
+    with pytest.raises(research_mode.ResearchError, match="only its id column 'id': it names no column to predict"):
+        research_mode.find_data(str(tmp_path), pd.DataFrame({"id": ["1"]}))

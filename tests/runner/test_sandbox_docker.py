@@ -63,8 +63,8 @@ class FakeContainer:
         if self.start_error:
             raise self.start_error
 
-    def remove(self, force=False):
-        self.removed = True
+    def remove(self, force=False, v=False):
+        self.removed, self.volumes_removed = True, v
         self.client.containers.made.pop(self.name, None)
 
     def logs(self, **kwargs):
@@ -92,12 +92,12 @@ class FakeContainers:
 
 class FakeImages:
     def __init__(self, present):
-        self.present = present
+        self.present, self.volumes = present, None
 
     def get(self, image):
         if image not in self.present:
             raise docker.errors.ImageNotFound(f"No such image: {image}")
-        return object()
+        return type("Image", (), {"id": f"sha256:{image}", "attrs": {"Config": {"Volumes": self.volumes}}})()
 
 
 class FakeApi:
@@ -153,7 +153,9 @@ def test_exact_container_request_for_two_gpus_and_no_network(folders):
     root = str(folders.resolve())
     assert kwargs == {
         "image": "agent:1",
-        "command": ["python3", "/opt/medalboard/baseline_agent.py"],
+        # the site's command as the entrypoint, with nothing of the image's (ENTRYPOINT or CMD) around it
+        "entrypoint": ["python3", "/opt/medalboard/baseline_agent.py"],
+        "command": [],
         "name": spec.name,
         "detach": True,
         "labels": {"medalboard.sandbox": "1", "medalboard.runner": "gpu-box-1", "medalboard.site": backend.site},
@@ -165,6 +167,8 @@ def test_exact_container_request_for_two_gpus_and_no_network(folders):
         },
         "working_dir": "/home/code",
         "user": USER,
+        "stop_signal": "SIGTERM",  # never the image's STOPSIGNAL, nor its HEALTHCHECK
+        "healthcheck": {"test": ["NONE"]},
         "mounts": [
             Mount("/home/data", f"{root}/prepared/public", type="bind", read_only=True),
             Mount("/home/submission", f"{root}/work/submission", type="bind", read_only=False),
@@ -198,6 +202,31 @@ def test_no_gpus_means_no_device_request_and_an_egress_network_replaces_none(fol
     [kwargs] = client.containers.calls
     assert "device_requests" not in kwargs
     assert kwargs["network"] == "llm-egress" and "network_mode" not in kwargs
+
+
+def test_each_volume_the_image_declares_is_a_bounded_tmpfs_and_never_where_the_sandbox_mounts(folders):
+    spec = make_spec(folders, ["true"], image="agent:1")
+    backend = DockerBackend(FakeClient(), runner_name="box-1")
+    declared = ["/scratch", "/scratch/", "/home/code/inner", "/home/logs", "/tmp", "/var/cache/x"]
+    tmpfs = backend.container_kwargs(spec, declared)["tmpfs"]
+    size = 64 << 20
+    assert tmpfs == {"/tmp": f"rw,nosuid,nodev,size={2 * GIB},mode=1777",
+                     "/scratch": f"rw,nosuid,nodev,size={size},mode=1777",
+                     "/home/code/inner": f"rw,nosuid,nodev,size={size},mode=1777",
+                     "/var/cache/x": f"rw,nosuid,nodev,size={size},mode=1777"}
+    for refused in (["/proc/x"], ["/"], ["relative"], ["/dev"], [f"/v{i}" for i in range(17)],
+                    ["/home/data/x"], ["/opt/medalboard/tools/x"]):  # beneath a read-only mount
+        with pytest.raises(StartFailed, match="declares .*refused"):
+            backend.container_kwargs(spec, refused)
+
+
+def test_the_volumes_an_image_declares_reach_the_request(folders):
+    client = FakeClient()
+    client.images.volumes = {"/data-volume": {}}
+    backend = DockerBackend(client, runner_name="box-1")
+    backend.start(make_spec(folders, ["true"], image="agent:1"))
+    [kwargs] = client.containers.calls
+    assert set(kwargs["tmpfs"]) == {"/tmp", "/data-volume"}
 
 
 def test_a_missing_image_is_refused_before_anything_is_created(folders):
@@ -253,7 +282,7 @@ def test_a_leftover_container_of_the_same_attempt_is_replaced(folders):
     backend = DockerBackend(client, runner_name="box-1")
     leftover = client.containers.create(name=spec.name, labels=backend.labels)
     backend.start(spec)
-    assert leftover.removed and len(client.containers.calls) == 3
+    assert leftover.removed and leftover.volumes_removed and len(client.containers.calls) == 3
     assert client.containers.made[spec.name] is not leftover
 
 

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from runner import sandbox_files
 from runner.live import LineTail, SnapshotWatch
+from runner.output_budget import Budget
 from runner.secrets import Redactor
 
 
@@ -99,7 +100,7 @@ def test_the_line_tail_reads_each_byte_once_and_drops_an_overlong_line(tmp_path)
 
 def test_the_snapshot_watch_skips_links_and_unchanged_files(tmp_path):
     (tmp_path / "answers.csv").write_text("id,y\n1,secret\n")
-    watch = SnapshotWatch(tmp_path / "sub", "submission.csv", Redactor([]), limit=100)
+    watch = SnapshotWatch(tmp_path / "sub", "submission.csv", Redactor([]), Budget(100, 1000, 10))
     (tmp_path / "sub").mkdir()
     os.symlink(tmp_path / "answers.csv", tmp_path / "sub" / "submission.csv")
     assert watch.changed() is None and "symbolic link" in watch.notes[0]
@@ -108,7 +109,7 @@ def test_the_snapshot_watch_skips_links_and_unchanged_files(tmp_path):
     assert watch.changed() == b"id,y\n1,0\n"
     assert watch.changed() is None
     (tmp_path / "sub" / "submission.csv").write_text("x" * 101)
-    assert watch.changed() is None and "over the 100-byte limit" in watch.notes[-1]
+    assert watch.changed() is None and "over the 100-byte limit per file" in watch.notes[-1]
 
 
 SECRET = "sk-test-Zq81mVx0pL"

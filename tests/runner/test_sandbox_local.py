@@ -13,6 +13,7 @@ import pytest
 from django.conf import settings
 
 from runner.backends import SandboxSpec, StartFailed, get_backend
+from runner.backends.local import LocalBackend
 
 AGENT = """
 import json, os, sys
@@ -201,29 +202,49 @@ import os, sys
 from pathlib import Path
 from runner.backends.base import SandboxSpec
 from runner.backends.local import LocalBackend
-folders, name = Path(sys.argv[1]), sys.argv[2]
+folders, name, runner, site = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
 spec = SandboxSpec(name=name, command=[sys.executable, "-c", "import time; time.sleep(600)"],
                    data_dir=folders / "public", workdir=folders / name, tools_dir=folders / "tools")
-print(LocalBackend().start(spec).id, flush=True)
+print(LocalBackend(runner_name=runner, site=site).start(spec).id, flush=True)
 os._exit(0)
 """
 
 
-def test_remove_stale_kills_what_a_dead_runner_left_and_nothing_of_a_live_one(folders):
+def test_remove_stale_kills_what_a_dead_runner_of_its_own_left_and_nothing_else(folders):
     prefix = f"medalboard-stale-{uuid.uuid4().hex[:6]}-"
-    dead = subprocess.run([sys.executable, "-c", DYING_RUNNER, str(folders), prefix + "orphan"], check=True,
-                          capture_output=True, text=True, cwd=settings.BASE_DIR)
+    runner, site = f"local-{uuid.uuid4().hex[:8]}", "0123456789abcdef"
+    dead = subprocess.run([sys.executable, "-c", DYING_RUNNER, str(folders), prefix + "orphan", runner, site],
+                          check=True, capture_output=True, text=True, cwd=settings.BASE_DIR)
     orphan = int(dead.stdout)
-    live = get_backend("local").start(make_spec(folders, "import time\ntime.sleep(600)\n", name=prefix + "live"))
+    live = LocalBackend(runner_name=runner, site=site).start(
+        make_spec(folders, "import time\ntime.sleep(600)\n", name=prefix + "live"))
+    # What a Docker sandbox's processes look like from the host: the sandbox's name, no owner (and,
+    # under runc, another pid namespace); here in this namespace, so that only the missing owner saves it.
+    unowned = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"], start_new_session=True,
+                               env={"MEDALBOARD_SANDBOX": prefix + "docker", "PATH": os.environ["PATH"]})
     try:
         assert not gone(orphan) and live.poll() is None
-        restarted = get_backend("local")
+        assert LocalBackend(runner_name=f"other-{runner}", site=site).remove_stale(prefix=prefix) == 0
+        assert LocalBackend(runner_name=runner, site="fedcba9876543210").remove_stale(prefix=prefix) == 0
+        restarted = LocalBackend(runner_name=runner, site=site)
         assert restarted.remove_stale(prefix=f"medalboard-other-{uuid.uuid4().hex[:6]}-") == 0
+        assert not gone(orphan)  # another runner's, another site's, another prefix's clean-up left it
         assert restarted.remove_stale(prefix=prefix) == 1
         deadline = time.monotonic() + 5
         while not gone(orphan):
             assert time.monotonic() < deadline, "the orphaned agent survived"
             time.sleep(0.05)
         assert live.poll() is None  # its runner (this test) is alive: not stale
+        assert unowned.poll() is None  # no owner: never a local runner's to kill
     finally:
         live.remove()
+        unowned.kill()
+        unowned.wait()
+
+
+def test_a_runners_sandboxes_carry_its_name_and_site(folders):
+    backend = LocalBackend(runner_name="box-7", site="0123456789abcdef")
+    env = backend.environment(make_spec(folders, "pass\n"))
+    assert env["MEDALBOARD_OWNER"] == "0123456789abcdef/box-7"
+    assert env["MEDALBOARD_RUNNER"].startswith(f"{os.getpid()}:")
+    assert get_backend("local", runner_name="box-8").runner_name == "box-8"

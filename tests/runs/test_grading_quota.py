@@ -92,3 +92,24 @@ def test_the_api_is_throttled(alice, catalogue, monkeypatch):
     codes = [client.get("/api/competitions/").status_code for _ in range(5)]
     assert codes[:3] == [200, 200, 200] and codes[3:] == [429, 429]
     cache.clear()
+
+
+def test_a_rejected_file_or_a_failed_grading_uses_no_quota(alice, catalogue, quota_of_two):
+    """On a one-user site, five broken files in a row must not lock the competition for the day: they
+    revealed no score. A valid file, or one still waiting for its grade, counts."""
+    from leaderboard.runs.quotas import check_quota, grading_quota, used_today
+
+    titanic = catalogue.get(slug="spaceship-titanic")
+    for seed in range(3):  # each graded before the next arrives, as a worker would
+        run = submit(alice, seed=seed)
+        outcome = ({"status": Run.Status.FAILED, "grading_error": "grader crashed"} if seed == 2 else
+                   {"status": Run.Status.GRADED, "grading_error": "missing column(s) 'Transported'"})
+        Run.objects.filter(pk=run.pk).update(valid_submission=False, **outcome)
+    assert grading_quota(user=alice, competition=titanic).used == 0
+    assert used_today(user=alice) == []
+    check_quota(user=alice, competition=titanic)  # nothing used: no refusal
+    scored = submit(alice, seed=3)
+    Run.objects.filter(pk=scored.pk).update(status=Run.Status.GRADED, valid_submission=True, score=0.4)
+    submit(alice, seed=4)  # pending: counts until its grade says otherwise
+    assert grading_quota(user=alice, competition=titanic).used == 2
+    assert used_today(user=alice) == [("spaceship-titanic", 0)]

@@ -147,3 +147,19 @@ def test_the_progress_page_says_what_is_happening(client, alice, catalogue, publ
     assert status() == "grading (attempt 2)"
     Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, grading_error="the grader fell over")
     assert status() == "failed: the grader fell over"
+
+
+def test_a_run_left_queued_says_it_may_be_stuck(client, alice, catalogue, published, settings):
+    """A grading whose task was lost (a worker that died on the broker) says so instead of sitting on
+    "queued for grading", and the sweep queues it again."""
+    settings.GRADING_STUCK_AFTER_S = 60
+    run = submit(alice)
+    status = lambda: client.get(f"/runs/{run.pk}/status.json").json()["progress"]  # noqa: E731
+    Run.objects.filter(pk=run.pk).update(updated_at=timezone.now() - timedelta(seconds=59))
+    assert status() == "queued for grading"
+    Run.objects.filter(pk=run.pk).update(updated_at=timezone.now() - timedelta(minutes=10))
+    assert status().startswith("queued for grading, waiting 10 min: no worker has taken it yet")
+    assert "is a runner running?" in client.get(f"/runs/{run.pk}/progress/").content.decode()
+    Run.objects.filter(pk=run.pk).update(grading_enqueued_at=timezone.now() - timedelta(minutes=10))
+    published.clear()
+    assert recovery.sweep_grading()["requeued_pending"] == 1 and published == [run.pk]

@@ -70,3 +70,72 @@ def test_a_trace_imported_after_its_task_links_at_once(db, tmp_path, settings):
     assert run.competition.slug == "tiny-accuracy" and run.failure_classes == expected_classes()
     gain, success = research.research_outcome(run)
     assert gain == pytest.approx(0.04) and success is False
+
+
+def mlagentbench_folder(root, *, error_txt=None, overall_time="812.5", log="", main_log=""):
+    """A run's log folder as MLAgentBench's runner.py leaves it: env_log/{trace.json, error.txt,
+    overall_time.txt}, log and agent_log/main_log, around the real trace fixture."""
+    (root / "env_log").mkdir(parents=True)
+    (root / "agent_log").mkdir()
+    shutil.copy(TRACE, root / "env_log" / "trace.json")
+    if error_txt is not None:
+        (root / "env_log" / "error.txt").write_text(error_txt)
+    if overall_time is not None:
+        (root / "env_log" / "overall_time.txt").write_text(overall_time)
+    (root / "log").write_text(log)
+    (root / "agent_log" / "main_log").write_text(main_log)
+    return root
+
+
+def by_plot_py(folder) -> set[str]:
+    """eval.py/plot.py's own rules on the folder, written out apart from the code under test."""
+    log = (folder / "log").read_text()
+    main = (folder / "agent_log" / "main_log").read_text()
+    error_path, time_path = folder / "env_log" / "error.txt", folder / "env_log" / "overall_time.txt"
+    err = error_path.read_text() if error_path.exists() else None
+    langchain = err is not None and "langchain.schema.OutputParserException" in err
+    found = set()
+    if "CUDA out of memory" in log or "CUDA out of memory" in main:
+        found.add("out_of_memory")
+    if "Connection aborted" in log or "You exceeded your current quota, please check your plan and billing details." \
+            in main:
+        found.add("llm_connection")
+    if (err is not None and not langchain) or not time_path.exists():
+        found.add("error")
+    if langchain:
+        found.add("langchain")
+    if main.count("JSONDecodeError") > 2:
+        found.add("json_errors")
+    if "EnvError: too long input for the tool" in main:
+        found.add("long_prompt")
+    if "OpenBLAS blas_thread_init:" in log:
+        found.add("mkl")
+    if err is not None and "RemoteServiceError: EXCEPTION: total quota" in err:
+        found.add("quota")
+    return found
+
+
+@pytest.mark.skipif(not TRACE.exists(), reason="no MLAgentBench fixture")
+@pytest.mark.parametrize("case", [
+    {},
+    {"overall_time": None},
+    {"error_txt": "Traceback ...\nRemoteServiceError: EXCEPTION: total quota exceeded"},
+    {"error_txt": "langchain.schema.OutputParserException: could not parse"},
+    {"log": "RuntimeError: CUDA out of memory. Tried to allocate", "main_log": "JSONDecodeError\n" * 3},
+    {"log": "OpenBLAS blas_thread_init: pthread_create failed", "main_log": "JSONDecodeError\n" * 2},
+    {"log": "requests: Connection aborted.", "main_log": "EnvError: too long input for the tool"},
+])
+def test_a_trace_folder_gets_mlagentbench_failure_classes_its_time_and_its_steps(db, tmp_path, settings, case):
+    settings.RESEARCH_DIR = tmp_path / "stored"
+    import_task(tmp_path)
+    folder = mlagentbench_folder(tmp_path / "run-folder", **case)
+    call_command("import_run", str(folder), "--agent", "ResearchAgent", "--model", "gemini-pro",
+                 "--competition", "tiny-accuracy", "--score", "0.6", stdout=io.StringIO())
+    run = Run.objects.order_by("-pk").first()
+    expected = by_plot_py(folder) | set(expected_classes())
+    assert set(run.failure_classes) == expected
+    assert run.agent_steps == len(json.loads(TRACE.read_text())["steps"]) and run.agent_steps < run.n_steps
+    if case.get("overall_time", "812.5") is not None:
+        assert run.duration_s == pytest.approx(812.5)  # MLAgentBench's overall_time.txt, not the step stamps
+    left_out = bool(expected & {"error", "llm_connection", "out_of_memory", "mkl"})
+    assert research.research_outcome(run)[1] is (None if left_out else True)

@@ -1,5 +1,5 @@
 """llm-outside-gateway: direct calls to LLM APIs, solution code calling an LLM, and job runs whose
-agent reports more calls than the gateway metered."""
+agent reports more calls than the gateway metered, or forges calls in the gateway's shape."""
 
 from __future__ import annotations
 
@@ -10,9 +10,12 @@ from tests.trust.support import HONEST, check, code, command, make_run
 
 pytestmark = pytest.mark.django_db
 
-GATEWAY_CALL = {"kind": "llm", "title": "gpt-4o · 200", "data": {
-    "provider": "openai", "model": "gpt-4o", "status": 200, "tokens_in": 10, "tokens_out": 5,
-    "messages_sha256": "ab" * 32, "totals": {"calls": 1}}}
+GATEWAY_SHAPE = {"provider": "openai", "model": "gpt-4o", "status": 200, "tokens_in": 10, "tokens_out": 5,
+                 "messages_sha256": "ab" * 32, "totals": {"calls": 1}}
+# what the runner's path stores for a call the gateway recorded: the gateway's shape and its mark
+GATEWAY_CALL = {"kind": "llm", "title": "gpt-4o · 200", "data": {**GATEWAY_SHAPE, "recorded_by": "gateway"}}
+# the agent's own step in the gateway's shape, for a prompt the gateway never saw (no mark: the import strips it)
+FORGED_CALL = {"kind": "llm", "title": "gpt-4o · 200", "data": {**GATEWAY_SHAPE, "messages_sha256": "cd" * 32}}
 AGENT_REPORTED_CALL = {"kind": "llm", "title": "gpt-4o", "data": {"model": "gpt-4o", "tokens_in": 10, "tokens_out": 5}}
 
 
@@ -48,3 +51,24 @@ def test_a_job_run_whose_agent_reports_unmetered_calls():
 ], ids=["metered-and-logged", "upload-scaffold", "comment", "import-without-call"])
 def test_near_misses_are_not_findings(steps, origin):
     assert check(make_run(steps, origin=origin), "llm-outside-gateway") is None
+
+
+def test_a_gateway_shaped_step_without_the_runners_mark_is_the_agents_claim():
+    run = make_run([FORGED_CALL, FORGED_CALL, *HONEST], origin=Run.Origin.JOB, usage_metered=True)
+    hit = check(run, "llm-outside-gateway")
+    assert hit.severity == "violation" and hit.steps == [0, 1]
+    assert hit.evidence["gateway_calls"] == 0 and hit.evidence["reported_calls"] == 2
+    assert "2 LLM step(s) the agent wrote name a prompt the gateway never saw" in hit.summary
+
+
+def test_a_forged_call_is_flagged_even_when_the_counts_match():
+    """One real call and one forged in the gateway's shape: the counts agree, the prompt digest does not."""
+    run = make_run([GATEWAY_CALL, FORGED_CALL, *HONEST], origin=Run.Origin.JOB, usage_metered=True)
+    hit = check(run, "llm-outside-gateway")
+    assert hit.severity == "violation" and hit.steps == [1]
+    assert hit.evidence["unrecorded_claims"] == 1 and hit.evidence["reported_calls"] == 1
+
+
+def test_the_agent_logging_the_gateways_own_call_is_no_finding():
+    logged = {"kind": "llm", "title": "gpt-4o", "data": {**GATEWAY_SHAPE}}  # the same prompt digest
+    assert check(make_run([logged, GATEWAY_CALL, *HONEST], origin=Run.Origin.JOB), "llm-outside-gateway") is None

@@ -144,3 +144,17 @@ def test_compare_chart_point_opens_the_step(page):
     page.wait_for_url(f"**/runs/{b.pk}/#step-300")
     wait_current(page, 300)
     assert not page.js_errors
+
+
+def test_a_search_hit_in_an_llm_prompt_opens_it(page):
+    run = make_run(task_name="llm-run")
+    add_steps(run, [{"kind": "plan", "title": "start"}, {"kind": "llm", "title": "call", "data": {
+        "model": "gpt-4o", "recorded_by": "gateway", "messages": {"messages": [
+            {"role": "user", "content": "tune the okapi features"}]}, "reply": "done"}}])
+    open_replay(page, run)
+    assert not page.eval_on_selector("#step-1 details.llm-prompt", "el => el.open")  # folded at first
+    page.fill("#search", "okapi")
+    page.press("#search", "Enter")
+    wait_current(page, 1)
+    assert page.eval_on_selector("#step-1 details.llm-prompt", "el => el.open")
+    assert page.text_content("#step-1 details.llm-prompt mark").lower() == "okapi"

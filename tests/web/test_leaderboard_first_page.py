@@ -8,6 +8,7 @@ from io import StringIO
 
 import pytest
 from django.core.management import call_command
+from django.db.models import Count
 
 from leaderboard.models import Agent, Experiment, LanguageModel, Run
 
@@ -46,6 +47,22 @@ def test_the_default_split_opens_when_it_has_a_complete_seed(demo_site, client, 
 def test_without_any_complete_seed_the_lite_empty_state_stays(client, catalogue):
     page = client.get("/").content.decode()
     assert 'id="opened-on"' not in page and '<option value="lite" selected>' in page
+
+
+def test_an_invalid_upload_never_makes_its_board_the_first_page(demo_site, client, catalogue):
+    """The README's curl example with a file that does not match: one graded, invalid run on a
+    competition of a one-competition split; the first page stays on the demo board."""
+    titanic = catalogue.get(slug="spaceship-titanic")
+    assert titanic.splits.annotate(n=Count("competitions")).filter(n=1).exists()
+    experiment = Experiment.objects.create(agent=Agent.objects.create(name="my-agent"),
+                                           model=LanguageModel.objects.create(name="m"))
+    run = Run.objects.create(experiment=experiment, competition=titanic, status="graded", submission_exists=True,
+                             valid_submission=False, grading_error="invalid submission: missing column")
+    page = client.get("/").content.decode()
+    assert '<option value="demo" selected>' in page and "my-agent" not in page
+    Run.objects.filter(pk=run.pk).update(valid_submission=True, score=0.0)  # a real (if poor) result may open
+    page = client.get("/?again").content.decode()
+    assert "my-agent" in page and '<option value="demo" selected>' not in page
 
 
 def test_demo_runs_never_carry_a_verified_badge(demo_site, client):

@@ -79,7 +79,8 @@ def test_the_run_page_shows_the_improvement_and_draws_the_baseline_on_the_score_
     from leaderboard.runs.snapshots import refresh_timeline
 
     _, error = research_task  # lower is better, baseline 0.4
-    run = graded(experiment("ResearchAgent", "gemini-pro"), error, 0.3, failure_classes=["llm_connection"])
+    exp = experiment("ResearchAgent", "gemini-pro")
+    run = graded(exp, error, 0.3, failure_classes=["no_final_answer"])
     for seconds, score in ((10.0, 0.38), (20.0, 0.3)):
         Snapshot.objects.create(run=run, elapsed_seconds=seconds, status=Snapshot.Status.GRADED, score=score,
                                 valid_submission=True)
@@ -87,11 +88,15 @@ def test_the_run_page_shows_the_improvement_and_draws_the_baseline_on_the_score_
     response = client.get(f"/runs/{run.pk}/")
     page = response.content.decode()
     outcome = page.split('id="research-outcome"')[1].split("</div>")[0]
-    assert "+25.0%" in outcome and "success" in outcome and "LLM connection errors" in outcome
+    assert "+25.0%" in outcome and "success" in outcome and "Never submitted a final answer" in outcome
+    left_out = graded(exp, error, 0.3, seed=1, failure_classes=["llm_connection"])
+    outcome = client.get(f"/runs/{left_out.pk}/").content.decode().split('id="research-outcome"')[1].split("</div>")[0]
+    assert "left out of the statistics" in outcome and "LLM connection errors" in outcome
     figure = response.context["snapshots_figure"]
     lines = {round(shape["y0"], 9) for shape in figure["layout"]["shapes"]}
     assert {0.4, round(0.4 - 0.1 * 0.4, 9)} <= lines  # the baseline and the score a success needs
     assert list(figure["data"][0]["y"]) == [0.38, 0.3]
+    assert "scored by the task's own eval.py" in page and "medal thresholds" not in page  # not a Kaggle caption
 
 
 def test_the_research_sections_show_mean_and_sem_over_seeds_per_task_and_overall(client, research_task, catalogue):

@@ -29,5 +29,8 @@ class Command(BaseCommand):
             f"({summary.human_scores} human teams), splits: "
             + ", ".join(f"{slug} ({n})" for slug, n in summary.splits.items())
         )
+        if summary.skipped:
+            self.stderr.write("Not imported, the id is a research task's (remove the task first to import the "
+                              "competition): " + ", ".join(summary.skipped))
         if summary.without_leaderboard:
             self.stdout.write("No human baseline: " + ", ".join(summary.without_leaderboard))

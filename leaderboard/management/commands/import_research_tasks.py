@@ -29,7 +29,12 @@ class Command(BaseCommand):
         parser.add_argument("path")
         parser.add_argument("--split", action="append", default=[], help="also put the tasks in this split")
         parser.add_argument("--lower-is-better", action="append", default=[], metavar="TASK",
-                            help="the task's metric is better when lower (e.g. house-price's MAE); repeatable")
+                            help="the task's metric is better when lower (e.g. house-price's MAE); repeatable. "
+                                 "Without it: the task's scripts/direction.txt (lower|higher), else MLAgentBench's "
+                                 "own list (amp, feedback, babylm, llama-inference, house-price, vectorization), "
+                                 "else higher")
+        parser.add_argument("--higher-is-better", action="append", default=[], metavar="TASK",
+                            help="the task's metric is better when higher, whatever the list says; repeatable")
         parser.add_argument("--baseline-score", action="append", default=[], metavar="[TASK=]X",
                             help="the baseline, instead of running the starter (X alone: the one task imported)")
         parser.add_argument("--time-limit-minutes", type=float, default=60.0,
@@ -38,7 +43,7 @@ class Command(BaseCommand):
         parser.add_argument("--wait-seconds", type=float, default=3600.0)
 
     def handle(self, *args, path: str, split, lower_is_better, baseline_score, time_limit_minutes, wait,
-               wait_seconds, **options):
+               wait_seconds, higher_is_better=(), **options):
         if not math.isfinite(time_limit_minutes) or not 0 < time_limit_minutes <= settings.MAX_TIME_LIMIT_MINUTES:
             raise CommandError(f"--time-limit-minutes must be above 0 and at most {settings.MAX_TIME_LIMIT_MINUTES:g}")
         try:
@@ -47,7 +52,7 @@ class Command(BaseCommand):
             with transaction.atomic():
                 imported, refused = research_import.import_tasks(
                     Path(path), lower_is_better=set(lower_is_better), splits=split, baseline_scores=given,
-                    time_limit_s=time_limit_minutes * 60)
+                    time_limit_s=time_limit_minutes * 60, higher_is_better=set(higher_is_better))
                 for item in imported:
                     item.linked = research.link_imported_runs(item.competition)
                     if item.needs_baseline:
@@ -56,8 +61,13 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         for item in imported:
             linked = f", {item.linked} earlier run(s) linked" if item.linked else ""
-            self.stdout.write(f"{item.competition.slug}: {'imported' if item.changed else 'unchanged'}, "
+            state = "imported" if item.changed else \
+                "unchanged, its failed baseline asked for again" if item.asked_again else "unchanged"
+            self.stdout.write(f"{item.competition.slug}: {state}, {item.direction}, "
                               f"baseline {_baseline_words(item.task)}{linked}")
+            if item.unmatched:
+                self.stderr.write(f"{item.competition.slug}: read-only pattern(s) that match no file of env/, "
+                                  f"so nothing they meant is protected: {', '.join(item.unmatched)}")
         if wait:
             self._wait([item.task.pk for item in imported if item.needs_baseline], wait_seconds)
         for name, why in refused.items():

@@ -18,6 +18,7 @@ from django.core.files.storage import default_storage
 from django.db import transaction
 
 from leaderboard.models import Run, StepKind
+from leaderboard.trajectories import provenance
 from leaderboard.trajectories.importers import aide, inspect, jsonl, mlagentbench, mlebench_run, openhands, sweagent  # noqa: F401
 from leaderboard.trajectories.importers.base import (
     ParsedTrajectory,
@@ -87,6 +88,8 @@ def _checked(parsed: ParsedTrajectory, steps: Iterator[StepData]) -> Iterator[St
     expected = 0
     try:
         for step in steps:
+            if provenance.strip_mark(step):
+                parsed.warn(f"step {step.index}: data.{provenance.MARK} is set by the site only; dropped")
             if step.raw is not None and step.index == expected:  # validated by its importer already
                 expected += 1
                 yield step
@@ -111,8 +114,11 @@ def _checked(parsed: ParsedTrajectory, steps: Iterator[StepData]) -> Iterator[St
         parsed.suppressed_warnings = 0
 
 
-def save_steps(run: Run, parsed: ParsedTrajectory) -> int:
+def save_steps(run: Run, parsed: ParsedTrajectory, *, take_totals: bool = True) -> int:
     """Replace the run's steps with the trajectory's, streaming; returns how many were stored.
+
+    With `take_totals` the trajectory's own figures (tokens, cost, duration, start) become the run's;
+    a job's run passes False: its figures are the runner's and the gateway's, never the agent's file.
 
     The steps go to one file in artifact storage, indexed by block (leaderboard.trajectories.store),
     so memory stays bounded whatever the trajectory's length; a huge step is stored cut, and kept
@@ -126,7 +132,7 @@ def save_steps(run: Run, parsed: ParsedTrajectory) -> int:
     try:
         with transaction.atomic():
             trajectory = write_steps(run, step_size.bounded(run, parsed.steps, parsed.warn, kept))
-            _update_run(run, parsed, trajectory.n_steps)
+            _update_run(run, parsed, trajectory.n_steps, take_totals)
     except BaseException:
         if trajectory is not None:
             delete_file(default_storage, trajectory.file)
@@ -136,13 +142,29 @@ def save_steps(run: Run, parsed: ParsedTrajectory) -> int:
     return trajectory.n_steps
 
 
-def _update_run(run: Run, parsed: ParsedTrajectory, count: int) -> None:
+def _update_run(run: Run, parsed: ParsedTrajectory, count: int, take_totals: bool) -> None:
     meta = parsed.meta
     run.n_steps = count
     run.trajectory_format = parsed.format
     run.import_warnings = list(parsed.warnings)
     fields = ["n_steps", "trajectory_format", "import_warnings"]
-    known = meta.totals()
+    if take_totals:
+        fields += _take_totals(run, meta)
+        if isinstance(meta.extra.get("agent_steps"), int):
+            run.agent_steps = meta.extra["agent_steps"]
+            fields.append("agent_steps")
+        if isinstance(meta.extra.get("failure_classes"), list):  # read from the run's own folder (MLAgentBench)
+            run.failure_classes = list(meta.extra["failure_classes"])
+            fields.append("failure_classes")
+    if meta.task_name and not run.task_name:
+        run.task_name = meta.task_name[:300]
+        fields.append("task_name")
+    run.save(update_fields=[*fields, "updated_at"])
+
+
+def _take_totals(run: Run, meta: TrajectoryMeta) -> list[str]:
+    """The trajectory's own tokens, cost, duration and start set on the run; the fields it set."""
+    known, fields = meta.totals(), []
     for name in ("tokens_in", "tokens_out", "cost_usd", "duration_s"):
         if known[name] is None and getattr(meta, name) is not None:
             run.import_warnings.append(f"the trajectory's {name} total ({getattr(meta, name)!r:.40}) is out of "
@@ -151,7 +173,4 @@ def _update_run(run: Run, parsed: ParsedTrajectory, count: int) -> None:
         if value is not None:
             setattr(run, name, value)
             fields.append(name)
-    if meta.task_name and not run.task_name:
-        run.task_name = meta.task_name[:300]
-        fields.append("task_name")
-    run.save(update_fields=[*fields, "updated_at"])
+    return fields

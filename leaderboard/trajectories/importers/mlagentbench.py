@@ -62,8 +62,37 @@ class MlAgentBenchImporter(Importer):
         main_log = find_main_log(trace)
         blocks = parse_main_log(main_log.read_text(errors="replace")) if main_log else []
         meta.extra["main_log"] = main_log is not None
+        read_run_folder(trace, main_log, meta)
         parsed.steps = _steps(trace, blocks, parsed)
         yield parsed
+
+
+SCAN_BYTES = 8 << 20  # of each log searched for MLAgentBench's failure markers
+
+
+def _head(path: Path | None) -> str | None:
+    if path is None or not path.is_file() or path.is_symlink():
+        return None
+    with open(path, "rb") as f:
+        return f.read(SCAN_BYTES).decode("utf-8", errors="replace")
+
+
+def read_run_folder(trace: Path, main_log: Path | None, meta: TrajectoryMeta) -> None:
+    """What MLAgentBench's eval.py/plot.py read beside trace.json: env_log/error.txt, env_log/overall_time.txt
+    (the run's duration), <run>/log and agent_log/main_log, as failure classes on the run. Only where the
+    trace came in its folder (env_log/trace.json): a lone trace.json says nothing about them."""
+    from leaderboard.lib.research_failures import trace_folder_classes
+
+    if trace.name != "trace.json" or trace.parent.name != "env_log":
+        return
+    env_log, run_dir = trace.parent, trace.parent.parent
+    overall = _head(env_log / "overall_time.txt")
+    seconds = to_float(overall.strip()) if overall is not None else None
+    if seconds is not None and seconds >= 0:
+        meta.extra["overall_time_s"] = seconds
+    meta.extra["failure_classes"] = trace_folder_classes(
+        log=_head(run_dir / "log") or "", main_log=_head(main_log) or "", error_txt=_head(env_log / "error.txt"),
+        has_overall_time=overall is not None)
 
 
 def find_main_log(trace: Path) -> Path | None:
@@ -99,6 +128,7 @@ def _steps(trace: Path, blocks: list[dict], parsed: ParsedTrajectory) -> Iterato
     make = StepCounter()
     start = end = None
     pending = list(blocks)
+    n = -1
     for n, item in enumerate(stream_items(trace, "steps.item", parsed.warn)):
         action = (item or {}).get("action") or {}
         name = str(action.get("name") or "")
@@ -121,7 +151,10 @@ def _steps(trace: Path, blocks: list[dict], parsed: ParsedTrajectory) -> Iterato
         first = pending[0]["step"]
         parsed.warn(f"main_log: {len(pending)} reasoning block(s) matched no trace step (from Step {first})")
     parsed.meta.started_at = parse_time(start)
-    if start is not None and end is not None:
+    parsed.meta.extra["agent_steps"] = n + 1  # as MLAgentBench counts steps: trace.json's, not ours
+    if "overall_time_s" in parsed.meta.extra:  # MLAgentBench's own duration (eval.py's total_time)
+        parsed.meta.duration_s = parsed.meta.extra["overall_time_s"]
+    elif start is not None and end is not None:
         parsed.meta.duration_s = end - start
 
 

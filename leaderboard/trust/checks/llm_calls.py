@@ -2,13 +2,17 @@
 metered gateway (Run.usage_metered; each call is an `llm` step it wrote), so a call that went
 straight to a provider is unmetered and unrecorded. MLE-bench also forbids the solution itself from
 calling an LLM API to write code or make predictions. Signals: an LLM API's address in what the
-agent ran; solution code that calls an LLM SDK; and, on a job run, more LLM calls reported by the
-agent than the gateway counted."""
+agent ran; solution code that calls an LLM SDK; and, on a job run, the agent's own `llm` steps
+compared with the gateway's record: more calls claimed than the gateway counted, or a claimed call
+carrying a prompt digest the gateway never saw (a step forged in the gateway's shape). Only the
+runner's path marks a step as the gateway's (leaderboard.trajectories.provenance); whatever the agent
+wrote is its claim."""
 
 from __future__ import annotations
 
 import re
 
+from leaderboard.trajectories.provenance import recorded_by_gateway
 from leaderboard.trust.checks.base import Check, Hit, agent_text, code_lines, first_steps, register
 
 LLM_HOSTS = re.compile(
@@ -22,12 +26,17 @@ SDK_IMPORT = re.compile(r"^\s*(?:import|from)\s+(?:openai|anthropic|google\.gene
                         r"|mistralai|cohere)\b", re.MULTILINE)
 
 
+DIGESTS_KEPT = 10_000  # prompt digests remembered per side; past that the counts still compare
+
+
 def is_gateway_step(step) -> bool:
-    """An `llm` or `error` step the gateway recorded (docs/gateway.md), not one the agent reports."""
-    data = step.data if isinstance(step.data, dict) else {}
-    if step.kind == "error":
-        return str(data.get("type", "")).startswith("medalboard_")
-    return "provider" in data and ("messages_sha256" in data or "totals" in data)
+    """A step the gateway recorded (docs/gateway.md), marked so by the runner, not one the agent reports."""
+    return recorded_by_gateway(step.data)
+
+
+def _digest(step) -> str | None:
+    value = step.data.get("messages_sha256") if isinstance(step.data, dict) else None
+    return value if isinstance(value, str) else None
 
 
 @register
@@ -43,13 +52,12 @@ class LlmOutsideGateway(Check):
         self.quotes: list[str] = []
         self.gateway_calls = 0
         self.reported_calls = 0
+        self.gateway_digests: set[str] = set()
+        self.claimed: list[tuple[int, str]] = []  # (step, digest) of the agent's claims that name one
 
     def see(self, step) -> None:
         if step.kind == "llm":
-            if is_gateway_step(step):
-                self.gateway_calls += 1
-            else:
-                self.reported_calls += 1
+            self._see_call(step)
             return
         text = agent_text(step)
         lines = code_lines(text)
@@ -63,6 +71,23 @@ class LlmOutsideGateway(Check):
                 self.solution_calls.append(step.index)
                 self._quote(call)
 
+    def _see_call(self, step) -> None:
+        digest = _digest(step)
+        if is_gateway_step(step):
+            self.gateway_calls += 1
+            if digest and len(self.gateway_digests) < DIGESTS_KEPT:
+                self.gateway_digests.add(digest)
+            return
+        self.reported_calls += 1
+        if digest and len(self.claimed) < DIGESTS_KEPT:
+            self.claimed.append((step.index, digest))
+
+    def _unrecorded(self) -> list[int]:
+        """The agent's claimed calls whose prompt digest the gateway never recorded (when it kept them all)."""
+        if len(self.gateway_digests) >= DIGESTS_KEPT:
+            return []
+        return [index for index, digest in self.claimed if digest not in self.gateway_digests]
+
     def _quote(self, line: str) -> None:
         if len(self.quotes) < 3:
             self.quotes.append(self.context.quote(line))
@@ -70,7 +95,8 @@ class LlmOutsideGateway(Check):
     def end(self) -> Hit | None:
         run = self.context.run
         unmetered = (run.origin == "job" and self.reported_calls > self.gateway_calls)
-        if not (self.direct or self.solution_calls or unmetered):
+        unrecorded = self._unrecorded() if run.origin == "job" else []
+        if not (self.direct or self.solution_calls or unmetered or unrecorded):
             return None
         parts = []
         if self.direct:
@@ -80,8 +106,11 @@ class LlmOutsideGateway(Check):
         if unmetered:
             parts.append(f"the agent reports {self.reported_calls} LLM call(s), the gateway metered "
                          f"{self.gateway_calls}")
+        if unrecorded:
+            parts.append(f"{len(unrecorded)} LLM step(s) the agent wrote name a prompt the gateway never saw")
         summary = "; ".join(parts) + (" (usage metered by the gateway)." if run.usage_metered else ".")
-        severity = "violation" if self.direct or unmetered else "warning"
-        return Hit(severity, summary[0].upper() + summary[1:], first_steps(self.direct + self.solution_calls),
-                   {"quotes": self.quotes, "gateway_calls": self.gateway_calls,
-                    "reported_calls": self.reported_calls, "usage_metered": bool(run.usage_metered)})
+        severity = "violation" if self.direct or unmetered or unrecorded else "warning"
+        steps = first_steps(self.direct + self.solution_calls + unrecorded)
+        return Hit(severity, summary[0].upper() + summary[1:], steps,
+                   {"quotes": self.quotes, "gateway_calls": self.gateway_calls, "reported_calls": self.reported_calls,
+                    "unrecorded_claims": len(unrecorded), "usage_metered": bool(run.usage_metered)})

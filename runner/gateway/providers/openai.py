@@ -44,11 +44,22 @@ class OpenAI(Provider):
         return Usage(tokens_in, tokens_out)
 
     def reply(self, obj: Any) -> str:
-        if dig(obj, "type") == "response.output_text.delta":  # a Responses API stream event
+        kind = dig(obj, "type")
+        if kind in ("response.output_text.delta", "response.function_call_arguments.delta"):  # Responses stream
             return obj.get("delta") if isinstance(obj.get("delta"), str) else ""
+        if kind == "response.output_item.added":  # a function call's name comes first, its arguments in deltas
+            item = dig(obj, "item")
+            return _tool_call_text({"name": item.get("name")}) if dig(item, "type") == "function_call" else ""
         if isinstance(dig(obj, "output"), list):  # a whole Responses API response
-            return "".join(texts(dig(item, "content"), "text") for item in obj["output"])
+            return "".join(_output_text(item) for item in obj["output"])
         return "".join(_choice_text(choice) for choice in (dig(obj, "choices") or []))
+
+
+def _output_text(item: Any) -> str:
+    """One item of a Responses API output: a message's text, or a function call as the agent receives it."""
+    if dig(item, "type") == "function_call":
+        return _tool_call_text(item)
+    return texts(dig(item, "content"), "text")
 
 
 def _choice_text(choice: Any) -> str:
@@ -64,9 +75,9 @@ def _choice_text(choice: Any) -> str:
 
 def _tool_call_text(function: dict) -> str:
     name, arguments = function.get("name"), function.get("arguments")
-    if not isinstance(arguments, str):
+    if arguments is not None and not isinstance(arguments, str):
         arguments = json.dumps(arguments) if arguments is not None else ""
-    return (f"[tool call {name}] " if isinstance(name, str) and name else "") + arguments
+    return (f"[tool call {name}] " if isinstance(name, str) and name else "") + (arguments or "")
 
 
 class OpenRouter(OpenAI):

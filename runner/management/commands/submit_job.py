@@ -54,7 +54,7 @@ class Command(BaseCommand):
             raise CommandError(str(exc)) from None
         self.stderr.write(f"job {job.pk}: {job.tasks.count()} tasks on queue {job.queue}")
         if not o["wait"]:
-            self.stdout.write(json.dumps({"job": job.pk, "status": job.status}))
+            self.stdout.write(json.dumps({"job": job.pk, "status": job.status, "state": job.state}))
             return
         for row in wait_for(job, o["poll_seconds"]):
             self.stdout.write(json.dumps(row))

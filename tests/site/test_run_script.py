@@ -1,0 +1,104 @@
+"""`make run` (scripts/run.sh) stops everything it started: a SIGTERM to the script (what `make`
+passes on) or a Ctrl-C in its terminal (SIGINT to the whole foreground group) leaves no runner,
+Celery worker, pool process or web server behind, within the stop grace and a few seconds."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+from django.conf import settings
+
+from tests.redis_support import free_port
+
+GRACE_S = 5
+
+
+def marked(mark: str) -> list[int]:
+    """The processes whose environment carries `mark`: whatever the script started, in any group."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            environ = (entry / "environ").read_bytes()
+            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
+        except OSError:
+            continue
+        if f"MEDALBOARD_RUN_TEST_MARK={mark}".encode() in environ.split(b"\0") and state != "Z":
+            found.append(int(entry.name))
+    return found
+
+
+def wait_for(check, timeout: float, what: str, log: Path):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if value := check():
+            return value
+        time.sleep(0.5)
+    pytest.fail(f"{what} within {timeout:.0f} s; worker log:\n{log.read_text() if log.exists() else '(none)'}")
+
+
+def answers(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url, timeout=10):
+            return True
+    except urllib.error.HTTPError:
+        return True  # it answered
+    except OSError:
+        return False
+
+
+@pytest.fixture
+def started(tmp_path):
+    """scripts/run.sh without the content imports, on a var folder and a port of its own."""
+    mark, port = uuid.uuid4().hex, free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "MEDALBOARD_TEST_"))}
+    env.update({
+        "MEDALBOARD_RUN_TEST_MARK": mark, "MEDALBOARD_VAR_DIR": str(tmp_path / "var"), "PORT": str(port),
+        "MEDALBOARD_RUN_SKIP_CONTENT": "1", "MEDALBOARD_PYTHON": sys.executable, "RUN_STOP_GRACE_S": str(GRACE_S),
+        "MEDALBOARD_RUNNER_NAME": f"run-script-test-{mark[:8]}", "DEBUG": "true",
+        # The embedded defaults `make run` uses, whatever services the suite was pointed at.
+        "DATABASE_URL": "", "CELERY_BROKER_URL": "", "SECRET_KEY": "",
+    })
+    script = subprocess.Popen(["bash", "scripts/run.sh"], cwd=settings.BASE_DIR, env=env, start_new_session=True,
+                              stdout=open(tmp_path / "run.log", "wb"), stderr=subprocess.STDOUT)
+    worker_log = tmp_path / "var" / "worker.log"
+    try:
+        wait_for(lambda: answers(f"http://127.0.0.1:{port}/"), 240, "the site did not answer", tmp_path / "run.log")
+        wait_for(lambda: worker_log.exists() and " ready." in worker_log.read_text(), 240,
+                 "the runner's Celery worker was not ready", worker_log)
+        yield script, mark
+    finally:
+        for pid in marked(mark):  # never leave this test's processes to the next one
+            os.kill(pid, signal.SIGKILL)
+        script.wait(timeout=30)
+
+
+@pytest.mark.parametrize("how", ["SIGTERM to the script", "Ctrl-C in its terminal"])
+def test_stopping_make_run_leaves_no_process(started, how):
+    script, mark = started
+    alive = marked(mark)
+    assert len(alive) >= 4, alive  # the script, the runner, its Celery worker (and pool), runserver (and its child)
+    stopped_at = time.monotonic()
+    if how == "SIGTERM to the script":
+        script.send_signal(signal.SIGTERM)
+    else:
+        os.killpg(script.pid, signal.SIGINT)  # the terminal sends it to the foreground process group
+    script.wait(timeout=GRACE_S + 30)
+    deadline = time.monotonic() + 5
+    while marked(mark) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    took = time.monotonic() - stopped_at
+    assert marked(mark) == [], f"left running {took:.1f} s after the stop"
+    assert script.returncode in (130, 143), script.returncode
+    assert took < GRACE_S + 10
+    print(f"{how}: everything stopped {took:.1f} s after the signal")
