@@ -1,8 +1,10 @@
-"""Research tasks in tests: a task's own eval.py loaded as a module."""
+"""Research tasks in tests: a task's own eval.py loaded as a module, MLAgentBench's log folder written."""
 
 from __future__ import annotations
 
 import importlib.util
+import json
+import shutil
 from pathlib import Path
 
 
@@ -13,3 +15,56 @@ def load_eval(task_dir: Path):
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+# --- MLAgentBench's log folder, as its Environment writes one ------------------------------------
+
+def submission_text(improved: bool) -> str:
+    """submission.csv as the tiny task's starter (majority class) or its improved train.py writes it."""
+    from tests.competitions.research_fixture import N_TRAIN, rows
+
+    data = rows()
+    train, test = data[:N_TRAIN], data[N_TRAIN:]
+    ones = sum(y for *_, y in train)
+    majority = 1 if ones > len(train) - ones else 0
+    return "id,label\n" + "".join(f"{i},{int(a + b > 1) if improved else majority}\n" for i, a, b, _ in test)
+
+
+def write_mlagentbench_log(root: Path, task_dir: Path, plan: list[tuple[str, float, bool | None]], *,
+                           final: bool | None = False, with_final: bool = True, overall_time: float | None = 75.0,
+                           start: float = 1.7e9, log: str = "", main_log: str = "", error: str | None = None) -> Path:
+    """A log folder in the layout of MLAgentBench's Environment (environment.py `save`, runner.py
+    `env.save("final")`, `__exit__`): <root>/env_log/trace.json (steps of action, observation, timestamp),
+    env_log/traces/step_<n>_files after each step and step_final_files at the end (the workspace but its
+    read-only files), env_log/overall_time.txt, env_log/error.txt on a crash, <root>/log and
+    <root>/agent_log/main_log. `plan`: (action name, seconds after the start, the submission then:
+    None none, False the starter's, True the improved one); `final` the same for step_final_files
+    (not written without `with_final`)."""
+    env_log = root / "env_log"
+    (env_log / "traces").mkdir(parents=True)
+    steps = []
+    for n, (action, seconds, submission) in enumerate(plan):
+        steps.append({"action": {"name": action, "args": {"script_name": "train.py"}},
+                      "observation": f"observation of step {n}", "timestamp": start + seconds})
+        _workspace(env_log / "traces" / f"step_{n}_files", task_dir, submission)
+    if with_final:  # runner.py's env.save("final"), which a crash never reaches
+        _workspace(env_log / "traces" / "step_final_files", task_dir, final)
+    (env_log / "trace.json").write_text(json.dumps({
+        "steps": steps, "low_level_steps": [], "action_infos": {}, "task_description": "tiny-accuracy"}))
+    if overall_time is not None:
+        (env_log / "overall_time.txt").write_text(str(overall_time))
+    if error is not None:
+        (env_log / "error.txt").write_text(error)
+    (root / "log").write_text(log)
+    (root / "agent_log").mkdir()
+    (root / "agent_log" / "main_log").write_text(main_log)
+    return root
+
+
+def _workspace(folder: Path, task_dir: Path, submission: bool | None) -> None:
+    """The task's env/ but its read-only files (MLAgentBench's snapshots leave them out), with a submission."""
+    folder.mkdir(parents=True)
+    for name in ("train.py", "data_description.txt"):
+        shutil.copy(task_dir / "env" / name, folder / name)
+    if submission is not None:
+        (folder / "submission.csv").write_text(submission_text(submission))
