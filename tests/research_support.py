@@ -68,3 +68,63 @@ def _workspace(folder: Path, task_dir: Path, submission: bool | None) -> None:
         shutil.copy(task_dir / "env" / name, folder / name)
     if submission is not None:
         (folder / "submission.csv").write_text(submission_text(submission))
+
+
+# --- MLAgentBench's eval.py run_eval, written out independently (not imported) --------------------
+
+def mlagentbench_run_eval(log_folder: Path, get_score, eval_intermediate: bool = True) -> dict[str, dict]:
+    """What MLAgentBench/eval.py's run_eval computes for each trace.json under `log_folder`, with the task's
+    get_score: the step scores (at most 50 steps, subsampled past that; a step whose eval raised scores
+    0), then the final score (step_final_files; -1 without it), submitted_final_answer, total_time
+    (overall_time.txt) and its failure checks on ../log, ../agent_log/main_log, error.txt."""
+    import os
+
+    results = {}
+    for subdir, _, files in os.walk(log_folder):
+        if "trace.json" not in files:
+            continue
+        path = os.path.join(subdir, "trace.json")
+        try:
+            with open(path) as f:
+                data = json.load(f)
+        except Exception:  # noqa: BLE001 - run_eval skips a trace it cannot read
+            continue
+        steps = data["steps"]
+        result = {"score": [], "score_steps": [], "final_score": -1, "total_time": 0, "error": "",
+                  "submitted_final_answer": any(s["action"]["name"] == "Final Answer" for s in steps)}
+        every = range(len(steps))
+        subsampled = every if len(steps) <= 50 else every[::len(steps) // 50][:50]
+        if eval_intermediate:
+            for step in subsampled:
+                folder = os.path.join(subdir, f"traces/step_{step}_files")
+                if os.path.exists(folder):
+                    try:
+                        result["score"].append(get_score(folder))
+                    except Exception:  # noqa: BLE001 - as run_eval: the step scores 0
+                        result["score"].append(0)
+            result["score_steps"] = list(subsampled)
+        final = os.path.join(subdir, "traces/step_final_files")
+        if os.path.exists(final):
+            try:
+                result["final_score"] = get_score(final)
+                result["score"].append(result["final_score"])
+            except Exception:  # noqa: BLE001 - as run_eval: no final score
+                pass
+        if os.path.exists(os.path.join(subdir, "error.txt")):
+            result["error"] = Path(subdir, "error.txt").read_text()
+        if os.path.exists(os.path.join(subdir, "overall_time.txt")):
+            result["total_time"] = float(Path(subdir, "overall_time.txt").read_text())
+        log = Path(path.replace("trace.json", "../log")).read_text()
+        main_log = Path(path.replace("trace.json", "../agent_log/main_log")).read_text()
+        result["extra"] = {
+            "oom_error": "CUDA out of memory" in log or "CUDA out of memory" in main_log,
+            "connection_error": "Connection aborted" in log or any(bad in main_log for bad in (
+                "You exceeded your current quota, please check your plan and billing details.",
+                "Error: 'text-similarity-ada-001'", "Error: 'text-embedding-ada-001'")),
+            "error": os.path.exists(os.path.join(subdir, "error.txt"))
+            or not os.path.exists(os.path.join(subdir, "overall_time.txt")),
+            "json_error": main_log.count("JSONDecodeError") > 2,
+            "long_prompt_error": "EnvError: too long input for the tool" in main_log,
+        }
+        results[path] = result
+    return results
