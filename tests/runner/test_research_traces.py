@@ -13,6 +13,7 @@ from django.core.management import call_command
 from leaderboard.analysis.research import research_results
 from leaderboard.models import Artifact, Run
 from leaderboard.runs import recovery, research_traces
+from runner import tasks as runner_tasks
 from runner.backends.local import LocalBackend
 from runner.research.traces import score_trace
 from tests.competitions.research_fixture import build_task, expected_scores
@@ -65,6 +66,7 @@ def test_a_trace_is_scored_by_eval_py_per_step_on_a_runner(tmp_path, task_dir, s
     log = write_mlagentbench_log(tmp_path / "log", task_dir, PLAN, final=False)
     run = import_log(log, django_capture_on_commit_callbacks)
     assert sent == [(research_traces.SCORE_TASK, [run.pk], "jobs.cpu")]  # by name: the site runs no task code
+    assert research_traces.SCORE_TASK == runner_tasks.score_trace.name
     assert run.status == Run.Status.PENDING and run.verification == Run.Verification.SELF_REPORTED
     steps = {a.name: a for a in run.artifacts.filter(name__startswith="workspace-snapshots/")}
     assert set(steps) == {f"workspace-snapshots/{s:g}.zip" for _, s, _ in PLAN}
