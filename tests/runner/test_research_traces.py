@@ -186,3 +186,13 @@ def test_a_trace_is_scored_in_the_docker_grading_sandbox(tmp_path, task_dir, sen
     assert run.score == pytest.approx(expected_scores()[1])
     assert [s.score is not None for s in run.snapshots.order_by("elapsed_seconds")] == [False, True, True, True, True]
     assert backend.remove_stale() == 0
+
+
+def test_grading_here_hands_a_trace_to_a_runner(tmp_path, task_dir, sent, django_capture_on_commit_callbacks):
+    """`import_run --grade-now` (or a regrade) reaches the site's grade_run: it asks a runner instead of
+    grading a research trace without its task's eval.py."""
+    log = write_mlagentbench_log(tmp_path / "log", task_dir, PLAN[:2], final=True)
+    run = import_log(log, django_capture_on_commit_callbacks, "--grade-now")
+    assert run.status == Run.Status.PENDING and not run.grading_error
+    assert sent.count((research_traces.SCORE_TASK, [run.pk], "jobs.cpu")) == 2  # at import, then by grade_run
+    assert score_trace(run.pk, backend=LocalBackend()) == Run.Status.GRADED
