@@ -60,7 +60,7 @@ def zip_names(artifact: Artifact) -> set[str]:
         return set(zf.namelist())
 
 
-def test_a_trace_is_scored_by_eval_py_per_step_on_a_runner(tmp_path, task_dir, sent,
+def test_a_trace_is_scored_by_eval_py_per_step_on_a_runner(tmp_path, task_dir, sent, client,
                                                            django_capture_on_commit_callbacks):
     # The agent had the improved model at step 3, then left the starter's submission as its final files
     log = write_mlagentbench_log(tmp_path / "log", task_dir, PLAN, final=False)
@@ -82,6 +82,8 @@ def test_a_trace_is_scored_by_eval_py_per_step_on_a_runner(tmp_path, task_dir, s
         == pytest.approx(starter)
     assert run.verification == Run.Verification.VERIFIED and run.status == Run.Status.GRADED
     assert run.grading_report["research"]["files"] == research_traces.FILES_SCORED  # the files are the uploader's
+    page = client.get(f"/runs/{run.pk}/").content.decode()
+    assert 'id="scored-files"' in page and "the files it scored are the uploader" in page
     snapshots = list(run.snapshots.order_by("elapsed_seconds"))
     assert [(s.elapsed_seconds, s.score) for s in snapshots] == [
         (0.0, None), (10.0, pytest.approx(starter)), (40.0, pytest.approx(starter)), (60.0, pytest.approx(improved)),
@@ -196,3 +198,19 @@ def test_grading_here_hands_a_trace_to_a_runner(tmp_path, task_dir, sent, django
     assert run.status == Run.Status.PENDING and not run.grading_error
     assert sent.count((research_traces.SCORE_TASK, [run.pk], "jobs.cpu")) == 2  # at import, then by grade_run
     assert score_trace(run.pk, backend=LocalBackend()) == Run.Status.GRADED
+
+
+def test_the_step_files_are_kept_within_the_run_output_limits(tmp_path, task_dir, sent, settings,
+                                                              django_capture_on_commit_callbacks):
+    settings.JOB_OUTPUT_TOTAL_BYTES = 4 * 1500  # the step zips get a quarter: about one step's zip of ~1 kB
+    log = write_mlagentbench_log(tmp_path / "log", task_dir, PLAN, final=True)
+    (log / "env_log" / "traces" / "step_final_files" / "big.bin").write_bytes(b"x" * 20_000)
+    run = import_log(log, django_capture_on_commit_callbacks)
+    steps = run.artifacts.filter(name__startswith="workspace-snapshots/")
+    assert 1 <= steps.count() < len(PLAN) and sum(a.size for a in steps) <= 1500, [a.size for a in steps]
+    assert not run.artifacts.filter(name="workspace/big.bin").exists()
+    assert any("big.bin" in w and "limits" in w for w in run.import_warnings)
+    assert any(w.startswith("step_") and "limits" in w for w in run.import_warnings)
+    assert score_trace(run.pk, backend=LocalBackend()) == Run.Status.GRADED
+    run.refresh_from_db()
+    assert run.score == pytest.approx(expected_scores()[1])  # the final files it kept are scored all the same
