@@ -36,6 +36,7 @@ from leaderboard.lib.research_failures import ERROR, NO_FINAL_ANSWER
 from leaderboard.models import Artifact, ResearchTask, Run
 
 FINAL_FOLDER = "workspace"
+STEPS_FOLDER = "workspace-snapshots"
 OUTPUT_LOG = "logs/agent-output.log"  # the runner's record of the agent's output
 LOG_TAIL_BYTES = 8 << 20
 SNAPSHOT_ACTION = "Workspace snapshot"
@@ -44,10 +45,14 @@ CHUNK = 1 << 20
 
 def has_trace(run: Run) -> bool:
     """Whether the run has workspace files to export: a research run's final workspace or snapshots."""
+    return exportable(run, run.artifacts.values_list("name", flat=True))
+
+
+def exportable(run: Run, artifact_names) -> bool:
+    """has_trace from the names of the run's artifacts (the run page has them already)."""
     competition = run.competition
-    return competition is not None and competition.kind == "research" and (
-        run.artifacts.filter(name__startswith=f"{FINAL_FOLDER}/").exists()
-        or run.snapshots.filter(artifact__isnull=False).exists())
+    return competition is not None and competition.kind == "research" and any(
+        name.startswith((f"{FINAL_FOLDER}/", f"{STEPS_FOLDER}/")) for name in artifact_names)
 
 
 def write_trace_zip(run: Run, out: BinaryIO) -> None:

@@ -95,3 +95,15 @@ def test_the_api_takes_the_log_folder_zipped_and_a_runner_scores_it(tmp_path, ta
     assert score_trace(run.pk, backend=LocalBackend()) == Run.Status.GRADED
     run.refresh_from_db()
     assert run.score == pytest.approx(expected_scores()[1]) and run.verification == Run.Verification.VERIFIED
+
+
+def test_a_lone_trace_without_files_has_no_export(tmp_path, task_dir, client, django_capture_on_commit_callbacks):
+    log = write_mlagentbench_log(tmp_path / "run-2", task_dir, PLAN[:2], final=True)
+    lone = tmp_path / "trace.json"
+    shutil.copy(log / "env_log" / "trace.json", lone)
+    call_command("import_run", str(lone), "--competition", TASK, "--agent", "ResearchAgent", "--model", "m",
+                 "--score", "0.7", stdout=io.StringIO())
+    run = Run.objects.latest("pk")
+    assert run.verification == Run.Verification.SELF_REPORTED and not research_traces.is_trace_to_score(run)
+    assert "mlagentbench.zip" not in client.get(f"/runs/{run.pk}/").content.decode()
+    assert client.get(f"/runs/{run.pk}/mlagentbench.zip").status_code == 404
