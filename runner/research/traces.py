@@ -22,6 +22,7 @@ from django.conf import settings
 from leaderboard.models import ResearchTask, Run
 from leaderboard.runs import job_runs
 from runner.backends import Backend
+from runner.research import grading
 from runner.research.jobs import _score
 from webapp import leases
 
@@ -38,6 +39,9 @@ def score_trace(run_id: int, *, backend: Backend, owner: str | None = None) -> s
     try:
         with leases.Heartbeat(lease):
             stored = _score_all(run_id, lease, backend, work)
+    except grading.NotGradable as exc:  # this runner cannot read the task's scripts: nothing was scored
+        leases.end(lease, Run.Status.FAILED, grading_error=str(exc)[:5000])
+        return Run.Status.FAILED
     except leases.LeaseLost:
         stored = False
     except Exception as exc:  # noqa: BLE001 - the run fails with the reason, never stays claimed
@@ -56,14 +60,15 @@ def score_trace(run_id: int, *, backend: Backend, owner: str | None = None) -> s
 def _score_all(run_id: int, lease, backend: Backend, work: Path) -> bool:
     run = Run.objects.select_related("competition").get(pk=run_id)
     task = ResearchTask.objects.select_related("competition").get(competition_id=run.competition_id)
+    grading.task_root(task.competition)  # NotGradable before any eval: no score, not one per folder
     found = job_runs.unpack_workspaces(run, work / "files")
     fence = lambda: leases.fence(lease)  # noqa: E731 - renewed between evals too
-    grading = work / "grading"
+    scratch = work / "grading"
     if found.final is not None:
-        final = _score(task, found.final, backend, grading, f"run-{run_id}-final", fence)
+        final = _score(task, found.final, backend, scratch, f"run-{run_id}-final", fence)
     else:
         final = None
-    points = [(seconds, _score(task, folder, backend, grading, f"run-{run_id}-{n}", fence), pk)
+    points = [(seconds, _score(task, folder, backend, scratch, f"run-{run_id}-{n}", fence), pk)
               for n, (seconds, folder, pk) in enumerate(found.steps)]
     error = final.error if final is not None else \
         "the trace has no traces/step_final_files: MLAgentBench's eval has no final score for it either"

@@ -214,3 +214,14 @@ def test_the_step_files_are_kept_within_the_run_output_limits(tmp_path, task_dir
     assert score_trace(run.pk, backend=LocalBackend()) == Run.Status.GRADED
     run.refresh_from_db()
     assert run.score == pytest.approx(expected_scores()[1])  # the final files it kept are scored all the same
+
+
+def test_a_runner_without_the_tasks_scripts_scores_nothing_and_says_why(tmp_path, task_dir, sent,
+                                                                        django_capture_on_commit_callbacks):
+    run = import_log(write_mlagentbench_log(tmp_path / "log", task_dir, PLAN[:2], final=True),
+                     django_capture_on_commit_callbacks)
+    (task_dir / "scripts" / "eval.py").rename(task_dir / "scripts" / "eval.py.moved")
+    assert score_trace(run.pk, backend=LocalBackend()) == Run.Status.FAILED
+    run.refresh_from_db()
+    assert run.verification == Run.Verification.SELF_REPORTED and run.score is None
+    assert "not on this runner" in run.grading_error and not run.snapshots.exists()
