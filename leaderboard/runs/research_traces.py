@@ -158,7 +158,12 @@ def _keep_step(run: Run, seconds: float, root: Path, budget: _Budget, written: W
                 except UploadError as exc:
                     budget.note(f"{label}: a file left out of the step ({exc})")
                     continue
-                with _open_regular(path) as src, zf.open(rel, "w") as out:
+                try:
+                    src = _open_regular(path)
+                except OSError as exc:
+                    budget.note(f"{label}/{rel}: could not be read ({exc.strerror}); left out of the step")
+                    continue
+                with src, zf.open(rel, "w") as out:
                     while chunk := src.read(1 << 20):
                         out.write(chunk)
                 count += 1
