@@ -171,8 +171,8 @@ def _keep_step(run: Run, seconds: float, root: Path, budget: _Budget, written: W
         if budget.used_files + count > budget.files or not _fits(budget, label, size):
             return
         with archive.open("rb") as f:
-            store_upload(run, Upload(Artifact.Kind.OTHER, f"{STEPS_FOLDER}/{seconds:g}.zip",
-                                     File(f, name=f"step-{seconds:g}.zip")), written)
+            store_upload(run, Upload(Artifact.Kind.OTHER, f"{STEPS_FOLDER}/{seconds_name(seconds)}.zip",
+                                     File(f, name=f"step-{seconds_name(seconds)}.zip")), written)
         budget.used_bytes += size
         budget.used_files += count
 
@@ -273,6 +273,11 @@ def unpack_workspaces(run: Run, target: Path) -> Workspaces:
             continue
         found.steps.append((seconds, folder, artifact.pk))
     return found
+
+
+def seconds_name(seconds: float) -> str:
+    """12.5 -> "12.5", 30.0 -> "30", as a job's snapshots are named, never in exponent form (1.2e+06)."""
+    return f"{seconds:.1f}".removesuffix(".0")
 
 
 def step_seconds(name: str) -> float | None:

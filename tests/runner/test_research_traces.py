@@ -227,3 +227,10 @@ def test_a_runner_without_the_tasks_scripts_scores_nothing_and_says_why(tmp_path
     run.refresh_from_db()
     assert run.verification == Run.Verification.SELF_REPORTED and run.score is None
     assert "not on this runner" in run.grading_error and not run.snapshots.exists()
+
+
+@pytest.mark.parametrize("seconds", [0.0, 12.5, 30.0, 17999.9, 123456.7, 1e7])
+def test_a_steps_zip_name_keeps_its_time(seconds):
+    """No exponent form (1.23457e+05): two steps a second apart past a day keep their own times."""
+    name = f"{research_traces.STEPS_FOLDER}/{research_traces.seconds_name(seconds)}.zip"
+    assert research_traces.step_seconds(name) == seconds
