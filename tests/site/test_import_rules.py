@@ -352,5 +352,7 @@ def test_a_listed_circle_may_not_grow_and_its_listing_must_shrink():
     assert circle_problems(_graph_of(broken), listed) == ([], [gone])
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["--write-cycles"]:
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write-cycles"]:
+        sys.exit("usage: python -m tests.site.test_import_rules --write-cycles")
     CYCLES_FILE.write_text(json.dumps(described(import_graph()), indent=1) + "\n")
