@@ -81,7 +81,7 @@ def instructions(lines: list[str], escape: str, skip: int, heredocs: bool) -> li
     while index < len(lines):
         first = lines[index]
         start, index = index + 1, index + 1
-        line = first.lstrip(GO_SPACE)
+        line: str | None = first.lstrip(GO_SPACE)
         if not line or line.startswith("#"):
             continue
         parts = []
