@@ -160,6 +160,8 @@ def test_a_run_left_queued_says_it_may_be_stuck(client, alice, catalogue, publis
     Run.objects.filter(pk=run.pk).update(updated_at=timezone.now() - timedelta(minutes=10))
     assert status().startswith("queued for grading, waiting 10 min: no worker has taken it yet")
     assert "is a runner running?" in client.get(f"/runs/{run.pk}/progress/").content.decode()
+    run_page = client.get(client.get(f"/runs/{run.pk}/status.json").json()["url"]).content.decode()
+    assert "no worker has taken it yet" in run_page
     Run.objects.filter(pk=run.pk).update(grading_enqueued_at=timezone.now() - timedelta(minutes=10))
     published.clear()
     assert recovery.sweep_grading()["requeued_pending"] == 1 and published == [run.pk]
