@@ -2,11 +2,6 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from runner.agents.images import AgentBuildError
-from runner.agents.importer import import_agents
-from runner.agents.mlebench import AgentFormatError
-from runner.backends import BackendUnavailable
-
 
 class Command(BaseCommand):
     help = ("Import agents packaged as MLE-bench packages them: every */config.yaml of PATH, each top-level "
@@ -18,6 +13,12 @@ class Command(BaseCommand):
         parser.add_argument("--force-build", action="store_true", help="rebuild images whose tag exists")
 
     def handle(self, *args, path, no_build, force_build, **options):
+        # The Docker SDK is imported when agents are imported, not when commands are listed
+        from runner.agents.images import AgentBuildError
+        from runner.agents.importer import import_agents
+        from runner.agents.mlebench import AgentFormatError
+        from runner.backends import BackendUnavailable
+
         try:
             report = import_agents(path, build=not no_build, force_build=force_build, log=self.stderr.write)
         except (AgentFormatError, AgentBuildError, BackendUnavailable) as exc:
