@@ -17,6 +17,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from runner.agents import folders
 from runner.agents.mlebench import FORMAT, AgentFormatError, Limits, Variant, read_agents
 from runner.models import AgentDefinition, Job, JobTask
 
@@ -28,6 +29,8 @@ class ImportReport:
     unchanged: list[str] = field(default_factory=list)
     images: list[dict] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)  # agent id -> why it was not imported
+    removed: list[str] = field(default_factory=list)  # a replaced folder's other agents (runner.agents.folders)
+    kept: list[str] = field(default_factory=list)  # ... those jobs used, which stay
 
 
 def limits() -> Limits:
@@ -35,13 +38,17 @@ def limits() -> Limits:
                   allow_privileged=settings.AGENTS_ALLOW_PRIVILEGED)
 
 
-def import_agents(path: Path | str, *, build: bool = True, force_build: bool = False, log=print) -> ImportReport:
+def import_agents(path: Path | str, *, build: bool = True, force_build: bool = False, replace: bool = False,
+                  log=print) -> ImportReport:
+    """`replace`: take these ids from this folder though another folder's agents have them."""
     report = ImportReport()
     variants = read_agents(path, limits(), refused=report.refused)
     _refuse_site_agents(variants)
+    clashes = folders.check_one_folder(variants, replace=replace)
     if build:
         report.images = build_images(variants, force=force_build, log=log)
     with transaction.atomic():
+        report.removed, report.kept = folders.remove_replaced(clashes, variants) if clashes else ([], [])
         for variant in variants:
             getattr(report, _store(variant)).append(variant.id)
     if build:
