@@ -15,18 +15,20 @@ from leaderboard.search.text import fold, step_text, word_set
 BATCH = 500
 
 
-def rows_of(trajectory, steps: Iterable) -> Iterable[StepText]:
+def rows_of(trajectory, steps: Iterable, first: int | None = None) -> Iterable[StepText]:
     with_words = connection.vendor == "postgresql"
-    for step in steps:
+    for k, step in enumerate(steps):
         text = step_text(step.title or "", step.text or "", step.data)
-        yield StepText(trajectory_id=trajectory.pk, run_id=trajectory.run_id, index=step.index, kind=step.kind,
+        index = step.index if first is None else first + k
+        yield StepText(trajectory_id=trajectory.pk, run_id=trajectory.run_id, index=index, kind=step.kind,
                        text=text, words=word_set(fold(text)) if with_words else "")
 
 
-def index_steps(trajectory, steps: Iterable) -> int:
-    """Add rows for these steps (StepData or stored steps) of the trajectory; returns how many."""
+def index_steps(trajectory, steps: Iterable, first: int | None = None) -> int:
+    """Add rows for these steps (StepData or stored steps) of the trajectory; returns how many. A
+    live run's batch passes `first`, the index its first step is stored at (the file's count)."""
     count, batch = 0, []
-    for row in rows_of(trajectory, steps):
+    for row in rows_of(trajectory, steps, first):
         batch.append(row)
         if len(batch) >= BATCH:
             count += len(StepText.objects.bulk_create(batch))

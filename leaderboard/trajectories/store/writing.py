@@ -398,6 +398,7 @@ class LiveTrajectory:
         from leaderboard.trajectories import step_size  # it imports the models, which import this package's callers
 
         step_size.bound_live(steps)
+        first = self.writer.count
         self.writer.add_all(steps)
         self.writer.close_block()
         blocks, self.writer.blocks = self.writer.blocks, []
@@ -405,7 +406,7 @@ class LiveTrajectory:
             if fence is not None:
                 fence()
             save_block_rows(self.block_model, self.trajectory, blocks)
-            index_steps(self.trajectory, steps)
+            index_steps(self.trajectory, steps, first)
             save_summary(self.storage, self.trajectory, self.writer, self.block_model)
             type(self.run).objects.filter(pk=self.run.pk).update(n_steps=self.writer.count)
 
