@@ -48,6 +48,8 @@ class Query:
     def spans(self, text: str) -> list[tuple[int, int]] | None:
         """The sorted places where the terms match in `text`, or None unless every term matches."""
         folded = fold(text)
+        if any(t.value not in folded for t in self.terms):  # every kind of term is a substring first
+            return None
         tokens = list(words(folded)) if any(t.kind != "exact" for t in self.terms) else []
         found = []
         for term in self.terms:

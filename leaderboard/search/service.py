@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from django.db.models import Q, QuerySet
+from django.db.models import QuerySet
 from django.urls import reverse
 
 from leaderboard.models import Run
@@ -18,6 +18,7 @@ from leaderboard.search.query import Query, QueryError, parse
 
 PAGE_HITS = 50
 READ_BATCH = 200
+DENSE_HITS = 10  # hits per batch that keep a search reading rows in order, without the engine
 READ_LIMIT = 5_000  # candidate rows checked per page at most: a page may then come back short, with a cursor
 MEDALS = {"gold": "gold_medal", "silver": "silver_medal", "bronze": "bronze_medal", "any": "any_medal",
           "above_median": "above_median"}
@@ -82,17 +83,23 @@ def search(*, user, query: str, filters: Filters = Filters(), cursor: str = "", 
     rows = StepText.objects.filter(run__in=runs)
     if filters.kind:
         rows = rows.filter(kind=filters.kind)
-    rows = engines.narrow(rows, parsed).order_by("-run_id", "index").values_list("run_id", "index", "kind", "text")
-    found, read, after = _scan(rows, parsed, after, size)
+    rows = rows.order_by("-run_id", "index").values_list("run_id", "index", "kind", "text")
+    # A common term fills its page from the rows in order sooner than the engine lists its whole match
+    # set: read in order while batches are dense in hits, and let the engine narrow the rest.
+    found, read, after = _scan(rows, parsed, after, size, dense=DENSE_HITS)
+    if after is not None and len(found) < size:
+        more, more_read, after = _scan(engines.narrow(rows, parsed), parsed, after, size - len(found))
+        found, read = found + more, read + more_read
     return Page(_grouped(found), None if after is None else f"{after[0]}.{after[1]}", read)
 
 
-def _scan(rows: QuerySet, parsed: Query, after: tuple[int, int] | None, size: int):
-    """(hits, rows read, cursor of the next page or None)."""
+def _scan(rows: QuerySet, parsed: Query, after: tuple[int, int] | None, size: int, dense: int = 0):
+    """(hits, rows read, cursor of the next page or None). With `dense`, it stops after a batch with
+    fewer hits than that."""
     found, read = [], 0
     while read < READ_LIMIT:
-        batch = rows.filter(Q(run_id__lt=after[0]) | Q(run_id=after[0], index__gt=after[1])) if after else rows
-        chunk = list(batch[:READ_BATCH])
+        before = len(found)
+        chunk = _rows_after(rows, after)
         for k, (run_id, index, kind, text) in enumerate(chunk):
             spans = parsed.spans(text)
             if spans is not None:
@@ -104,7 +111,20 @@ def _scan(rows: QuerySet, parsed: Query, after: tuple[int, int] | None, size: in
         if len(chunk) < READ_BATCH:
             return found, read, None
         after = chunk[-1][:2]
+        if len(found) - before < dense:
+            break
     return found, read, after
+
+
+def _rows_after(rows: QuerySet, after: tuple[int, int] | None) -> list[tuple]:
+    """The next READ_BATCH rows after the cursor: the rest of its run, then the runs before it. Two
+    plain range conditions, since one OR of them leads both engines' planners away from their index."""
+    if after is None:
+        return list(rows[:READ_BATCH])
+    chunk = list(rows.filter(run_id=after[0], index__gt=after[1])[:READ_BATCH])
+    if len(chunk) < READ_BATCH:
+        chunk += rows.filter(run_id__lt=after[0])[:READ_BATCH - len(chunk)]
+    return chunk
 
 
 def _grouped(found: list) -> list[RunHits]:
