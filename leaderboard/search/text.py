@@ -53,4 +53,4 @@ def words(folded: str) -> Iterator[tuple[int, int, str]]:
 
 def word_set(folded: str) -> str:
     """The distinct words, space-separated: what PostgreSQL's tsvector is built from, verbatim."""
-    return " ".join(sorted({w for _, _, w in words(folded)}))
+    return " ".join(sorted({w for w in WORD.findall(folded) if len(w) <= WORD_CHARS}))

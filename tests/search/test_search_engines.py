@@ -1,5 +1,5 @@
 """The engines narrow the rows before the exact check: a rare term reads only the steps that hold it
-(SQLite's FTS5 trigram table; PostgreSQL's tsvector and pg_trgm GIN indexes, which its plan uses)."""
+(SQLite's FTS5 table of words; PostgreSQL's tsvector and pg_trgm GIN indexes, which its plan uses)."""
 
 from __future__ import annotations
 
