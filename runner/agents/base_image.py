@@ -1,31 +1,63 @@
-"""The `mlebench-env` image that MLE-bench agents' Dockerfiles start FROM, built offline.
+"""The `mlebench-env` image that MLE-bench agents' Dockerfiles start FROM, in two flavours.
 
-MLE-bench's own base is Ubuntu with Miniconda and CUDA wheels, downloaded at build time. Ours is the
-site's debootstrapped Debian (runner.agent_image) with what those Dockerfiles and start scripts rely
-on: the user `nonroot`, /home/data and /home/submission (the sandbox adds logs, code and agent), a
-root-only /private, an environment named `agent` (a venv at /opt/conda/envs/agent over Debian's
-python3 with numpy, pandas, scipy and scikit-learn) and a `conda` on PATH that covers the commands
-they use (runner.agents.conda_shim), plus curl (validate_submission.sh) and envsubst (their prompts).
+MLE-bench's own base is Ubuntu with Miniconda, its system packages and, in the `agent` conda
+environment, its pinned requirements (requirements/mlebench.txt, then requirements/mlebench-heavy.txt's
+installs). Ours is the site's debootstrapped Debian (runner.agent_image) with what those Dockerfiles and
+start scripts rely on: the user `nonroot`, /home/data and /home/submission (the sandbox adds logs,
+code and agent), a root-only /private, an environment named `agent` (a venv of Debian's Python 3.11
+at /opt/conda/envs/agent) and a `conda` on PATH that covers the commands they use
+(runner.agents.conda_shim), plus curl (validate_submission.sh) and envsubst (their prompts).
 
-    python manage.py build_agent_image --mlebench-env
+- `full`: MLE-bench's system packages (git, build-essential, ffmpeg, libsm6, libxext6, p7zip, tmux,
+  ...) and every pin of MLE-bench's requirements, torch and TensorFlow included: its world.
+- `light`: the few system packages the sandbox needs and requirements/light.txt, a subset of the
+  same pins (numpy, pandas, scipy, scikit-learn); for tests and small sites, and named on every run.
+
+Both take their Python packages from the operator's index (pip in the root filesystem, on this host's
+network; PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_TRUSTED_HOST and the proxy variables are passed on)
+through a pip cache kept on the host (PIP_CACHE), so a rebuild downloads nothing it had. Both keep a
+consistent dpkg: an agent's `apt-get install` works where its build network reaches the mirror.
+
+    python manage.py build_agent_image --mlebench-env [--flavour full]
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
-from runner.agent_image import PACKAGES, Recipe
+from runner.agent_image import ImageBuildError, Recipe
 
 TAG = "mlebench-env"
 USER = "nonroot"
 CONDA_ROOT = "/opt/conda"
 AGENT_ENV = f"{CONDA_ROOT}/envs/agent"
 SHIM = Path(__file__).resolve().parent / "conda_shim.py"
-EXTRA_PACKAGES = ("python3-venv", "python-is-python3", "curl", "gettext-base", "unzip", "zip", "procps")
+PACKAGES = ("python3", "python3-venv", "python-is-python3", "ca-certificates", "curl", "gettext-base", "unzip",
+            "zip", "procps")
+# MLE-bench's environment/Dockerfile `apt-get install` list, as Debian names them (`gettext` brings
+# envsubst as on Ubuntu); installed without recommends.
+MLEBENCH_APT = ("curl", "wget", "git", "vim", "nano", "unzip", "zip", "p7zip-full", "python3", "python3-pip",
+                "python3-venv", "python3-dev", "python-is-python3", "build-essential", "openssh-server", "tmux",
+                "gettext", "sudo", "ffmpeg", "libsm6", "libxext6")
+REQUIREMENTS = Path(__file__).resolve().parent / "requirements"
+# Each flavour's pip installs into the `agent` environment, in order: one list of pip arguments each.
+REQUIREMENTS_IN_ROOTFS = "tmp/requirements"
+PIP_STEPS = {
+    "light": (("-r", f"/{REQUIREMENTS_IN_ROOTFS}/light.txt"),),
+    "full": (("-r", f"/{REQUIREMENTS_IN_ROOTFS}/mlebench.txt"),
+             *(tuple(line.split()) for line in (REQUIREMENTS / "mlebench-heavy.txt").read_text().splitlines()
+               if line.strip() and not line.startswith("#"))),
+}
+# Passed from this host's environment to pip in the root filesystem: where packages come from.
+PIP_ENV = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+           "http_proxy", "https_proxy", "no_proxy")
+PIP_CACHE = Path(os.environ.get("MEDALBOARD_PIP_CACHE_DIR", "/var/cache/medalboard/pip"))
+PIP_CACHE_IN_ROOTFS = "var/cache/medalboard-pip"
 ACTIVATE = f'eval "$({CONDA_ROOT}/bin/conda shell.bash activate "${{1:-base}}")"\n'
 PROFILE = f'eval "$({CONDA_ROOT}/bin/conda shell.bash hook)"\n'
 PIP_CONF = "[global]\ndisable-pip-version-check = true\nno-input = true\n"
@@ -47,10 +79,12 @@ echo mlebench-env ok
 """
 
 
-def finish(rootfs: Path) -> None:
-    """The `agent` venv, the conda shim and its activate scripts, /private, pip's offline manners."""
-    subprocess.run(["chroot", str(rootfs), "/usr/bin/python3", "-m", "venv", "--system-site-packages", AGENT_ENV],
-                   check=True, capture_output=True)
+def finish(rootfs: Path, *, flavour: str) -> None:
+    """The `agent` venv with the flavour's requirements, the conda shim and its activate scripts,
+    /private, pip's offline manners."""
+    subprocess.run(["chroot", str(rootfs), "/usr/bin/python3", "-m", "venv", AGENT_ENV], check=True,
+                   capture_output=True)
+    install_requirements(rootfs, PIP_STEPS[flavour])
     conda_bin = rootfs / CONDA_ROOT.lstrip("/") / "bin"
     conda_bin.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(SHIM, conda_bin / "conda")
@@ -65,6 +99,32 @@ def finish(rootfs: Path) -> None:
     (rootfs / "private").mkdir(mode=0o700, exist_ok=True)
 
 
+def install_requirements(rootfs: Path, steps: tuple[tuple[str, ...], ...]) -> None:
+    """pip in the root filesystem, one install per step, through the host's pip cache (moved in and
+    out: nothing of it stays in the image)."""
+    cache = rootfs / PIP_CACHE_IN_ROOTFS
+    if PIP_CACHE.is_dir():
+        shutil.move(PIP_CACHE, cache)
+    cache.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(REQUIREMENTS, rootfs / REQUIREMENTS_IN_ROOTFS)
+    env = {"PATH": "/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8", "PIP_CACHE_DIR": f"/{PIP_CACHE_IN_ROOTFS}",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
+           **{name: os.environ[name] for name in PIP_ENV if os.environ.get(name)}}
+    try:
+        for step in steps:
+            done = subprocess.run(["chroot", str(rootfs), f"{AGENT_ENV}/bin/python", "-m", "pip", "install",
+                                   "--progress-bar", "off", *step], cwd=rootfs, env=env, capture_output=True,
+                                  text=True)
+            if done.returncode != 0:
+                raise ImageBuildError(f"pip install {' '.join(step)} in the agent environment failed with exit code "
+                                      f"{done.returncode}:\n{(done.stderr or done.stdout)[-3000:]}")
+    finally:
+        PIP_CACHE.parent.mkdir(parents=True, exist_ok=True)
+        shutil.rmtree(PIP_CACHE, ignore_errors=True)
+        shutil.move(cache, PIP_CACHE)
+        shutil.rmtree(rootfs / REQUIREMENTS_IN_ROOTFS)
+
+
 def _revision(*parts) -> str:
     """What finish() writes and the layout, as a fingerprint: a host whose mlebench-env came from an
     older recipe builds it again instead of keeping it by its tag."""
@@ -75,14 +135,27 @@ def _revision(*parts) -> str:
 # agent's Dockerfile's to make (MLE-bench's aide and mlagentbench `RUN mkdir` them without -p, which
 # fails on a folder that exists); the sandbox mounts logs and code and seeds agent at run time.
 FOLDERS = ("home/data", "home/submission", "opt/medalboard")
-RECIPE = Recipe(
-    packages=(*PACKAGES, *EXTRA_PACKAGES),
-    self_check=("bash", "-c", SELF_CHECK),
-    user=USER,
-    folders=FOLDERS,
-    finish=finish,
-    env={"PATH": f"{CONDA_ROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-         "CONDA_ENV_NAME": "agent"},
-    changes=("WORKDIR /home", 'CMD ["bash"]'),
-    revision=_revision(FOLDERS, ACTIVATE, PROFILE, PIP_CONF, SELF_CHECK, EXTRA_PACKAGES, AGENT_ENV),
-)
+def recipe(flavour: str) -> Recipe:
+    if flavour not in PIP_STEPS:
+        raise ImageBuildError(f"no mlebench-env flavour {flavour!r} ({' or '.join(PIP_STEPS)})")
+    requirements = tuple((REQUIREMENTS / name).read_bytes() for name in sorted(os.listdir(REQUIREMENTS)))
+    apt = MLEBENCH_APT if flavour == "full" else ()
+    return Recipe(
+        packages=PACKAGES,
+        apt_packages=apt,
+        self_check=("bash", "-c", SELF_CHECK),
+        user=USER,
+        folders=FOLDERS,
+        finish=functools.partial(finish, flavour=flavour),
+        env={"PATH": f"{CONDA_ROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+             "CONDA_ENV_NAME": "agent"},
+        changes=("WORKDIR /home", 'CMD ["bash"]'),
+        revision=_revision(FOLDERS, ACTIVATE, PROFILE, PIP_CONF, SELF_CHECK, PACKAGES, apt, AGENT_ENV, flavour,
+                           PIP_STEPS[flavour], requirements),
+        flavour=flavour,
+        python=f"{AGENT_ENV}/bin/python",
+    )
+
+
+FLAVOURS = tuple(PIP_STEPS)
+RECIPE = recipe("light")  # what tests and CI build as `mlebench-env`
