@@ -275,7 +275,8 @@ class Supervisor:
         self.held, self.task, self.run, self.spec, self.sandbox, self.scratch = held, task, run, spec, sandbox, scratch
         self.redactor = ending.redactor_for(task.job, access)
         self.stream = TrajectoryStream(run, spec.host_logs_dir, TRAJECTORY_FILE, self.redactor,
-                                       gateway=(spec.runner_dir, STEPS_FILE))
+                                       gateway=(spec.runner_dir, STEPS_FILE),
+                                       most=Limits.from_settings().total_bytes)
         # Snapshots take at most half the run's output limits, so the files stored at its end (the
         # final submission, the trajectory, the logs) always have the other half.
         self.snapshots = SnapshotWatch(spec.host_submission_dir, SUBMISSION_FILE, self.redactor,

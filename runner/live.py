@@ -1,8 +1,9 @@
 """What the supervisor reads from a sandbox while the agent runs: new trajectory lines and changed
 submissions. Both come from folders the agent controls, so every read goes through
 runner.sandbox_files (regular files only, no link followed, nothing that blocks) and is bounded: the
-trajectory is read incrementally, at most READ_PER_TICK bytes a tick, with a partial last line kept
-up to LINE_LIMIT bytes (a longer line is dropped with a note, never re-read), and the submission is
+trajectory is read incrementally, at most READ_PER_TICK bytes a tick and the run's output total in
+all, with a partial last line kept up to LINE_LIMIT bytes (a longer line is dropped with a note,
+never re-read), and the submission is
 read only when its size or modification time changed, and only while its snapshots stay within their
 share of the run's output limits (runner.output_budget). Secrets are redacted before anything is kept.
 """
@@ -25,12 +26,31 @@ LINE_LIMIT = 16 << 20
 class LineTail:
     """The complete new lines of a growing file since the last call, as (line number, bytes)."""
 
-    def __init__(self, root: Path, name: str, line_limit: int = LINE_LIMIT, per_tick: int = READ_PER_TICK) -> None:
+    def __init__(self, root: Path, name: str, line_limit: int = LINE_LIMIT, per_tick: int = READ_PER_TICK,
+                 most: int | None = None) -> None:
         self.root, self.name, self.line_limit, self.per_tick = root, name, line_limit, per_tick
         self.offset, self.lineno, self.partial, self.dropping = 0, 0, b"", False
+        self.most, self.streamed = most, 0  # `most` bytes of lines in all, then nothing more is read
         self.notes: list[str] = []
 
     def new_lines(self) -> list[tuple[int, bytes]]:
+        if self.most is not None and self.streamed >= self.most:
+            return []
+        return self._within_most(self._lines())
+
+    def _within_most(self, numbered: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+        if self.most is None:
+            return numbered
+        for at, (lineno, line) in enumerate(numbered):
+            self.streamed += len(line) + 1
+            if self.streamed > self.most:
+                self.streamed = self.most
+                self._note(f"{self.name}: more than {self.most:,} bytes (the run's output total); line {lineno} "
+                           "and later not streamed")
+                return numbered[:at]
+        return numbered
+
+    def _lines(self) -> list[tuple[int, bytes]]:
         chunk = self._read()
         if not chunk:
             return []
@@ -71,10 +91,11 @@ class TrajectoryStream:
     runner's folder) -> steps appended to the run's live trajectory, in the order they arrive. Only the
     gateway's lines become gateway-recorded steps; the agent's are its own claims."""
 
-    def __init__(self, run, root: Path, name: str, redactor: Redactor, gateway: tuple[Path, str] | None = None) -> None:
+    def __init__(self, run, root: Path, name: str, redactor: Redactor, gateway: tuple[Path, str] | None = None,
+                 most: int | None = None) -> None:
         from leaderboard.runs.job_runs import LiveSteps
 
-        self.tail, self.redactor = LineTail(root, name), redactor
+        self.tail, self.redactor = LineTail(root, name, most=most), redactor
         self.gateway_tail = LineTail(*gateway) if gateway is not None else None
         self.steps = LiveSteps(run)
 

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from runner.live import SnapshotWatch
+from runner.live import LineTail, SnapshotWatch
 from runner.output_budget import Budget
 from runner.research import jobs as research_jobs
 from runner.research import workspace
@@ -160,3 +160,18 @@ def test_workspace_snapshots_together_stay_within_their_share(tmp_path, settings
     assert any(n.startswith("huge.bin: 1,610,612,736 bytes, over the 8,388,608-byte limit per file") for n in
                snapshots.notes)
     assert any("no workspace snapshot kept from 3.0 s on" in n for n in snapshots.notes), snapshots.notes
+
+
+def test_the_live_trajectory_streams_at_most_the_run_total(tmp_path):
+    tail = LineTail(tmp_path, "trajectory.jsonl", most=100)
+    line = b"x" * 29 + b"\n"  # 30 bytes a line
+    (tmp_path / "trajectory.jsonl").write_bytes(line * 2)
+    assert [n for n, _ in tail.new_lines()] == [1, 2]
+    with open(tmp_path / "trajectory.jsonl", "ab") as f:
+        f.write(line * 5)
+    assert [n for n, _ in tail.new_lines()] == [3]  # 90 bytes; the fourth line would pass 100
+    with open(tmp_path / "trajectory.jsonl", "ab") as f:
+        f.write(line * 5)
+    assert tail.new_lines() == [] and tail.offset == 210  # nothing more read
+    assert tail.notes == ["trajectory.jsonl: more than 100 bytes (the run's output total); line 4 and later not "
+                          "streamed"]
