@@ -30,6 +30,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from runner import agent_image
 from runner.agent_image import ImageBuildError, Recipe
 
 TAG = "mlebench-env"
@@ -82,8 +83,8 @@ echo mlebench-env ok
 def finish(rootfs: Path, *, flavour: str) -> None:
     """The `agent` venv with the flavour's requirements, the conda shim and its activate scripts,
     /private, pip's offline manners."""
-    subprocess.run(["chroot", str(rootfs), "/usr/bin/python3", "-m", "venv", AGENT_ENV], check=True,
-                   capture_output=True)
+    agent_image._run(["chroot", str(rootfs), "/usr/bin/python3", "-m", "venv", AGENT_ENV],
+                     "making the agent environment")
     install_requirements(rootfs, PIP_STEPS[flavour])
     conda_bin = rootfs / CONDA_ROOT.lstrip("/") / "bin"
     conda_bin.mkdir(parents=True, exist_ok=True)
@@ -107,7 +108,7 @@ def install_requirements(rootfs: Path, steps: tuple[tuple[str, ...], ...]) -> No
         shutil.move(PIP_CACHE, cache)
     cache.mkdir(parents=True, exist_ok=True)
     shutil.copytree(REQUIREMENTS, rootfs / REQUIREMENTS_IN_ROOTFS)
-    env = {"PATH": "/usr/bin:/bin", "HOME": "/root", "LANG": "C.UTF-8", "PIP_CACHE_DIR": f"/{PIP_CACHE_IN_ROOTFS}",
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8", "PIP_CACHE_DIR": f"/{PIP_CACHE_IN_ROOTFS}",
            "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
            **{name: os.environ[name] for name in PIP_ENV if os.environ.get(name)}}
     try:

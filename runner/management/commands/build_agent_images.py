@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from runner.agents.images import AgentBuildError
-from runner.agents.importer import build_images, packaged_variants, refresh_runner_images
+from runner.agents.importer import build_images, packaged_variants, record_builds, refresh_runner_images
 from runner.agents.mlebench import AgentFormatError
 from runner.backends import BackendUnavailable
 
@@ -17,9 +17,15 @@ class Command(BaseCommand):
         parser.add_argument("--force", action="store_true", help="rebuild images whose tag exists")
 
     def handle(self, *args, ids, force, **options):
+        failures: dict[str, dict] = {}
         try:
-            images = build_images(packaged_variants(ids), force=force, log=self.stderr.write)
+            variants = packaged_variants(ids)
+            images = build_images(variants, force=force, log=self.stderr.write, failures=failures)
         except (AgentFormatError, AgentBuildError, BackendUnavailable) as exc:
             raise CommandError(str(exc)) from exc
+        record_builds(variants, failures)
         refresh_runner_images()
         self.stdout.write(json.dumps(images))
+        if failures:
+            raise CommandError(f"not built: {', '.join(sorted(failures))} (the others were); the reasons are above "
+                               "and on each agent: a job naming it is refused with its reason")
