@@ -108,8 +108,8 @@ def install_requirements(rootfs: Path, steps: tuple[tuple[str, ...], ...]) -> No
         shutil.move(PIP_CACHE, cache)
     cache.mkdir(parents=True, exist_ok=True)
     shutil.copytree(REQUIREMENTS, rootfs / REQUIREMENTS_IN_ROOTFS)
-    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8", "PIP_CACHE_DIR": f"/{PIP_CACHE_IN_ROOTFS}",
-           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8",
+           "PIP_CACHE_DIR": f"/{PIP_CACHE_IN_ROOTFS}", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
            **{name: os.environ[name] for name in PIP_ENV if os.environ.get(name)}}
     try:
         for step in steps:
