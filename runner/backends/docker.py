@@ -180,9 +180,11 @@ class DockerBackend(Backend):
 
     def describe(self, spec: SandboxSpec) -> dict:
         with _daemon_errors():
-            image_id = self.client.images.get(spec.image).id
-        return {"backend": self.name, "runtime": self.runtime, "image": spec.image, "image_id": image_id,
-                "runner": self.runner_name}
+            image = self.client.images.get(spec.image)
+        described = {"backend": self.name, "runtime": self.runtime, "image": spec.image, "image_id": image.id,
+                     "runner": self.runner_name}
+        environment = image_environment(image.labels or {})
+        return {**described, "image_environment": environment} if environment else described
 
     def remove_stale(self, prefix: str = "medalboard-") -> int:
         """This runner's own leftover sandboxes (its name on the label); other runners' are left alone."""
@@ -394,6 +396,16 @@ def _home(spec: SandboxSpec) -> tuple:
 def _sandbox_user() -> str:
     uid = os.getuid()
     return f"{AGENT_UID}:{AGENT_UID}" if uid == 0 else f"{uid}:{os.getgid()}"
+
+
+def image_environment(labels: dict[str, str]) -> dict[str, str]:
+    """What an image built by runner.agent_image says it holds (its flavour, the sha256 of its pip
+    freeze and dpkg list); an agent image built FROM it inherits the labels."""
+    from runner import agent_image
+
+    names = {"flavour": agent_image.FLAVOUR_LABEL, "pip_freeze_sha256": agent_image.FREEZE_SHA_LABEL,
+             "dpkg_sha256": agent_image.DPKG_SHA_LABEL}
+    return {key: labels[label] for key, label in names.items() if labels.get(label)}
 
 
 def _remove(container) -> None:
