@@ -23,6 +23,7 @@ consistent dpkg: an agent's `apt-get install` works where its build network reac
 
 from __future__ import annotations
 
+import fcntl
 import functools
 import hashlib
 import os
@@ -102,28 +103,33 @@ def finish(rootfs: Path, *, flavour: str) -> None:
 
 def install_requirements(rootfs: Path, steps: tuple[tuple[str, ...], ...]) -> None:
     """pip in the root filesystem, one install per step, through the host's pip cache (moved in and
-    out: nothing of it stays in the image)."""
-    cache = rootfs / PIP_CACHE_IN_ROOTFS
-    if PIP_CACHE.is_dir():
-        shutil.move(PIP_CACHE, cache)
-    cache.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(REQUIREMENTS, rootfs / REQUIREMENTS_IN_ROOTFS)
+    out: nothing of it stays in the image; one build at a time holds it)."""
+    PIP_CACHE.parent.mkdir(parents=True, exist_ok=True)
+    with open(PIP_CACHE.parent / "pip.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        cache = rootfs / PIP_CACHE_IN_ROOTFS
+        if PIP_CACHE.is_dir():
+            shutil.move(PIP_CACHE, cache)
+        cache.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(REQUIREMENTS, rootfs / REQUIREMENTS_IN_ROOTFS)
+        try:
+            for step in steps:
+                _pip_install(rootfs, step)
+        finally:
+            shutil.rmtree(PIP_CACHE, ignore_errors=True)
+            shutil.move(cache, PIP_CACHE)
+            shutil.rmtree(rootfs / REQUIREMENTS_IN_ROOTFS)
+
+
+def _pip_install(rootfs: Path, step: tuple[str, ...]) -> None:
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8",
            "PIP_CACHE_DIR": f"/{PIP_CACHE_IN_ROOTFS}", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
            **{name: os.environ[name] for name in PIP_ENV if os.environ.get(name)}}
-    try:
-        for step in steps:
-            done = subprocess.run(["chroot", str(rootfs), f"{AGENT_ENV}/bin/python", "-m", "pip", "install",
-                                   "--progress-bar", "off", *step], cwd=rootfs, env=env, capture_output=True,
-                                  text=True)
-            if done.returncode != 0:
-                raise ImageBuildError(f"pip install {' '.join(step)} in the agent environment failed with exit code "
-                                      f"{done.returncode}:\n{(done.stderr or done.stdout)[-3000:]}")
-    finally:
-        PIP_CACHE.parent.mkdir(parents=True, exist_ok=True)
-        shutil.rmtree(PIP_CACHE, ignore_errors=True)
-        shutil.move(cache, PIP_CACHE)
-        shutil.rmtree(rootfs / REQUIREMENTS_IN_ROOTFS)
+    done = subprocess.run(["chroot", str(rootfs), f"{AGENT_ENV}/bin/python", "-m", "pip", "install", "--progress-bar",
+                           "off", *step], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ImageBuildError(f"pip install {' '.join(step)} in the agent environment failed with exit code "
+                              f"{done.returncode}:\n{(done.stderr or done.stdout)[-3000:]}")
 
 
 def _revision(*parts) -> str:
