@@ -60,6 +60,10 @@ PIP_ENV = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "HTTP_PRO
            "http_proxy", "https_proxy", "no_proxy")
 PIP_CACHE = Path(os.environ.get("MEDALBOARD_PIP_CACHE_DIR", "/var/cache/medalboard/pip"))
 PIP_CACHE_IN_ROOTFS = "var/cache/medalboard-pip"
+# pip in the build trusts the certificates this host's pip trusts (an operator's index or TLS proxy
+# may have its own CA); the bundle is in the root filesystem only during the installs.
+HOST_CA_BUNDLES = ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
+CA_IN_ROOTFS = "tmp/medalboard-host-ca.pem"
 ACTIVATE = f'eval "$({CONDA_ROOT}/bin/conda shell.bash activate "${{1:-base}}")"\n'
 PROFILE = f'eval "$({CONDA_ROOT}/bin/conda shell.bash hook)"\n'
 PIP_CONF = "[global]\ndisable-pip-version-check = true\nno-input = true\n"
@@ -112,6 +116,7 @@ def install_requirements(rootfs: Path, steps: tuple[tuple[str, ...], ...]) -> No
             shutil.move(PIP_CACHE, cache)
         cache.mkdir(parents=True, exist_ok=True)
         shutil.copytree(REQUIREMENTS, rootfs / REQUIREMENTS_IN_ROOTFS)
+        shutil.copyfile(_host_ca_bundle(), rootfs / CA_IN_ROOTFS)
         try:
             for step in steps:
                 _pip_install(rootfs, step)
@@ -119,11 +124,22 @@ def install_requirements(rootfs: Path, steps: tuple[tuple[str, ...], ...]) -> No
             shutil.rmtree(PIP_CACHE, ignore_errors=True)
             shutil.move(cache, PIP_CACHE)
             shutil.rmtree(rootfs / REQUIREMENTS_IN_ROOTFS)
+            (rootfs / CA_IN_ROOTFS).unlink()
+
+
+def _host_ca_bundle() -> str:
+    named = [os.environ[name] for name in HOST_CA_BUNDLES if os.environ.get(name)]
+    found = next((path for path in [*named, "/etc/ssl/certs/ca-certificates.crt"] if os.path.isfile(path)), None)
+    if found is None:
+        raise ImageBuildError("no CA bundle on this host for pip to trust (PIP_CERT, REQUESTS_CA_BUNDLE, "
+                              "SSL_CERT_FILE or /etc/ssl/certs/ca-certificates.crt)")
+    return found
 
 
 def _pip_install(rootfs: Path, step: tuple[str, ...]) -> None:
     env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8",
            "PIP_CACHE_DIR": f"/{PIP_CACHE_IN_ROOTFS}", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
+           "PIP_CERT": f"/{CA_IN_ROOTFS}",
            **{name: os.environ[name] for name in PIP_ENV if os.environ.get(name)}}
     done = subprocess.run(["chroot", str(rootfs), f"{AGENT_ENV}/bin/python", "-m", "pip", "install", "--progress-bar",
                            "off", *step], env=env, capture_output=True, text=True)
