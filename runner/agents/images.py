@@ -43,7 +43,8 @@ CAUSES = (
     ("network", ("temporary failure resolving", "could not resolve", "name or service not known",
                  "network is unreachable", "failed to establish a new connection", "connection refused",
                  "connection timed out", "max retries exceeded", "unable to access 'http", "could not connect",
-                 "failed to connect", "no route to host", "temporary failure in name resolution")),
+                 "failed to connect", "no route to host", "temporary failure in name resolution",
+                 "certificate verify failed")),
     ("privileged", ("operation not permitted", "permission denied", "cannot mount", "mount:", "privileged",
                     "iptables", "cgroup", "/var/run/docker.sock")),
     ("mirror", ("unable to locate package", "unmet dependencies", "has no installation candidate", "404  not found",
@@ -199,6 +200,8 @@ def likely_cause(text: str) -> tuple[str, str]:
     if cause == "network":
         hint = (f"network: the step reached for a host it could not reach; builds use the network {network!r} "
                 "(MEDALBOARD_AGENTS_BUILD_NETWORK)")
+        if "certificate verify failed" in lowered:
+            hint += "; TLS: the host answered with a certificate the image does not trust (a TLS-intercepting proxy?)"
         if "github.com" in lowered:
             hint += "; a git host: give the build a git mirror, or vendor the repository into the agent's folder"
         return cause, hint
