@@ -252,8 +252,9 @@ def _apt_install(rootfs: Path, packages: tuple[str, ...], log) -> None:
 def _record_contents(rootfs: Path, recipe: Recipe) -> dict[str, str]:
     """The dpkg list and the pip freeze, written into the image and summed up in its labels."""
     dpkg = _run(["chroot", str(rootfs), "dpkg-query", "-W", "-f", "${Package}=${Version}\n"], "dpkg-query")
-    freeze = _run(["chroot", str(rootfs), recipe.python, "-m", "pip", "freeze", "--all"],
-                  "pip freeze") if recipe.python else ""
+    clean = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    freeze = _run(["chroot", str(rootfs), recipe.python, "-m", "pip", "freeze", "--all"], "pip freeze",
+                  env=clean) if recipe.python else ""
     folder = rootfs / CONTENTS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "dpkg.txt").write_text(dpkg)
