@@ -15,7 +15,8 @@ at /opt/conda/envs/agent) and a `conda` on PATH that covers the commands they us
 
 Both take their Python packages from the operator's index (pip in the root filesystem, on this host's
 network; PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_TRUSTED_HOST and the proxy variables are passed on)
-through a pip cache kept on the host (PIP_CACHE), so a rebuild downloads nothing it had. Both keep a
+into a wheelhouse kept on the host (WHEELHOUSE), so a rebuild of the same requirements is a cache hit
+that needs no index at all. Both keep a
 consistent dpkg: an agent's `apt-get install` works where its build network reaches the mirror.
 
     python manage.py build_agent_image --mlebench-env [--flavour full]
@@ -58,8 +59,8 @@ PIP_STEPS = {
 # Passed from this host's environment to pip in the root filesystem: where packages come from.
 PIP_ENV = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
            "http_proxy", "https_proxy", "no_proxy")
-PIP_CACHE = Path(os.environ.get("MEDALBOARD_PIP_CACHE_DIR", "/var/cache/medalboard/pip"))
-PIP_CACHE_IN_ROOTFS = "var/cache/medalboard-pip"
+WHEELHOUSE = Path(os.environ.get("MEDALBOARD_WHEELHOUSE_DIR", "/var/cache/medalboard/wheelhouse"))
+WHEELHOUSE_IN_ROOTFS = "var/cache/medalboard-wheelhouse"
 # pip in the build trusts the certificates this host's pip trusts (an operator's index or TLS proxy
 # may have its own CA); the bundle is in the root filesystem only during the installs.
 HOST_CA_BUNDLES = ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
@@ -106,25 +107,38 @@ def finish(rootfs: Path, *, flavour: str) -> None:
 
 
 def install_requirements(rootfs: Path, steps: tuple[tuple[str, ...], ...]) -> None:
-    """pip in the root filesystem, one install per step, through the host's pip cache (moved in and
-    out: nothing of it stays in the image; one build at a time holds it)."""
-    PIP_CACHE.parent.mkdir(parents=True, exist_ok=True)
-    with open(PIP_CACHE.parent / "pip.lock", "w") as lock:
+    """pip in the root filesystem, one install per step, from the host's wheelhouse (moved in and out:
+    nothing of it stays in the image; one build at a time holds it). A step the wheelhouse already
+    holds, by the sha256 of its arguments and requirement files, installs with --no-index: no
+    network at all; another is first fetched into it with `pip wheel` from the operator's index."""
+    WHEELHOUSE.parent.mkdir(parents=True, exist_ok=True)
+    with open(WHEELHOUSE.parent / "wheelhouse.lock", "w") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        cache = rootfs / PIP_CACHE_IN_ROOTFS
-        if PIP_CACHE.is_dir():
-            shutil.move(PIP_CACHE, cache)
-        cache.mkdir(parents=True, exist_ok=True)
+        inside = rootfs / WHEELHOUSE_IN_ROOTFS
+        inside.parent.mkdir(parents=True, exist_ok=True)
+        if WHEELHOUSE.is_dir():
+            shutil.move(WHEELHOUSE, inside)
+        (inside / "steps").mkdir(parents=True, exist_ok=True)
         shutil.copytree(REQUIREMENTS, rootfs / REQUIREMENTS_IN_ROOTFS)
         shutil.copyfile(_host_ca_bundle(), rootfs / CA_IN_ROOTFS)
         try:
             for step in steps:
-                _pip_install(rootfs, step)
+                done = inside / "steps" / _step_key(step)
+                if not done.exists():
+                    _pip(rootfs, "wheel", "--wheel-dir", f"/{WHEELHOUSE_IN_ROOTFS}", *step)
+                    done.write_text(" ".join(step) + "\n")
+                _pip(rootfs, "install", "--no-index", *step)
         finally:
-            shutil.rmtree(PIP_CACHE, ignore_errors=True)
-            shutil.move(cache, PIP_CACHE)
+            shutil.rmtree(WHEELHOUSE, ignore_errors=True)
+            shutil.move(inside, WHEELHOUSE)
             shutil.rmtree(rootfs / REQUIREMENTS_IN_ROOTFS)
             (rootfs / CA_IN_ROOTFS).unlink()
+
+
+def _step_key(step: tuple[str, ...]) -> str:
+    named = [arg for arg in step if arg.startswith(f"/{REQUIREMENTS_IN_ROOTFS}/")]
+    files = [(REQUIREMENTS / Path(arg).name).read_bytes() for arg in named]
+    return hashlib.sha256(repr((step, files)).encode()).hexdigest()
 
 
 def _host_ca_bundle() -> str:
@@ -136,15 +150,15 @@ def _host_ca_bundle() -> str:
     return found
 
 
-def _pip_install(rootfs: Path, step: tuple[str, ...]) -> None:
-    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8",
-           "PIP_CACHE_DIR": f"/{PIP_CACHE_IN_ROOTFS}", "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1",
-           "PIP_CERT": f"/{CA_IN_ROOTFS}",
+def _pip(rootfs: Path, command: str, *args: str) -> None:
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8", "PIP_NO_CACHE_DIR": "1",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "PIP_CERT": f"/{CA_IN_ROOTFS}",
+           "PIP_FIND_LINKS": f"/{WHEELHOUSE_IN_ROOTFS}",
            **{name: os.environ[name] for name in PIP_ENV if os.environ.get(name)}}
-    done = subprocess.run(["chroot", str(rootfs), f"{AGENT_ENV}/bin/python", "-m", "pip", "install", "--progress-bar",
-                           "off", *step], env=env, capture_output=True, text=True)
+    done = subprocess.run(["chroot", str(rootfs), f"{AGENT_ENV}/bin/python", "-m", "pip", command, "--progress-bar",
+                           "off", *args], env=env, capture_output=True, text=True)
     if done.returncode != 0:
-        raise ImageBuildError(f"pip install {' '.join(step)} in the agent environment failed with exit code "
+        raise ImageBuildError(f"pip {command} {' '.join(args)} in the agent environment failed with exit code "
                               f"{done.returncode}:\n{(done.stderr or done.stdout)[-3000:]}")
 
 
@@ -158,6 +172,8 @@ def _revision(*parts) -> str:
 # agent's Dockerfile's to make (MLE-bench's aide and mlagentbench `RUN mkdir` them without -p, which
 # fails on a folder that exists); the sandbox mounts logs and code and seeds agent at run time.
 FOLDERS = ("home/data", "home/submission", "opt/medalboard")
+
+
 def recipe(flavour: str) -> Recipe:
     if flavour not in PIP_STEPS:
         raise ImageBuildError(f"no mlebench-env flavour {flavour!r} ({' or '.join(PIP_STEPS)})")
