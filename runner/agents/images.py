@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tarfile
 import tempfile
 from pathlib import Path
@@ -51,6 +52,9 @@ CAUSES = (
                 "404 not found", "hash sum mismatch", "is not signed", "no longer has a release file",
                 "no matching distribution found", "could not find a version that satisfies")),
 )
+
+
+DOWNLOADERS = re.compile(r"\b(curl|wget|apt-get|apt|pip3?|git|conda|mamba|npm|uv)\s")
 
 
 class AgentBuildError(Exception):
@@ -186,17 +190,21 @@ def failed_step(agent_id: str, said: str, build_log: list[dict]) -> AgentBuildEr
     steps = [line.strip() for line in lines if line.strip().startswith("Step ")]
     step = steps[-1] if steps else ""
     tail = _tail(build_log)
-    cause, hint = likely_cause(f"{tail}\n{said}")
+    cause, hint = likely_cause(f"{tail}\n{said}", step)
     where = f" at {step[:300]}" if step else ""
     message = f"{agent_id}: docker build failed{where}: {said}\nlikely cause: {hint}\nlast lines:\n{tail}"
     return AgentBuildError(message, step=step, cause=cause, tail=tail)
 
 
-def likely_cause(text: str) -> tuple[str, str]:
-    """(cause, a sentence for the operator) from a failed step's output."""
+def likely_cause(text: str, step: str = "") -> tuple[str, str]:
+    """(cause, a sentence for the operator) from a failed step's output; where the output says
+    nothing (the daemon may drop a short step's last output), a step that runs a downloader without
+    a build network."""
     lowered = text.lower()
     cause = next((name for name, signs in CAUSES if any(sign in lowered for sign in signs)), "")
     network = build_network()
+    if not cause and network == "none" and DOWNLOADERS.search(step.partition(" : ")[2]):
+        cause = "network"
     if cause == "network":
         hint = (f"network: the step reached for a host it could not reach; builds use the network {network!r} "
                 "(MEDALBOARD_AGENTS_BUILD_NETWORK)")
