@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test install lint bench
+.PHONY: run test install lint format types bench
 
 # The read-only data is ../shared; a clone of a local checkout (git clone /work/main /tmp/x) reads the
 # shared/ beside the checkout it came from, unless MEDALBOARD_SHARED_DIR says otherwise.
@@ -38,8 +38,18 @@ test: $(STAMP)
 	[ $$rc -eq 5 ] && rc=$$s; [ $$rc -eq 0 ] && [ $$s -ne 5 ] && rc=$$s; \
 	exit $$rc  # 5 (no test) only when neither part had one
 
+# The checks CI runs before the tests (CONTRIBUTING.md): `make lint` (ruff's rules over every file, and
+# the formatter over the Python files added since the formatting rule began) and `make types` (mypy over
+# the packages in pyproject's [tool.mypy] files). `make format` formats those new files.
 lint: $(STAMP)
 	$(BIN)/ruff check .
+	RUFF=$(BIN)/ruff scripts/format_new_files.sh --check
+
+format: $(STAMP)
+	RUFF=$(BIN)/ruff scripts/format_new_files.sh
+
+types: $(STAMP)
+	DEBUG=true $(BIN)/mypy
 
 bench: $(STAMP)
 	for b in benchmarks/*.py; do DEBUG=true $(BIN)/python $$b || exit 1; done

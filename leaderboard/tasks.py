@@ -84,9 +84,20 @@ def grade_claimed(run_id: int, owner: str) -> str:
     return run.status
 
 
+def _is_research_trace(run_id: int) -> bool:
+    from leaderboard.runs.research_traces import is_trace_to_score
+
+    run = Run.objects.filter(pk=run_id, status=Run.Status.PENDING).select_related("competition").first()
+    return run is not None and is_trace_to_score(run)
+
+
 @shared_task(name="leaderboard.tasks.grade_run", bind=True, reject_on_worker_lost=True, **GRADING_TASK)
 def grade_run(self, run_id: int) -> str:
     """Grade one pending run; returns the status it ended in (or why nothing was done)."""
+    if _is_research_trace(run_id):  # scored by its task's eval.py on a runner, never here
+        from leaderboard.runs.research_traces import ask_a_runner
+
+        return "asked a runner" if ask_a_runner(run_id) else "not sent (the sweep sends it again)"
     owner = f"grade-{self.request.id or uuid.uuid4().hex}-{self.request.retries}"
     try:
         claimed = _claim(run_id, owner)

@@ -261,6 +261,13 @@ class JobTask(models.Model):
         return self.status in self.FINISHED
 
     @property
+    def state(self) -> str:
+        """How the agent stopped and what became of its submission, in words (runner.states)."""
+        from runner.states import task_state
+
+        return task_state(self)
+
+    @property
     def elapsed_s(self) -> float | None:
         """Seconds since the agent started, up to its end; None before it started."""
         if self.agent_started_at is None:

@@ -115,6 +115,16 @@ def compute_baseline(task_id: int) -> str:
     return run_starter(task_id, backend=current_backend())
 
 
+@shared_task(name="runner.research.score_trace", acks_late=True, reject_on_worker_lost=True,
+             soft_time_limit=None, time_limit=None)
+def score_trace(run_id: int) -> str:
+    """An imported MLAgentBench trace's step files scored by its task's eval.py (runner.research.traces),
+    asked for by the site by name; each eval is bounded by RESEARCH_EVAL_TIME_LIMIT_S."""
+    from runner.research.traces import score_trace as score
+
+    return score(run_id, backend=current_backend())
+
+
 @shared_task(name="runner.tasks.sweep")
 def sweep() -> dict:
     """The recovery sweep as a task, for deployments that also schedule it with celery beat."""

@@ -106,7 +106,8 @@ def run_live(request, pk: int):
     payload = {"id": run.pk, "status": run.status, "n_steps": n_steps,
                "done": run.status in (Run.Status.GRADED, Run.Status.FAILED, Run.Status.WAITING)}
     if task is not None:
-        payload.update({"task_status": task.status, "attempts": task.attempts, "elapsed_s": task.elapsed_s,
+        payload.update({"task_status": task.status, "task_state": task.state,
+                        "attempts": task.attempts, "elapsed_s": task.elapsed_s,
                         "time_limit_s": task.job.time_limit_s, "log_tail": task.log_tail[-4000:],
                         "error": task.error, "job": task.job_id, "recipe": run.recipe})
         payload["done"] = payload["done"] and task.is_finished

@@ -230,6 +230,8 @@ def _check_values(spec: GraderSpec, sub: pd.DataFrame, targets: list[str]) -> No
     if spec.values in TEXT_VALUES:
         if spec.na_text_rejected:
             validation.check_no_missing_text(sub, targets)
+        if spec.label_classes is not None:
+            validation.check_known_labels(sub, targets, spec.label_classes)
         return  # any string is a valid prediction; an empty cell is an empty string
     validation.check_numbers(sub, targets, spec.values.value)
     if spec.value_range:

@@ -20,6 +20,7 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+import pandas as pd
 from django.core.exceptions import ObjectDoesNotExist
 
 from .metrics import METRICS
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
     from .spec_types import GraderSpec
 
 log = logging.getLogger(__name__)
+
+TRAIN_CLASSES_MAX_BYTES = 50 << 20  # a larger train.csv is not read for its classes on every grading
+MAX_CLASSES = 1000
 
 # MLE-bench's config spellings of metrics the registry has; every registry name also stands for itself.
 CONFIG_NAMES = {
@@ -82,7 +86,35 @@ def generic_spec(competition: Competition) -> GraderSpec | None:
     targets = tuple(header[1:])
     if len(targets) > 1 and not METRICS[metric].multi_column:
         return None  # a one-column metric cannot score several columns; no number beats a wrong number
-    return _spec(competition.slug, metric, header[0], targets, _notes(competition))
+    classes = _train_classes(competition, targets[0]) if VALUE_TYPES[metric] == "label" and len(targets) == 1 else None
+    return _spec(competition.slug, metric, header[0], targets, _notes(competition), classes)
+
+
+def _train_classes(competition: Competition, target: str) -> frozenset[str] | None:
+    """The text labels of the target column of the public train.csv, when it has a small set of them
+    that are not numbers (numbers compare as pandas types them: "1.0" is 1, so no text set holds them)."""
+    path = Path(competition.public_data_dir) / "train.csv" if competition.public_data_dir else None
+    if path is None or not path.is_file() or path.stat().st_size > TRAIN_CLASSES_MAX_BYTES:
+        return None
+    try:
+        header = read_header(path)
+        if target not in header:
+            return None
+        labels = pd.read_csv(path, usecols=[target], dtype=str, keep_default_na=False)[target].unique()
+    except Exception:  # noqa: BLE001 - unreadable training data means no class check, not a crash
+        log.warning("cannot read the training labels of %s", competition.slug)
+        return None
+    if not 0 < len(labels) <= MAX_CLASSES or any(_is_number(label) for label in labels):
+        return None
+    return frozenset(labels)
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return text.strip().lower() in ("true", "false", "")  # pandas would type these too
+    return True
 
 
 def _notes(competition: Competition) -> tuple[str, ...]:
@@ -90,11 +122,13 @@ def _notes(competition: Competition) -> tuple[str, ...]:
     return (GENERIC_NOTE, *([FOREIGN_GRADE_FN_NOTE.format(grade_fn=grade_fn)] if grade_fn else []))
 
 
-def _spec(slug: str, metric: str, id_column: str, targets: tuple[str, ...], notes: tuple[str, ...]) -> GraderSpec:
+def _spec(slug: str, metric: str, id_column: str, targets: tuple[str, ...], notes: tuple[str, ...],
+          classes: frozenset[str] | None = None) -> GraderSpec:
     from .spec_types import GraderSpec, Values
 
     return GraderSpec(slug, metric, id_column, targets, Values(VALUE_TYPES[metric]),
-                      rows_sum_to_one=metric == "multi-class-log-loss", source="generic", notes=notes)
+                      rows_sum_to_one=metric == "multi-class-log-loss", source="generic", notes=notes,
+                      label_classes=classes)
 
 
 def _sample_header(competition: Competition) -> list[str] | None:

@@ -59,6 +59,9 @@ class GraderSpec:
     expected_targets: int | None = None  # sanity check on target_columns=None answers files
     answers_layout: str | None = None  # answers not shaped like the submission: answers_layouts reshapes them
     rows_in_answers_order: bool = False  # MLE-bench pairs rows by position and asserts equal ids row by row
+    # The text labels a prediction may take (the public train.csv's): set for the generic grader only, whose
+    # rules are ours; MLE-bench's graders score an unknown label as a wrong one and so do their specs.
+    label_classes: frozenset[str] | None = None
     source: str = "lite-grading.md"
     notes: tuple[str, ...] = ()
 

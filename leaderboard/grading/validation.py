@@ -72,6 +72,19 @@ def _near_misses(missing: list[str], header: list[str]) -> str:
     return f" (found {', '.join(hints[:SHOW])}: names are case- and space-sensitive)" if hints else ""
 
 
+def check_known_labels(sub: pd.DataFrame, targets: Sequence[str], classes: frozenset[str]) -> None:
+    """Every prediction is one of the classes the public training data uses: a label outside them
+    (cultivar_9 of three cultivars) is a broken file, not a silently wrong row."""
+    for column in targets:
+        values = sub[column].to_numpy(dtype=object)
+        unknown = ~np.isin(values.astype(str), list(classes))
+        if unknown.any():
+            rows, count = _rows(unknown)
+            labels = sorted({str(v) for v in values[unknown]})
+            raise SubmissionError(f"{count} value(s) of {column!r} are not among the {len(classes)} classes of the "
+                                  f"training data ({sample(sorted(classes))}): {sample(labels)} in rows {rows}")
+
+
 def check_not_empty(n_rows: int) -> None:
     if n_rows == 0:
         raise SubmissionError("the submission has a header but no data rows")

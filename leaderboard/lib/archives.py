@@ -221,7 +221,10 @@ class TarArchive(Archive):
             yield Member(info.name, info.size, None, info if info.isfile() else None)
 
     def _open(self, member: Member) -> IO[bytes]:
-        return self._tar.extractfile(member.ref)
+        opened = self._tar.extractfile(member.ref)
+        if opened is None:  # only regular files are opened; a directory has nothing to read
+            raise ArchiveError(f"the archive member {member.name!r} is not a file")
+        return opened
 
     def close(self) -> None:
         self._tar.close()
@@ -243,10 +246,10 @@ def open_archive(path: Path, limits: Limits | None = None) -> Archive:
 def _check_directory(path: Path, limits: Limits) -> None:
     """The member count from the zip's end record, before zipfile parses a directory of any size."""
     with path.open("rb") as fp:
-        end = zipfile._EndRecData(fp)  # the end record zipfile itself reads first
+        end = zipfile._EndRecData(fp)  # type: ignore[attr-defined]  # the end record zipfile itself reads first
     if end is None:
         raise ArchiveError(f"{path.name} is not a readable zip archive")
-    entries, size = end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_SIZE]
+    entries, size = end[zipfile._ECD_ENTRIES_TOTAL], end[zipfile._ECD_SIZE]  # type: ignore[attr-defined]
     if entries > limits.members or size > limits.members * DIRECTORY_ENTRY_BYTES:
         raise ArchiveError(f"the archive has {entries:,} members ({size:,} bytes of directory); "
                            f"at most {limits.members:,} members are accepted")

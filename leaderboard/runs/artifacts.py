@@ -82,7 +82,7 @@ def collect_uploads(
     uploads += list(extra_files)
     total = 0
     for upload in uploads:
-        _check_name(upload.name)
+        check_name(upload.name)
         upload.size, upload.sha256 = _measure(upload.file)
         total += upload.size
     if total > settings.MAX_UPLOAD_BYTES:
@@ -102,8 +102,8 @@ def _measure(file: File) -> tuple[int, str]:
     return size, digest.hexdigest()
 
 
-def _check_name(name: str) -> None:
-    """Names are stored on disk and in Artifact.name: refuse what neither can hold."""
+def check_name(name: str) -> None:
+    """Names are stored on disk and in Artifact.name: refuse (UploadError) what neither can hold."""
     parts = PurePosixPath(name.replace("\\", "/")).parts
     long = next((part for part in parts if len(part.encode()) > MAX_NAME_BYTES), None)
     if long is not None:
@@ -153,10 +153,10 @@ def store_artifact(run: Run, upload: Upload, written: Written) -> Artifact:
     return artifact
 
 
-def store_upload(run: Run, upload: Upload) -> Artifact:
-    """Measure and store one file of an existing run (a runner's live snapshot)."""
+def store_upload(run: Run, upload: Upload, written: Written | None = None) -> Artifact:
+    """Measure and store one file of an existing run (a runner's live snapshot, a trace's step files)."""
     upload.size, upload.sha256 = _measure(upload.file)
-    return store_artifact(run, upload, Written())
+    return store_artifact(run, upload, written or Written())
 
 
 @contextmanager
@@ -202,7 +202,7 @@ def expand_archive(archive: File, target: Path) -> Path:
         with archives.open_archive(archive_path) as unpacked:
             names = unpacked.names()
             for name in names:
-                _check_name(name)
+                check_name(name)
             _check_file_and_folder(names)
             unpacked.extract_to(target)
     except archives.NotAnArchive:

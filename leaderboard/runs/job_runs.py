@@ -29,6 +29,7 @@ from leaderboard.runs import snapshots
 from leaderboard.runs.artifacts import MAX_MEMBER_PATH, STORAGE_ERRNOS, Upload, store_upload
 from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 from leaderboard.runs.research import ResearchEvidence, record_research_result
+from leaderboard.runs.research_traces import Workspaces, record_trace_scores, unpack_workspaces
 from leaderboard.runs.snapshots import SnapshotError
 from leaderboard.trajectories.importers.base import to_count, to_float  # a run's numbers as its columns hold them
 from leaderboard.trajectories.importers.jsonl import header_line, step_line
@@ -39,7 +40,8 @@ __all__ = [
     "MAX_NAME_CHARS", "ExperimentSpec", "FileRefused", "LiveSteps", "ResearchEvidence", "SnapshotError",
     "add_snapshot", "experiment_for", "grade", "header_line", "may_reproduce", "record_recipe",
     "record_research_result", "report_progress_with", "reproduction_of", "save_final_trajectory", "step_line",
-    "store_file", "to_count", "to_float",
+    "store_file", "to_count", "to_float", "Workspaces", "claim_trace_scoring", "record_trace_scores",
+    "unpack_workspaces",
 ]
 
 log = logging.getLogger(__name__)
@@ -99,6 +101,15 @@ def store_file(run: Run, kind: str, name: str, file: File) -> Artifact:
         raise FileRefused(exc.strerror or str(exc)) from exc
     except (SuspiciousFileOperation, DatabaseError, ValueError) as exc:
         raise FileRefused(str(exc)) from exc
+
+
+def claim_trace_scoring(run_id: int, owner: str):
+    """An imported trace on a research task, pending its scores, claimed as a grading (a Lease, renewed
+    with webapp.leases.Heartbeat; None if it is not pending or not a research run)."""
+    from leaderboard.tasks import GRADINGS
+    from webapp import leases
+
+    return leases.claim(GRADINGS, run_id, owner, where={"competition__kind": "research"})
 
 
 def add_snapshot(run: Run, elapsed_seconds: float, file: File):

@@ -92,6 +92,7 @@ def check_quota(*, user, competition: Competition | None) -> None:
 class FormatCheck:
     valid: bool
     message: str
+    checked: bool = True  # False: this site cannot check the format (no grader), so `valid` says nothing
 
 
 def check_format(*, competition: Competition, submission: File) -> FormatCheck:
@@ -117,7 +118,7 @@ def check_format(*, competition: Competition, submission: File) -> FormatCheck:
         return FormatCheck(True, "the submission passed the format check (" + "; ".join(report.notes[-1:])
                            + "); it is scored once this site has the competition's answers")
     if not getattr(report, "grading_available", True):
-        return FormatCheck(False, f"the format cannot be checked here: {report.error}")
+        return FormatCheck(False, f"the format cannot be checked here: {report.error}", checked=False)
     if report.valid_submission:
         return FormatCheck(True, "the submission has the expected format and would be graded")
     return FormatCheck(False, report.error or "the submission is not valid")

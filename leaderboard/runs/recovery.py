@@ -5,6 +5,8 @@
   run fails with the reason (webapp.leases.sweep_expired).
 - A pending run that was never enqueued (the broker was down at upload time), or whose message
   was lost, is enqueued again once it has waited STALE_PENDING_S.
+- A pending run on a research task (an imported MLAgentBench trace) is asked of a runner instead
+  (leaderboard.runs.research_traces), by the task's name.
 - So is a pending snapshot (`sweep_snapshots`): one stored while the broker was down stays pending
   with no message to grade it. It is published again after STALE_PENDING_S, then at most once per
   STALE_PENDING_S; its grading claims a pending snapshot once, so a repeat grades nothing twice.
@@ -62,10 +64,13 @@ def _stale_pending() -> int:
         | Q(grading_enqueued_at__isnull=True, grading_attempts__gt=0)
         | Q(grading_enqueued_at__lt=cutoff)
     )
+    from leaderboard.runs.research_traces import ByName
     from leaderboard.tasks import grade_run
 
-    rows = stale.values_list("pk", "grading_enqueued_at")
-    return sum(_enqueue_once(Run, run_id, enqueued_at, grade_run) for run_id, enqueued_at in rows)
+    # A pending run on a research task is an imported trace waiting for a runner's eval.py
+    rows = stale.values_list("pk", "grading_enqueued_at", "competition__kind")
+    return sum(_enqueue_once(Run, run_id, enqueued_at, ByName if kind == "research" else grade_run)
+               for run_id, enqueued_at, kind in rows)
 
 
 def _enqueue_once(model: type[Run] | type[Snapshot], pk: int, enqueued_at, task) -> bool:

@@ -61,12 +61,13 @@ def record_research_result(run: Run, evidence: ResearchEvidence) -> None:
         grading_report=report, finished_at=run.finished_at or timezone.now(),
         import_warnings=[*run.import_warnings, *notes], failure_classes=classes,
     )
-    _snapshots(run, evidence)
+    store_snapshots(run, evidence)
     if evidence.read_only_changes:
         _flag(run, evidence.read_only_changes)
 
 
-def _snapshots(run: Run, evidence: ResearchEvidence) -> None:
+def store_snapshots(run: Run, evidence: ResearchEvidence) -> None:
+    """The scored snapshots as the run's Snapshot rows (its curve ends at the final score), with their files."""
     points = {round(seconds, 1): (score, error) for seconds, score, error in evidence.snapshots}
     final = round(evidence.final_seconds, 1) if evidence.final_seconds is not None else None
     if final is not None and evidence.score is not None and all(seconds < final for seconds in points):
@@ -121,9 +122,12 @@ def classify_imported(run: Run) -> None:
 def link_imported_runs(competition) -> int:
     """Runs imported before their research task was, named by its id: now on the task (their score
     counts against its baseline), with their failure classes. Returns how many."""
+    from leaderboard.runs.research_traces import link_and_score
+
     runs = list(Run.objects.filter(competition__isnull=True, task_name=competition.slug))
     if runs:
         Run.objects.filter(pk__in=[r.pk for r in runs]).update(competition=competition)
         for run in runs:
             classify_imported(run)
+        link_and_score(runs)  # a trace with its step files waits for a runner's eval.py
     return len(runs)

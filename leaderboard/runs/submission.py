@@ -18,7 +18,7 @@ from django.core.files.storage import default_storage
 from django.db import IntegrityError, transaction
 
 from leaderboard.models import Artifact, Competition, Run, Team
-from leaderboard.runs import quotas, research, snapshots
+from leaderboard.runs import quotas, research, research_traces, snapshots
 from leaderboard.runs.artifacts import (
     STORAGE_ERRNOS,
     StorageUnavailable,
@@ -119,8 +119,9 @@ def submit_run(
                 set_outcome(run, uploads, self_reported_score, reported)
                 if run.competition is not None and run.competition.kind == Competition.Kind.RESEARCH:
                     research.classify_imported(run)
+                    research_traces.score_on_a_runner(run)
                 if run.status == Run.Status.PENDING:
-                    transaction.on_commit(lambda: _enqueue_grading(run.pk))
+                    transaction.on_commit(lambda: enqueue_grading(run))
                 if fence is not None:
                     fence()
         except _SameUploadAtOnce:
@@ -188,6 +189,14 @@ def _repeat(run: Run, *, is_private: bool, notes: str) -> Run:
     return run
 
 
+def enqueue_grading(run: Run) -> None:
+    """A run's grading: a research trace's by a runner (the task's eval.py), anything else here."""
+    if research_traces.is_trace_to_score(run):
+        research_traces.ask_a_runner(run.pk)
+    else:
+        _enqueue_grading(run.pk)
+
+
 def _enqueue_grading(run_id: int) -> None:
     from leaderboard.tasks import grade_run
     from webapp.celery import publish
@@ -211,9 +220,11 @@ def compute_content_hash(key: dict[str, Any], uploads: Sequence[Upload]) -> str:
 
 def _import_trajectory(run: Run, uploads: Sequence[Upload], parsed, run_folder: Path | None,
                        scratch: Path, written: Written) -> None:
-    """Steps from the given trajectory, else the run folder's, else the first upload an importer knows."""
+    """Steps from the given trajectory, else the run folder's, else the first upload an importer knows;
+    the workspace files its folder kept (MLAgentBench's traces/step_*_files) are stored with them."""
     if parsed is not None:
         _save_steps(run, parsed, "the trajectory", written)
+        research_traces.keep_workspaces(run, parsed.workspaces, written)
         return
     if run_folder is not None and _import_from(run, run_folder, written):
         return
@@ -261,6 +272,7 @@ def _import_from(run: Run, path: Path, written: Written) -> bool:
         if parsed is None:
             return False
         _save_steps(run, parsed, path.name, written)
+        research_traces.keep_workspaces(run, parsed.workspaces, written)
         others = sum(1 for _ in trajectories)  # e.g. the other samples of an Inspect log (each read bounded)
     except TrajectoryError as exc:
         raise UploadError(f"could not read the trajectory {path.name}: {exc}") from exc

@@ -18,6 +18,7 @@ from django.shortcuts import get_object_or_404, render
 from leaderboard.analysis import research
 from leaderboard.lib.research_failures import LABELS as FAILURE_LABELS
 from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, Snapshot, StepKind
+from leaderboard.trajectories import mlagentbench_export
 from leaderboard.trajectories.exports import trajectory_lines
 from leaderboard.trajectories.provenance import recorded_by_gateway
 from leaderboard.trajectories.store import StoredStep, StoredTrajectory
@@ -226,7 +227,8 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "has_scores": bool(stored.kind_counts.get(StepKind.SCORE)),
         "can_edit": run.can_edit(request.user),
         "thresholds": run.competition.thresholds() if run.competition else None,
-        "artifacts": list(run.artifacts.all()),
+        "artifacts": (artifacts := list(run.artifacts.all())),
+        "mlagentbench_export": mlagentbench_export.exportable(run, [a.name for a in artifacts]),
         "window": first,
         "page_size": PAGE_SIZE,
         "kinds": [(k, label, stored.kind_counts.get(k, 0)) for k, label in StepKind.choices],

@@ -5,12 +5,14 @@ an agent's file as a page of this site. The report holds scores and thresholds, 
 from __future__ import annotations
 
 import json
+import tempfile
 from pathlib import PurePosixPath
 
 from django.core.files.storage import default_storage
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 
+from leaderboard.trajectories import mlagentbench_export
 from leaderboard.web.replay import visible_run
 
 
@@ -33,3 +35,15 @@ def report_download(request: HttpRequest, pk: int) -> HttpResponse:
                             content_type="application/json; charset=utf-8")
     response["Content-Disposition"] = f'attachment; filename="medalboard-run-{run.pk}-grading-report.json"'
     return response
+
+
+def mlagentbench_trace_download(request: HttpRequest, pk: int) -> FileResponse:
+    """A research run as an MLAgentBench log folder (zip) that MLAgentBench's own eval.py scores."""
+    run = visible_run(request, pk)
+    if not mlagentbench_export.has_trace(run):
+        raise Http404("only a research run with its workspace files can be exported as an MLAgentBench trace")
+    out = tempfile.TemporaryFile()  # noqa: SIM115 - FileResponse closes it once sent
+    mlagentbench_export.write_trace_zip(run, out)
+    out.seek(0)
+    return FileResponse(out, as_attachment=True, filename=f"medalboard-run-{run.pk}-mlagentbench.zip",
+                        content_type="application/zip")

@@ -15,6 +15,7 @@ urlpatterns = [
     path("runs/<int:pk>/trajectory.jsonl", replay.run_trajectory_download, name="run-trajectory"),
     path("runs/<int:pk>/files/<int:artifact_id>/", run_files.artifact_download, name="run-artifact"),
     path("runs/<int:pk>/grading-report.json", run_files.report_download, name="run-report"),
+    path("runs/<int:pk>/mlagentbench.zip", run_files.mlagentbench_trace_download, name="run-mlagentbench"),
     path("runs/<int:pk>/similar/<int:other>/", similarity.run_similar, name="run-similar"),
     path("runs/<int:pk>/similar/reference/<int:reference>/", similarity.run_similar_reference,
          name="run-similar-reference"),

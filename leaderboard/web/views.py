@@ -102,6 +102,8 @@ def upload_run(request):
         except quotas.TooLargeToCheck as exc:
             form.add_error("submission", str(exc))
             status = 413
+    elif request.method == "POST" and form.is_valid() and (broken := _broken_file(form.cleaned_data)):
+        form.add_error("submission", f"Not saved: {broken}. Fix the file and upload it again.")
     elif request.method == "POST" and form.is_valid():
         try:
             received = intake.wait(intake.receive(owner=request.user, **_upload_fields(form.cleaned_data)))
@@ -126,6 +128,22 @@ def upload_run(request):
         "daily_quota": settings.DAILY_GRADING_QUOTA, "quotas_today": quotas.used_today(user=request.user),
         "recent_intakes": RunIntake.objects.filter(owner=request.user)[:5],
     }, status=status)
+
+
+def _broken_file(data: dict) -> str | None:
+    """Why grading would reject a lone submission CSV sent through the form, if it would: such a file
+    would only become a run saying "invalid submission", so the form says why and saves nothing (the
+    API keeps such runs; its clients check first with /api/runs/check/). An archive, a file sent with a
+    trajectory or snapshots, one too large to check here, or a competition this site cannot check goes
+    on to be imported as before."""
+    submission = data["submission"]
+    if (submission is None or data["trajectory_files"] or data["snapshots"] or data["competition"] is None
+            or not (submission.name or "").lower().endswith(".csv")
+            or (submission.size or 0) > settings.FORMAT_CHECK_MAX_BYTES):
+        return None
+    verdict = quotas.check_format(competition=data["competition"], submission=submission)
+    submission.seek(0)
+    return None if verdict.valid or not verdict.checked else verdict.message
 
 
 def _upload_fields(data: dict) -> dict:

@@ -165,7 +165,7 @@ class DockerBackend(Backend):
             nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory_bytes, memswap_limit=spec.memory_bytes,
             shm_size=spec.shm_bytes, pids_limit=spec.pids_limit,
             read_only=True, tmpfs={"/tmp": f"rw,nosuid,nodev,size={spec.memory_bytes},mode=1777",
-                                   **_volume_tmpfs(spec, image_volumes, {m["Target"] for m in mounts})},
+                                   **_volume_tmpfs(spec, image_volumes, mounts)},
             cap_drop=["ALL"], security_opt=["no-new-privileges"], init=True, runtime=self.runtime,
         )
         if spec.network:
@@ -349,16 +349,20 @@ def _mounts(spec: SandboxSpec) -> list[Mount]:
     ]
 
 
-def _volume_tmpfs(spec: SandboxSpec, volumes: Iterable[str], mounted: set[str]) -> dict[str, str]:
+def _volume_tmpfs(spec: SandboxSpec, volumes: Iterable[str], mounts: list[Mount]) -> dict[str, str]:
     """A bounded tmpfs at each path the image declares a volume (Docker then makes none there), but
-    where the sandbox already mounts something; a path no tmpfs may cover refuses the image."""
+    where the sandbox already mounts something. A path no tmpfs may cover refuses the image, and so
+    does one beneath a read-only mount (its mount point would be made in the host's folder)."""
     paths = {posixpath.normpath(v) for v in volumes}
+    read_only = [m["Target"] for m in mounts if m.get("ReadOnly")]
     bad = sorted(p for p in paths if not p.startswith("/") or p == "/" or
-                 any(p == top or p.startswith(top + "/") for top in ("/proc", "/sys", "/dev")))
+                 any(p == top or p.startswith(top + "/") for top in ("/proc", "/sys", "/dev")) or
+                 any(p.startswith(top + "/") for top in read_only))
     if bad or len(paths) > MAX_IMAGE_VOLUMES:
         what = f"volumes at {', '.join(bad)}" if bad else f"{len(paths)} volumes (at most {MAX_IMAGE_VOLUMES})"
         raise StartFailed(f"sandbox {spec.name}: the image {spec.image} declares {what}; refused")
     size = min(IMAGE_VOLUME_BYTES, spec.memory_bytes)
+    mounted = {m["Target"] for m in mounts}
     return {p: f"rw,nosuid,nodev,size={size},mode=1777" for p in sorted(paths - mounted - {"/tmp"})}
 
 

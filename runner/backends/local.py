@@ -115,9 +115,9 @@ class LocalBackend(Backend):
         never a local sandbox, whatever their environment says); a sandbox of another runner or site,
         of a live runner process, or with no owner at all (every backend sets MEDALBOARD_SANDBOX, only
         this one the rest: a Docker sandbox's processes) is left alone."""
-        groups = {_process_group(pid) for pid, owner, runner in _sandbox_processes(prefix)
-                  if owner == self.owner and runner and not _alive(runner)}
-        groups -= {os.getpgrp(), None}
+        found = {_process_group(pid) for pid, owner, runner in _sandbox_processes(prefix)
+                 if owner == self.owner and runner and not _alive(runner)}
+        groups = {group for group in found if group is not None and group != os.getpgrp()}
         for group in groups:
             _kill_group(group, signal.SIGKILL)
         return len(groups)

@@ -22,9 +22,14 @@
   }
 
   function show(data) {
-    el("live-status").textContent = data.task_status || data.status;
+    el("live-status").textContent = data.task_state || data.status;
     el("live-attempts").textContent = data.attempts === undefined ? "–" : String(data.attempts);
+    // One count of steps on the page: the live line, the run's facts and the player's "step i / n".
     el("live-steps").textContent = String(data.n_steps);
+    el("live-steps-so-far").textContent = data.done ? "" : " so far";
+    const facts = el("run-steps"), position = el("position");
+    if (facts) facts.textContent = String(data.n_steps);
+    if (position) position.textContent = position.textContent.replace(/\/ \d+$/, "/ " + data.n_steps);
     if (data.elapsed_s !== null && data.elapsed_s !== undefined) {
       el("live-elapsed").value = Math.min(data.elapsed_s, data.time_limit_s);
       el("live-elapsed-text").textContent = window.medalboardDuration(data.elapsed_s) + " of " +

@@ -118,11 +118,19 @@
 
   function draw(el, payload) {
     const built = BUILDERS[el.dataset.kind](payload);
-    const empty = !(payload.experiments || payload.groups || []).length;
-    document.getElementById("scaling-empty").hidden = !empty;
+    // As leaderboard/web/scaling.py's why_empty: say what an empty chart lacks instead of drawing bare axes.
+    const experiments = (payload.experiments || []).concat(...(payload.groups || []).map((g) => g.experiments));
+    const state = !experiments.length ? "none" : experiments.some((e) => e.n_seeds) ? "" : "incomplete";
+    const note = document.getElementById("scaling-empty");
+    note.hidden = !state;
+    if (state) note.textContent = note.dataset[state];
+    el.hidden = Boolean(state);
     const layout = Object.assign({ margin: { l: 60, r: 20, t: 20, b: 60 }, height: 460, template: "plotly_white",
       legend: { orientation: "h", y: -0.2 } }, built.layout);
+    const wasHidden = el.dataset.drawnHidden === "true";
     return window.Plotly.react(el, built.traces, layout, { responsive: true, displaylogo: false }).then(() => {
+      if (wasHidden && !el.hidden) window.Plotly.Plots.resize(el);  // drawn while hidden: no size then
+      el.dataset.drawnHidden = String(el.hidden);
       el.dataset.revision = String(Number(el.dataset.revision || 0) + 1);
       el.dataset.drawn = "true";
     });

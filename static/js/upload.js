@@ -57,8 +57,9 @@
     statusEl.textContent = data.progress || data.state;
     statusEl.dataset.status = data.status;
     if (data.done) {
-      resultEl.textContent = data.state === "graded" ? "Graded: score " + data.score + ", medal: " + data.medal
-        : data.state + ": " + data.grading_error;
+      // The run's state in the site's words (Run.state), its score where it has one, its reason where not.
+      resultEl.textContent = data.score !== null ? data.state + ": score " + data.score + ", medal: " + data.medal
+        : data.state + (data.grading_error ? ": " + data.grading_error : "");
       window.location.assign(data.url || progress.dataset.runUrl);
     }
     return data.done;

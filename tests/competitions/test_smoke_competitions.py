@@ -128,3 +128,23 @@ def test_pages_say_reference_not_kaggle_humans(smoke_site, client):
     board = " ".join(client.get("/?split=smoke").content.decode().split())
     assert LABEL in board and "4 of the split's 4" in board
     assert LABEL not in " ".join(client.get("/?split=lite").content.decode().split())
+
+
+def test_a_label_outside_the_training_classes_is_an_invalid_file(smoke_site, tmp_path):
+    """`cultivar_9` of three cultivars was graded valid, bronze, without a word: the generic grader
+    takes the classes from the public train.csv (never from the answers) and names the stray labels."""
+    import pandas as pd
+
+    from leaderboard.grading import grade_submission
+
+    wine = Competition.objects.get(slug="smoke-wine")
+    answers = pd.read_csv(smoke_site / "data" / "smoke-wine" / "prepared" / "private" / "answers.csv")
+    answers.loc[[0, 4], "cultivar"] = "cultivar_9"
+    answers.to_csv(tmp_path / "submission.csv", index=False)
+    report = grade_submission(wine, tmp_path / "submission.csv")
+    assert not report.valid_submission and report.score is None
+    assert report.error == ("invalid submission: 2 value(s) of 'cultivar' are not among the 3 classes of the "
+                            "training data ('cultivar_0', 'cultivar_1', 'cultivar_2'): 'cultivar_9' in rows 1, 5")
+    answers.loc[[0, 4], "cultivar"] = "cultivar_0"  # a wrong but possible label is scored, as before
+    answers.to_csv(tmp_path / "submission.csv", index=False)
+    assert grade_submission(wine, tmp_path / "submission.csv").valid_submission

@@ -166,3 +166,12 @@ def test_a_base_that_is_not_on_this_host_stops_the_build_before_the_daemon_could
     with pytest.raises(AgentBuildError, match="builds on medalboard-agent:bookworm, which is not built on this "
                                               "Docker host"):
         build_image(variant, client=client, log=lambda *a: None)
+
+
+def test_the_shipped_agents_dockerfiles_pass(settings):
+    from pathlib import Path
+
+    dockerfiles = sorted((Path(settings.BASE_DIR) / "agents").glob("*/Dockerfile"))
+    assert len(dockerfiles) >= 2
+    for path in dockerfiles:
+        assert check(path.read_text()) == [], path

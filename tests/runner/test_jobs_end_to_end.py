@@ -76,8 +76,8 @@ def test_submit_job_waits_and_prints_one_line_per_task(transactional_db, alice, 
         ("spaceship-titanic", 0, "succeeded", True, True), ("spaceship-titanic", 1, "succeeded", True, True)]
     assert all(r["score"] == pytest.approx(1.0) and Run.objects.filter(pk=r["run"]).exists() for r in rows)
     assert list(rows[0]) == ["job", "competition", "seed", "status", "run", "score", "valid_submission", "any_medal",
-                             "run_status", "grading_error"]
-    assert all(r["run_status"] == "graded" and r["grading_error"] is None for r in rows)
+                             "run_status", "grading_error", "state"]
+    assert all(r["run_status"] == "graded" and r["grading_error"] is None and r["state"] == "graded" for r in rows)
 
 
 def test_the_baseline_agent_runs_on_a_smoke_competition(transactional_db, alice, job_world, tmp_path):

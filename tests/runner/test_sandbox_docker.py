@@ -214,7 +214,8 @@ def test_each_volume_the_image_declares_is_a_bounded_tmpfs_and_never_where_the_s
                      "/scratch": f"rw,nosuid,nodev,size={size},mode=1777",
                      "/home/code/inner": f"rw,nosuid,nodev,size={size},mode=1777",
                      "/var/cache/x": f"rw,nosuid,nodev,size={size},mode=1777"}
-    for refused in (["/proc/x"], ["/"], ["relative"], ["/dev"], [f"/v{i}" for i in range(17)]):
+    for refused in (["/proc/x"], ["/"], ["relative"], ["/dev"], [f"/v{i}" for i in range(17)],
+                    ["/home/data/x"], ["/opt/medalboard/tools/x"]):  # beneath a read-only mount
         with pytest.raises(StartFailed, match="declares .*refused"):
             backend.container_kwargs(spec, refused)
 

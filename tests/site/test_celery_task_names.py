@@ -11,6 +11,7 @@ EXPECTED = {
     "runner.tasks.run_job_task",
     "runner.tasks.sweep",
     "runner.research.compute_baseline",
+    "runner.research.score_trace",
 }
 
 
@@ -29,3 +30,4 @@ def test_each_name_runs_its_function():
     assert app.tasks["runner.tasks.run_job_task"].run.__name__ == "run_job_task"
     assert app.tasks["runner.tasks.sweep"].run.__name__ == "sweep"
     assert app.tasks["runner.research.compute_baseline"].run.__name__ == "compute_baseline"
+    assert app.tasks["runner.research.score_trace"].run.__name__ == "score_trace"

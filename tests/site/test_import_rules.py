@@ -1,10 +1,21 @@
 """The import rules of docs/architecture.md ("Which package may import which"), checked over every
 module of leaderboard/, runner/ and webapp/ by parsing it: imports inside functions count too, since a
-lazy import is still a dependency."""
+lazy import is still a dependency.
+
+The same imports also make a graph of modules, and a circle in it (a strongly connected component:
+modules that import each other, directly or through others) is debt. The circles there are today are
+listed in import_cycles.json; a new one, or a listed one taking in another module or another import,
+fails with its imports as file:line. A circle broken or shrunk is written back to that list, so it
+only shrinks: `python -m tests.site.test_import_rules --write-cycles`."""
 
 from __future__ import annotations
 
 import ast
+import functools
+import json
+import sys
+from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -15,6 +26,9 @@ LEADERBOARD_BELOW_WEB = ("leaderboard.lib", "leaderboard.models", "leaderboard.c
 # What each part may import of the project, besides itself (prefixes of dotted module names).
 # Third-party and standard-library imports are not the rules' concern.
 ALLOWED: dict[str, tuple[str, ...]] = {
+    # Celery's entry points for grading and imports: they call the runs' workflows, which enqueue them
+    # by importing them (a circle, listed in import_cycles.json)
+    "tasks": ("leaderboard.models", "leaderboard.runs", "leaderboard.trust", "webapp.celery", "webapp.leases"),
     # bottom: pure helpers and the medal rules; they import nothing of the project
     "lib": (),
     "medals": (),
@@ -58,7 +72,7 @@ def part_of(module: str) -> str:
     if module.startswith("leaderboard.competitions.medals"):
         return "medals"
     if module == "leaderboard.tasks":
-        return "runs"  # the runs' Celery tasks, where Celery looks for them
+        return "tasks"  # where Celery looks for the leaderboard's tasks
     sub = parts[1] if len(parts) > 1 else ""
     if sub == "templatetags":
         return "web"
@@ -148,3 +162,197 @@ def test_a_forbidden_import_is_found(importer, source, refused):
 ])
 def test_an_allowed_import_passes(importer, imported):
     assert allowed(importer, imported)
+
+
+# --- circles -------------------------------------------------------------------------------------
+
+CYCLES_FILE = Path(__file__).with_name("import_cycles.json")
+
+
+@dataclass(frozen=True)
+class Edge:
+    importer: str
+    imported: str
+    path: str
+    line: int
+    in_function: bool
+
+    def __str__(self) -> str:
+        where = " (inside a function)" if self.in_function else ""
+        return f"{self.path}:{self.line}: {self.importer} -> {self.imported}{where}"
+
+
+class _ImportSites(ast.NodeVisitor):
+    """Every import with its line and whether it sits inside a function; imports under
+    `if TYPE_CHECKING:` are left out, since they never run."""
+
+    def __init__(self, package: str):
+        self.package, self.depth, self.found = package, 0, []
+
+    def _function(self, node: ast.AST) -> None:
+        self.depth += 1
+        self.generic_visit(node)
+        self.depth -= 1
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_Lambda = _function
+
+    def visit_If(self, node: ast.If) -> None:
+        test = node.test
+        if getattr(test, "id", None) == "TYPE_CHECKING" or getattr(test, "attr", None) == "TYPE_CHECKING":
+            for child in node.orelse:
+                self.visit(child)
+        else:
+            self.generic_visit(node)
+
+    def visit_Import(self, node: ast.Import) -> None:
+        self.found += [(node.lineno, alias.name, self.depth > 0) for alias in node.names]
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        base = node.module or ""
+        if node.level:
+            parts = self.package.split(".")
+            base = ".".join([*parts[: len(parts) - node.level + 1], *([base] if base else [])])
+        self.found += [(node.lineno, f"{base}.{alias.name}", self.depth > 0) for alias in node.names]
+
+
+@functools.cache
+def import_graph() -> dict[str, list[Edge]]:
+    """Module -> its imports of other project modules. `from a.b import c` points at a.b.c when that
+    is a module, else at a.b; the packages above the module named (whose __init__ also runs) are not
+    counted, so a circle is made of imports someone wrote."""
+    modules = {module: (path, is_package) for path, module, is_package in project_modules()}
+    graph: dict[str, list[Edge]] = defaultdict(list)
+    for module, (path, is_package) in modules.items():
+        sites = _ImportSites(module if is_package else module.rpartition(".")[0])
+        sites.visit(ast.parse(path.read_text()))
+        for line, name, in_function in sites.found:
+            while name and name not in modules:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                graph[module].append(Edge(module, name, str(path.relative_to(ROOT)), line, in_function))
+    return graph
+
+
+def circles(graph: dict[str, list[Edge]]) -> list[list[str]]:
+    """The strongly connected components of more than one module (Tarjan's, without recursion)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(graph[root]))]
+        index[root] = low[root] = len(index)
+        stack.append(root)
+        while work:
+            node, edges = work[-1]
+            edge = next(edges, None)
+            if edge is not None:
+                if edge.imported not in index:
+                    index[edge.imported] = low[edge.imported] = len(index)
+                    stack.append(edge.imported)
+                    work.append((edge.imported, iter(graph.get(edge.imported, ()))))
+                elif edge.imported in stack:
+                    low[node] = min(low[node], index[edge.imported])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = stack[stack.index(node):]
+                del stack[stack.index(node):]
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return sorted(found, key=lambda c: (-len(c), c))
+
+
+def edges_within(graph: dict[str, list[Edge]], circle: list[str]) -> list[Edge]:
+    members = set(circle)  # a set: `from m import a, b` is one import of m
+    return sorted({e for m in circle for e in graph.get(m, ()) if e.imported in members},
+                  key=lambda e: (e.path, e.line, e.imported))
+
+
+def described(graph: dict[str, list[Edge]]) -> list[dict]:
+    """The circles as import_cycles.json lists them: the modules, and how many pairs of them import
+    one another (a pair counts once however many lines import)."""
+    return [{"modules": circle, "imports": len({(e.importer, e.imported) for e in edges_within(graph, circle)})}
+            for circle in circles(graph)]
+
+
+def circle_problems(graph: dict[str, list[Edge]], known: list[dict]) -> tuple[list[str], list[str]]:
+    """(new or grown circles with their imports, listed circles that shrank or are gone)."""
+    grown, shrunk = [], []
+    now = described(graph)
+    for circle in now:
+        home = next((k for k in known if set(circle["modules"]) <= set(k["modules"])), None)
+        if home is None or circle["imports"] > home["imports"]:
+            why = "a new circle" if home is None else f"a listed circle grew ({home['imports']} -> {circle['imports']})"
+            lines = "\n  ".join(str(e) for e in edges_within(graph, circle["modules"]))
+            grown.append(f"{why} of {len(circle['modules'])} modules:\n  {lines}")
+    for k in known:
+        if k not in now:
+            shrunk.append(f"the circle of {k['modules'][0]} and {len(k['modules']) - 1} more shrank or is gone")
+    return grown, shrunk
+
+
+def test_no_new_import_circle():
+    grown, _ = circle_problems(import_graph(), json.loads(CYCLES_FILE.read_text()))
+    assert not grown, "\n".join(grown)
+
+
+def test_the_list_of_known_circles_only_shrinks():
+    _, shrunk = circle_problems(import_graph(), json.loads(CYCLES_FILE.read_text()))
+    rewrite = "write the list again: python -m tests.site.test_import_rules --write-cycles"
+    assert not shrunk, "\n".join([*shrunk, rewrite])
+
+
+def _graph_of(sources: dict[str, str]) -> dict[str, list[Edge]]:
+    graph: dict[str, list[Edge]] = defaultdict(list)
+    for module, source in sources.items():
+        sites = _ImportSites(module.rpartition(".")[0])
+        sites.visit(ast.parse(source))
+        for line, name, in_function in sites.found:
+            while name and name not in sources:
+                name = name.rpartition(".")[0]
+            if name and name != module:
+                graph[module].append(Edge(module, name, module.replace(".", "/") + ".py", line, in_function))
+    return graph
+
+
+def test_a_circle_through_an_import_inside_a_function_is_found():
+    graph = _graph_of({
+        "leaderboard.a": "from leaderboard.b import x\n",
+        "leaderboard.b": "import os\n\ndef f():\n    from . import c\n",
+        "leaderboard.c": "from leaderboard import a\n",
+        "leaderboard.d": "from leaderboard.a import y\n",
+    })
+    assert circles(graph) == [["leaderboard.a", "leaderboard.b", "leaderboard.c"]]
+    grown, _ = circle_problems(graph, [])
+    assert "leaderboard/b.py:4: leaderboard.b -> leaderboard.c (inside a function)" in grown[0]
+
+
+def test_an_import_for_type_checking_makes_no_circle():
+    graph = _graph_of({
+        "leaderboard.a": "from leaderboard.b import x\n",
+        "leaderboard.b": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from leaderboard.a import y\n",
+    })
+    assert circles(graph) == []
+
+
+def test_a_listed_circle_may_not_grow_and_its_listing_must_shrink():
+    sources = {"leaderboard.a": "from leaderboard import b\n", "leaderboard.b": "from leaderboard import a\n"}
+    listed = described(_graph_of(sources))
+    assert circle_problems(_graph_of(sources), listed) == ([], [])
+    bigger = {**sources, "leaderboard.b": "from leaderboard import a, c\n", "leaderboard.c": "import leaderboard.a\n"}
+    grown, _ = circle_problems(_graph_of(bigger), listed)
+    assert grown and "leaderboard/c.py:1: leaderboard.c -> leaderboard.a" in grown[0]
+    broken = {**sources, "leaderboard.b": "import json\n"}
+    gone = "the circle of leaderboard.a and 1 more shrank or is gone"
+    assert circle_problems(_graph_of(broken), listed) == ([], [gone])
+
+
+if __name__ == "__main__":
+    if sys.argv[1:] != ["--write-cycles"]:
+        sys.exit("usage: python -m tests.site.test_import_rules --write-cycles")
+    CYCLES_FILE.write_text(json.dumps(described(import_graph()), indent=1) + "\n")

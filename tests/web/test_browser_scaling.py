@@ -110,3 +110,24 @@ def test_scaling_pages_draw_under_the_content_security_policy(page, world, brows
     tab.wait_for_url("**model=synthetic**")
     assert violations == []
     context.close()
+
+
+@pytest.mark.parametrize("size", [{"width": 1440, "height": 900}, {"width": 390, "height": 844}], ids=["1440", "390"])
+def test_an_empty_chart_says_what_it_lacks_and_comes_back_drawn(page, world, size):
+    page.set_viewport_size(size)
+    page.goto(f"{page.base_url}/scaling/time/?split=tiny-test")
+    _drawn(page, 0)
+    assert page.locator("#scaling-chart").is_visible() and not page.locator("#scaling-empty").is_visible()
+    before = _revision(page)
+    page.fill("input[name=agent]", "no-such-agent")
+    page.dispatch_event("input[name=agent]", "change")
+    _drawn(page, before)
+    assert not page.locator("#scaling-chart").is_visible()
+    assert page.text_content("#scaling-empty").startswith("No experiment has graded runs in this split")
+    before = _revision(page)
+    page.fill("input[name=agent]", "")
+    page.dispatch_event("input[name=agent]", "change")
+    _drawn(page, before)
+    assert page.locator("#scaling-chart").is_visible() and not page.locator("#scaling-empty").is_visible()
+    width = page.eval_on_selector("#scaling-chart .main-svg", "el => el.getBoundingClientRect().width")
+    assert width <= size["width"] and width > size["width"] / 2 - 100  # resized once shown again

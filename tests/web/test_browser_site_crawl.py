@@ -74,7 +74,8 @@ def built_site(settings, tmp_path, catalogue):
 
 
 def _links(page, base: str) -> list[str]:
-    hrefs = page.eval_on_selector_all("a[href]", "els => els.map(e => e.getAttribute('href'))")
+    # a link marked `download` is a file, not a page (a competition's public data, a run's artifacts)
+    hrefs = page.eval_on_selector_all("a[href]:not([download])", "els => els.map(e => e.getAttribute('href'))")
     out = []
     for href in hrefs:
         url = urljoin(page.url, href)

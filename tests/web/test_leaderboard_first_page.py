@@ -63,3 +63,12 @@ def test_an_invalid_upload_never_makes_its_board_the_first_page(demo_site, clien
     Run.objects.filter(pk=run.pk).update(valid_submission=True, score=0.0)  # a real (if poor) result may open
     page = client.get("/?again").content.decode()
     assert "my-agent" in page and '<option value="demo" selected>' not in page
+
+
+def test_demo_runs_never_carry_a_verified_badge(demo_site, client):
+    """Graded here, but against synthetic answers: 'verified' would claim Kaggle's test set."""
+    board = client.get("/?split=demo").content.decode()
+    runs = client.get("/runs/?split=demo").content.decode()
+    for page in (board, runs):
+        assert '<span class="badge demo"' in page
+        assert '<span class="badge verified">verified</span>' not in page

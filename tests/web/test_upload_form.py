@@ -93,6 +93,29 @@ def test_a_refused_upload_explains_why(client, alice, catalogue, settings):
     assert not Run.objects.exists()
 
 
+def test_a_broken_file_is_refused_with_the_reason_and_leaves_no_run(client, alice, catalogue, tmp_path):
+    """On a one-user site, a file that does not match used to become a run saying "invalid submission"
+    (and a day's grading); the form now says why and keeps nothing, quota included."""
+    from leaderboard.models import RunIntake
+    from leaderboard.runs.quotas import grading_quota
+
+    answers_for(tmp_path, catalogue)
+    client.force_login(alice)
+    broken = SimpleUploadedFile("submission.csv", b"PassengerId,label\n0013_01,True\n")
+    response = client.post(URL, form_data(submission=broken))
+    page = response.content.decode()
+    assert response.status_code == 200
+    assert "Not saved: invalid submission: missing column(s) &#x27;Transported&#x27;" in page
+    assert "the file&#x27;s columns: &#x27;PassengerId&#x27;, &#x27;label&#x27;" in page
+    assert not Run.objects.exists() and not RunIntake.objects.exists()
+    assert grading_quota(user=alice, competition=catalogue.get(slug="spaceship-titanic")).used == 0
+    with_log = form_data(submission=SimpleUploadedFile("submission.csv", b"PassengerId,label\n0013_01,True\n"),
+                         trajectory_files=[SimpleUploadedFile("agent.log", b"tried hard")])
+    assert client.post(URL, with_log).status_code == 302  # the trajectory is worth keeping: the run is saved
+    assert Run.objects.count() == 1
+    assert client.post(URL, form_data(seed="1")).status_code == 302  # a good file goes on as before
+
+
 @pytest.fixture
 def eager(settings):
     from webapp.celery import app

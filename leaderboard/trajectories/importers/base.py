@@ -96,6 +96,16 @@ class TrajectoryMeta:
                 "started_at": self.started_at}
 
 
+@dataclass(frozen=True)
+class WorkspaceFolder:
+    """A folder of the workspace's files: `step` is the trajectory's step it was saved after (None: the
+    final one), `seconds` its time into the run where the trajectory says (None where it does not)."""
+
+    path: Path
+    step: int | None
+    seconds: float | None
+
+
 @dataclass
 class ParsedTrajectory:
     """One trajectory. `steps` is consumed once; `warnings` and some `meta` totals fill as it is."""
@@ -105,6 +115,9 @@ class ParsedTrajectory:
     steps: Iterator[StepData]
     warnings: list[str] = field(default_factory=list)
     suppressed_warnings: int = 0
+    # The agent's workspace as the trajectory's folder kept it at points of the run (MLAgentBench's
+    # traces/step_<n>_files and step_final_files): filled once `steps` is consumed (their times are the steps').
+    workspaces: list[WorkspaceFolder] = field(default_factory=list)
 
     def warn(self, message: str) -> None:
         if len(self.warnings) < MAX_WARNINGS:

@@ -13,6 +13,7 @@ from leaderboard.trajectories.importers.base import (
     StepData,
     TrajectoryError,
     TrajectoryMeta,
+    WorkspaceFolder,
     as_text,
     first_item,
     json_shape,
@@ -63,7 +64,7 @@ class MlAgentBenchImporter(Importer):
         blocks = parse_main_log(main_log.read_text(errors="replace")) if main_log else []
         meta.extra["main_log"] = main_log is not None
         read_run_folder(trace, main_log, meta)
-        parsed.steps = _steps(trace, blocks, parsed)
+        parsed.steps = _steps(trace, blocks, parsed, step_folders(trace))
         yield parsed
 
 
@@ -95,6 +96,23 @@ def read_run_folder(trace: Path, main_log: Path | None, meta: TrajectoryMeta) ->
         has_overall_time=overall is not None)
 
 
+_STEP_FOLDER = re.compile(r"^step_(\d{1,9}|final)_files$")
+
+
+def step_folders(trace: Path) -> dict[int | None, Path]:
+    """env_log/traces/step_<n>_files and step_final_files (None), as MLAgentBench's Environment.save writes
+    them beside trace.json; a link is never taken for one."""
+    traces = trace.parent / "traces"
+    if trace.name != "trace.json" or not traces.is_dir() or traces.is_symlink():
+        return {}
+    found = {}
+    for entry in traces.iterdir():
+        match = _STEP_FOLDER.match(entry.name)
+        if match and entry.is_dir() and not entry.is_symlink():
+            found[None if match.group(1) == "final" else int(match.group(1))] = entry
+    return found
+
+
 def find_main_log(trace: Path) -> Path | None:
     candidates = [trace.parent.parent / "agent_log" / "main_log"]
     if trace.name.endswith("trace.json"):  # flattened copies: <prefix>trace.json next to <prefix>main_log
@@ -124,8 +142,10 @@ def parse_main_log(text: str) -> list[dict]:
     return blocks
 
 
-def _steps(trace: Path, blocks: list[dict], parsed: ParsedTrajectory) -> Iterator[StepData]:
+def _steps(trace: Path, blocks: list[dict], parsed: ParsedTrajectory,
+           folders: dict[int | None, Path]) -> Iterator[StepData]:
     make = StepCounter()
+    times: dict[int, float | None] = {}  # of the trace steps whose files were kept
     start = end = None
     pending = list(blocks)
     n = -1
@@ -136,6 +156,8 @@ def _steps(trace: Path, blocks: list[dict], parsed: ParsedTrajectory) -> Iterato
         start = stamp if start is None else start
         end = stamp if stamp is not None else end
         t = None if stamp is None or start is None else stamp - start
+        if n in folders:
+            times[n] = t
         if pending and name not in BOOKKEEPING_ACTIONS and pending[0].get("action", "").strip() == name:
             block = pending.pop(0)
             yield make("plan", title=f"Step {block['step']}: reasoning", text=_reasoning_text(block),
@@ -156,6 +178,18 @@ def _steps(trace: Path, blocks: list[dict], parsed: ParsedTrajectory) -> Iterato
         parsed.meta.duration_s = parsed.meta.extra["overall_time_s"]
     elif start is not None and end is not None:
         parsed.meta.duration_s = end - start
+    parsed.workspaces = _workspaces(folders, times, parsed.meta.duration_s)
+
+
+def _workspaces(folders: dict[int | None, Path], times: dict[int, float | None],
+                duration: float | None) -> list[WorkspaceFolder]:
+    """Each step's files at the step's time (from the first step's, as the replay counts), the final
+    ones at the run's end; a step folder past the trace's steps has no time."""
+    found = [WorkspaceFolder(path, n, times.get(n)) for n, path in sorted(
+        ((n, p) for n, p in folders.items() if n is not None), key=lambda item: item[0])]
+    if None in folders:
+        found.append(WorkspaceFolder(folders[None], None, duration))
+    return found
 
 
 def _reasoning_text(block: dict) -> str:

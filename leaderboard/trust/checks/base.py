@@ -11,6 +11,7 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import ClassVar
 
@@ -133,7 +134,7 @@ _KEYS = re.compile(
     r"|xox[abprs]-[A-Za-z0-9\-]{10,}|(?i:bearer)\s+[A-Za-z0-9._\-]{16,}|AKIA[0-9A-Z]{16})")
 
 
-def quote(text: str, private_paths: list[str] = (), limit: int = QUOTE_CHARS) -> str:
+def quote(text: str, private_paths: Sequence[str] = (), limit: int = QUOTE_CHARS) -> str:
     """A short quote of what the agent wrote, for a finding's evidence: one line, bounded, with
     anything that looks like a key masked and the server's private paths replaced by a name."""
     line = " ".join(text.split())

@@ -32,7 +32,7 @@ class Anthropic(Provider):
         if not isinstance(usage, dict):
             return None
         inputs = [count(usage.get(name)) for name in INPUT_FIELDS if name in usage]
-        tokens_in = sum(inputs) if inputs and None not in inputs else None
+        tokens_in = sum(n for n in inputs if n is not None) if inputs and None not in inputs else None
         return Usage(tokens_in, count(usage.get("output_tokens")))
 
     def reply(self, obj: Any) -> str:
