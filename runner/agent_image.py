@@ -60,6 +60,7 @@ REVISION_LABEL = "medalboard.recipe"
 # What the image holds, as the build found it: the flavour, the pip freeze of `Recipe.python` (one
 # line, space-separated) and sha256s of the freeze and of the dpkg list; the lists themselves are in
 # the image at CONTENTS_DIR (pip-freeze.txt, dpkg.txt).
+# (runner.backends.docker.IMAGE_ENV_LABELS reads them for a run's recipe.)
 FLAVOUR_LABEL = "medalboard.env.flavour"
 FREEZE_LABEL = "medalboard.env.pip-freeze"
 FREEZE_SHA_LABEL = "medalboard.env.pip-freeze-sha256"

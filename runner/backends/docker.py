@@ -75,6 +75,10 @@ DEFAULT_RUNTIME = "runc"
 LABEL = "medalboard.sandbox"
 RUNNER_LABEL = "medalboard.runner"
 SITE_LABEL = "medalboard.site"
+# runner.agent_image's record of what an image holds, as a run's recipe keeps it (the freeze itself,
+# medalboard.env.pip-freeze, is in the image and its label, not in every recipe).
+IMAGE_ENV_LABELS = {"medalboard.env.flavour": "flavour", "medalboard.env.pip-freeze-sha256": "pip_freeze_sha256",
+                    "medalboard.env.dpkg-sha256": "dpkg_sha256"}
 LOG_MAX_BYTES = 8 << 20  # the agent's output Docker keeps, in two rotated files of half this size
 DEFAULT_BRIDGE = "com.docker.network.bridge.default_bridge"  # the option that marks Docker's own bridge
 AGENT_UID = 1000  # the `agent` user of the image runner/agent_image.py builds
@@ -403,13 +407,8 @@ def _sandbox_user() -> str:
 
 
 def image_environment(labels: dict[str, str]) -> dict[str, str]:
-    """What an image built by runner.agent_image says it holds (its flavour, the sha256 of its pip
-    freeze and dpkg list); an agent image built FROM it inherits the labels."""
-    from runner import agent_image
-
-    names = {"flavour": agent_image.FLAVOUR_LABEL, "pip_freeze_sha256": agent_image.FREEZE_SHA_LABEL,
-             "dpkg_sha256": agent_image.DPKG_SHA_LABEL}
-    return {key: labels[label] for key, label in names.items() if labels.get(label)}
+    """What an image says it holds (agent images built FROM mlebench-env inherit its labels)."""
+    return {key: labels[label] for label, key in IMAGE_ENV_LABELS.items() if labels.get(label)}
 
 
 def _remove(container) -> None:
