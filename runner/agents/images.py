@@ -48,6 +48,7 @@ CAUSES = (
                  "certificate verify failed")),
     ("privileged", ("operation not permitted", "permission denied", "cannot mount", "mount:", "privileged",
                     "iptables", "cgroup", "/var/run/docker.sock")),
+    ("base", ("cannot find command", "command not found", "no such file or directory: 'git'")),
     ("mirror", ("unable to locate package", "unmet dependencies", "has no installation candidate", "404  not found",
                 "404 not found", "hash sum mismatch", "is not signed", "no longer has a release file",
                 "no matching distribution found", "could not find a version that satisfies")),
@@ -59,7 +60,7 @@ DOWNLOADERS = re.compile(r"\b(curl|wget|apt-get|apt|pip3?|git|conda|mamba|npm|uv
 
 class AgentBuildError(Exception):
     """An agent image could not be built; the message says which agent, which step, what it said last
-    and the likely cause (`cause`: network, mirror, privileged, or "" when nothing says)."""
+    and the likely cause (`cause`: network, base, privileged, mirror, or "" when nothing says)."""
 
     def __init__(self, message: str, *, step: str = "", cause: str = "", tail: str = ""):
         super().__init__(message)
@@ -217,14 +218,20 @@ def likely_cause(text: str, step: str = "") -> tuple[str, str]:
         return cause, ("mirror: the package index answered but lacks what the step asks for, or the base's apt "
                        f"state is broken (rebuild {base_image.TAG}: build_agent_image --mlebench-env --force); "
                        f"the build network is {network!r}")
+    if cause == "base":
+        return cause, (f"base: the step runs a tool {base_image.TAG} lacks (the light flavour has no git, compilers "
+                       "or ffmpeg): build the full one, build_agent_image --mlebench-env --flavour full")
     if cause == "privileged":
         return cause, ("privileged: the step needs privileges an image build never gets (no --privileged, no "
                        "mounts, no Docker socket): do it at run time, or leave the step out")
     return "", "the step itself failed (see its last lines)"
 
 
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _tail(build_log) -> str:
-    lines = [str(entry.get("stream") or entry.get("error") or "").rstrip() for entry in build_log or []]
+    lines = [ANSI.sub("", str(entry.get("stream") or entry.get("error") or "")).rstrip() for entry in build_log or []]
     return "\n".join([line for line in lines if line][-LOG_LINES:])
 
 

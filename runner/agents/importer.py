@@ -36,7 +36,7 @@ class ImportReport:
     def summary(self) -> list[str]:
         """Lines for the operator: what was refused or not built, and what to do."""
         lines = [f"not imported: {reason}" for reason in self.refused.values()]
-        lines += [f"imported but not built: {reason}" for reason in self.unbuilt.values()]
+        lines += [f"imported but not built: {reason}" for reason in dict.fromkeys(self.unbuilt.values())]
         if self.refused or self.unbuilt:
             names = sorted({*self.refused, *self.unbuilt})
             lines.append(f"{len(self.refused)} refused, {len(self.unbuilt)} not built ({', '.join(names)}). Agents "

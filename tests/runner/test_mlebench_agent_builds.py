@@ -50,6 +50,8 @@ def _log(*lines: str) -> list[dict]:
       "fatal: unable to access 'https://github.com/thesofakillers/aideml.git/': Could not resolve host: "
       "github.com"], "network"),
     (["Step 3/5 : RUN mount -t tmpfs none /mnt", "mount: /mnt: permission denied."], "privileged"),
+    (["Step 15/16 : RUN conda run -n agent pip install -r /home/agent/requirements.txt",  # git+https:// in light
+      "\x1b[91mERROR: Cannot find command 'git' - do you have 'git' installed and in your PATH?\x1b[0m"], "base"),
     (["Step 2/3 : RUN python -c 'raise SystemExit(3)'"], ""),
     (["Step 3/4 : RUN curl -fsS http://deb.debian.org/debian/ -o /dev/null"], "network"),  # its output dropped
 ])
@@ -57,7 +59,8 @@ def test_a_failed_step_is_named_with_its_last_lines_and_likely_cause(said, cause
     error = failed_step("aide", "The command returned a non-zero code: 100", _log("Step 1/9 : FROM mlebench-env",
                                                                                    *said))
     assert error.step == said[0] and error.cause == cause
-    assert f"aide: docker build failed at {said[0]}" in str(error) and said[-1] in str(error)
+    assert f"aide: docker build failed at {said[0]}" in str(error) and "\x1b" not in str(error)
+    assert said[-1].replace("\x1b[91m", "").replace("\x1b[0m", "") in str(error)
     assert ("github.com" in said[-1]) == ("git mirror" in str(error))
 
 
@@ -77,6 +80,7 @@ def test_a_failed_build_leaves_the_other_agents_built_and_stored(db, tmp_path, a
     err = capsys.readouterr().err
     assert "not imported: " in err and "'hostile'" in err and "ADD http://127.0.0.1:9/payload" in err
     assert "imported but not built: the image mlebench-agent-broken:" in err and "(of broken, broken/dev)" in err
+    assert err.count("imported but not built: ") == 1  # one line per image, not per variant
     assert "2 refused, 2 not built (broken, broken/dev, hostile, hostile/dev)" in err and "--no-build" in err
     rows = {a.name: a for a in AgentDefinition.objects.filter(package_format="mlebench")}
     assert sorted(rows) == ["broken", "broken/dev", "good", "good/dev"]
