@@ -616,14 +616,15 @@ class Run(MedalFlags):
         """Where grading stands: queued, grading, retrying (attempt n), or failed and why."""
         n = self.grading_attempts
         if self.status == Run.Status.PENDING:
-            return (f"retrying (attempt {n + 1})" if n else "queued for grading") + self._stuck_hint()
+            return (f"retrying (attempt {n + 1})" if n else "queued for grading") + self.stuck_hint
         if self.status == Run.Status.GRADING:
             return f"grading (attempt {n})" if n > 1 else "grading"
         if self.status == Run.Status.FAILED:
             return f"failed: {self.grading_error}" if self.grading_error else "failed"
         return self.state
 
-    def _stuck_hint(self) -> str:
+    @property
+    def stuck_hint(self) -> str:
         """Said once a pending run has waited GRADING_STUCK_AFTER_S since its last change: its task may
         have been lost (a worker that died, no runner started); the sweep queues it again meanwhile."""
         from django.utils import timezone

@@ -40,8 +40,9 @@ def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_
         stored = store_outputs(run, spec, redactor, spent=supervisor.snapshots.budget if supervisor else None)
         problem = [stored.submission_problem] if stored.submission_problem else []
         # store_outputs redacted its own notes; the supervisor's and the gateway's are redacted here
+        model_note = _settle_model(run, job, access)
         _record(run, task, stored, [*(redactor.text(note) for note in notes if note), *stored.notes, *problem,
-                              *([redactor.text(llm_note)] if llm_note else [])])
+                              *([redactor.text(llm_note)] if llm_note else []), *([model_note] if model_note else [])])
         _final_trajectory(run, task, stored, _llm_steps(spec, redactor) if usage else None)
         if usage:
             Run.objects.filter(pk=run.pk).update(**usage)
@@ -69,6 +70,18 @@ def redactor_for(job: Job, access: llm_access.LlmAccess | None) -> Redactor:
     if access is not None:
         values += access.sandbox_secrets.values()
     return Redactor(values)
+
+
+def _settle_model(run: Run, job: Job, access: llm_access.LlmAccess | None) -> str:
+    """The run's model is the one its metered LLM calls went to (leaderboard.runs.job_runs.settle_model);
+    a job that named none follows its run to that model's experiment."""
+    from leaderboard.runs.job_runs import settle_model
+    from runner.services import NO_MODEL
+
+    note = settle_model(run, named=job.model_name, seen=llm_access.models_called(access), unnamed=NO_MODEL)
+    if not job.model_name and run.experiment_id != job.experiment_id:
+        Job.objects.filter(pk=job.pk, experiment_id=job.experiment_id).update(experiment_id=run.experiment_id)
+    return note
 
 
 def _llm_steps(spec: SandboxSpec, redactor: Redactor) -> Path | None:

@@ -83,6 +83,11 @@ def start(access: LlmAccess, spec: SandboxSpec, backend_name: str, tools_dir: st
     return dataclasses.replace(spec, env={**spec.env, **environment(gateway.port)})
 
 
+def models_called(access: LlmAccess | None) -> dict[str, int]:
+    """The models the gateway metered calls to (model -> calls); empty without a gateway."""
+    return access.gateway.meter.models() if access is not None and access.gateway is not None else {}
+
+
 def finish(access: LlmAccess) -> tuple[dict | None, str]:
     """Stop the gateway; its totals as the run's usage fields (None without a gateway) and what the
     job page should say about the run's LLM ("" when nothing needs saying)."""

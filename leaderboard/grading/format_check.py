@@ -14,9 +14,7 @@ from typing import TYPE_CHECKING
 
 from django.core.exceptions import ObjectDoesNotExist
 
-from . import reading, validation
 from .spec_types import GraderSpec
-from .validation import SubmissionError
 
 if TYPE_CHECKING:
     from leaderboard.models import Competition
@@ -60,6 +58,8 @@ def competitions_with_answers() -> set[int]:
 
 def check_format(spec: GraderSpec, submission: Path, sample: Path | None) -> str:
     """What the check compared against; SubmissionError when the file is not a valid submission."""
+    from . import reading, validation  # pandas: when a file is checked, not when a page names answers
+
     if sample is not None:
         return _against_sample(spec, submission, sample)
     header = reading.read_header(submission)
@@ -73,7 +73,9 @@ def _against_sample(spec: GraderSpec, submission: Path, sample: Path) -> str:
     """The sample submission stands in for the answers: same ids, same columns, values of the right kind.
     Its own values are placeholders, so only SubmissionError counts; anything the sample cannot stand
     in for (a grader that needs answer-only columns) falls back to comparing headers."""
+    from . import reading, validation
     from .engine import score_files
+    from .validation import SubmissionError
 
     try:
         score_files(spec, submission, sample)

@@ -24,7 +24,6 @@ import pandas as pd
 from django.core.exceptions import ObjectDoesNotExist
 
 from .metrics import METRICS
-from .reading import read_header
 
 if TYPE_CHECKING:
     from leaderboard.models import Competition
@@ -133,6 +132,8 @@ def _spec(slug: str, metric: str, id_column: str, targets: tuple[str, ...], note
 
 def _sample_header(competition: Competition) -> list[str] | None:
     """The sample submission's header: the registered one, else the public data's sample_submission.csv."""
+    from .reading import read_header  # with pandas: only when a grader is looked for, not at import
+
     candidates = [Path(p) for p in (_registered_sample(competition),) if p]
     if competition.public_data_dir:
         candidates.append(Path(competition.public_data_dir) / "sample_submission.csv")

@@ -116,3 +116,18 @@ def settings_hash(experiment_settings: dict[str, Any] | None) -> str:
         return ""
     canonical = json.dumps(experiment_settings, sort_keys=True, separators=(",", ":"), default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+IDENTITY = ("agent_id", "hardware", "time_limit_hours", "settings_hash", "internet", "test_signal", "owner_key")
+NOT_COPIED = {"id", "model_id", "reproduces_id", "created_at", "name", *IDENTITY}
+
+
+def with_model(experiment: Experiment, model_name: str) -> Experiment:
+    """The owner's experiment of the same configuration with another model: where a job's run goes
+    once the LLM calls it made say which model it used."""
+    model, _ = LanguageModel.objects.get_or_create(name=model_name.strip())
+    identity = {name: getattr(experiment, name) for name in IDENTITY}
+    copied = {field.attname: getattr(experiment, field.attname)
+              for field in Experiment._meta.concrete_fields if field.attname not in NOT_COPIED}
+    found, _ = Experiment.objects.get_or_create(model=model, reproduces=None, **identity, defaults=copied)
+    return found

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 from array import array
 from collections.abc import Iterable
 from dataclasses import replace
@@ -27,7 +28,7 @@ from django.utils import timezone
 from leaderboard.models import Artifact, Experiment, Run
 from leaderboard.runs import snapshots
 from leaderboard.runs.artifacts import MAX_MEMBER_PATH, STORAGE_ERRNOS, Upload, store_upload
-from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
+from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment, with_model
 from leaderboard.runs.research import ResearchEvidence, record_research_result
 from leaderboard.runs.research_traces import Workspaces, record_trace_scores, unpack_workspaces
 from leaderboard.runs.snapshots import SnapshotError
@@ -39,8 +40,8 @@ from leaderboard.trust.reproductions import may_reproduce
 __all__ = [
     "MAX_NAME_CHARS", "ExperimentSpec", "FileRefused", "LiveSteps", "ResearchEvidence", "SnapshotError",
     "add_snapshot", "experiment_for", "grade", "header_line", "may_reproduce", "record_recipe",
-    "record_research_result", "report_progress_with", "reproduction_of", "save_final_trajectory", "step_line",
-    "store_file", "to_count", "to_float", "Workspaces", "claim_trace_scoring", "record_trace_scores",
+    "record_research_result", "report_progress_with", "reproduction_of", "save_final_trajectory", "settle_model",
+    "step_line", "store_file", "to_count", "to_float", "Workspaces", "claim_trace_scoring", "record_trace_scores",
     "unpack_workspaces",
 ]
 
@@ -286,6 +287,36 @@ def _earliest(heads: list) -> int | None:
         if best is None or step.t < best_t:
             best, best_t = k, step.t
     return best
+
+
+def settle_model(run: Run, *, named: str, seen: dict[str, int], unnamed: str) -> str:
+    """The run's model is what its LLM calls went to, as the gateway metered them (`seen`: model ->
+    calls). A job that named none (its experiment's model is `unnamed`) moves the run to the
+    experiment of the model it called; a named model the calls contradict is flagged. The note for
+    the run's warnings ("" when there is nothing to say)."""
+    if not seen:
+        return ""
+    called = sorted(seen, key=lambda model: (-seen[model], model))
+    counts = ", ".join(f"{model} ({seen[model]:,} call{'s' if seen[model] != 1 else ''})" for model in called)
+    if named:
+        other = [model for model in called if not _same_model(named, model)]
+        return (f"the job names the model {named!r}, but the LLM gateway metered calls to {counts}"
+                if other else "")
+    label = " + ".join(called)
+    experiment = run.experiment
+    if experiment is not None and not experiment.reproduces_id and experiment.model.name == unnamed:
+        run.experiment = with_model(experiment, label)
+        Run.objects.filter(pk=run.pk).update(experiment=run.experiment)
+    return f"the job named no model; the LLM gateway metered calls to {counts}, so the run is {label}'s"
+
+
+SNAPSHOT = re.compile(r"-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|latest)")  # gpt-4o-2024-08-06, claude-...-20241022
+
+
+def _same_model(named: str, called: str) -> bool:
+    """A dated snapshot (`gpt-4o-2024-08-06`) is the model a job named `gpt-4o` calls; `gpt-4o-mini` is not."""
+    named, called = named.strip().lower(), called.strip().lower()
+    return called == named or (called.startswith(named) and SNAPSHOT.fullmatch(called[len(named):]) is not None)
 
 
 def grade(run: Run, owner: str) -> None:

@@ -7,12 +7,25 @@ import math
 from collections import Counter
 from copy import deepcopy
 from functools import lru_cache
-
-import plotly.graph_objects as go
-import plotly.io as pio
+from importlib import import_module
 
 from leaderboard.competitions.medals import Thresholds
 from leaderboard.lib.durations import axis_unit, format_seconds
+
+
+class _Imported:
+    """A module imported on first use: Plotly takes a second to import, and the URL configuration
+    (so every management command) imports this module without drawing a figure."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def __getattr__(self, attribute: str):
+        return getattr(import_module(self._name), attribute)
+
+
+go = _Imported("plotly.graph_objects")
+pio = _Imported("plotly.io")
 
 
 def _plain(fig: go.Figure) -> dict:

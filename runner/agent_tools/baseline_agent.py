@@ -26,8 +26,9 @@ as the project's virtualenv). Only APIs present in all of them are used: no `spa
 `set_output`, no `squared=` in metrics, and categorical values are passed to scikit-learn as plain
 Python strings in object arrays.
 
-Deterministic given SEED and enough time: folds, subsamples and models take the seed; the budget
-only decides how many candidates are tried.
+Deterministic given SEED and enough time: folds, subsamples and models take the seed, and so do the
+candidates' hyperparameters (seed 0 runs the defaults, every other seed its own draw around them);
+the budget only decides how many candidates are tried.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ import datetime as dt
 import json
 import math
 import os
+import random
 import re
 import signal
 import subprocess
@@ -328,9 +330,23 @@ def build():
 class Candidate:
     name: str
     module: str
-    model: str  # constructor source; {seed} and {n_jobs} are filled in
+    model: str  # constructor source; {seed}, {n_jobs} and the search's names are filled in
     encoding: str  # "onehot" or "ordinal"
     why: str
+    search: tuple = ()  # (name, default, low, high): seed 0 takes the default, other seeds draw in [low, high]
+
+    def settings(self, seed: int) -> dict:
+        """The hyperparameters a seed runs: the defaults for seed 0; for any other seed each drawn
+        log-uniformly from its range, so a job's seeds are different runs of one search (not the
+        same deterministic models refitted), and a seed always draws the same ones."""
+        if seed == 0:
+            return {name: default for name, default, _, _ in self.search}
+        rng = random.Random(f"{seed}/{self.name}")
+        drawn = {}
+        for name, default, low, high in self.search:
+            value = math.exp(rng.uniform(math.log(low), math.log(high)))
+            drawn[name] = int(round(value)) if isinstance(default, int) else float(f"{value:.3g}")
+        return drawn
 
     def source(self, features: Features, seed: int, n_jobs: int, title: str) -> str:
         cls = self.model.split("(")[0]
@@ -340,51 +356,52 @@ class Candidate:
                                model_import=f"from sklearn.{self.module} import {cls}",
                                numeric=features.numeric, categorical=categorical, missing=MISSING_LABEL)
         body = ONEHOT_BUILD if onehot else ORDINAL_BUILD
-        return head + body.format(model=self.model.format(seed=seed, n_jobs=n_jobs))
+        return head + body.format(model=self.model.format(seed=seed, n_jobs=n_jobs, **self.settings(seed)))
 
 
+LEAF = (("leaf", 1, 1, 4),)
 CLASSIFIERS = (
-    Candidate("logistic", "linear_model", "LogisticRegression(C=1.0, max_iter=2000)", "onehot",
-              "a linear model on scaled numbers and one-hot categories"),
+    Candidate("logistic", "linear_model", "LogisticRegression(C={C}, max_iter=2000)", "onehot",
+              "a linear model on scaled numbers and one-hot categories", (("C", 1.0, 0.3, 3.0),)),
     Candidate("random-forest", "ensemble",
-              "RandomForestClassifier(n_estimators=300, min_samples_leaf=1, random_state={seed}, n_jobs={n_jobs})",
-              "ordinal", "a random forest: non-linear, robust to scale"),
+              "RandomForestClassifier(n_estimators=300, min_samples_leaf={leaf}, random_state={seed}, n_jobs={n_jobs})",
+              "ordinal", "a random forest: non-linear, robust to scale", LEAF),
     Candidate("hist-gradient-boosting", "ensemble",
-              "HistGradientBoostingClassifier(learning_rate=0.1, max_iter=200, random_state={seed})", "ordinal",
-              "gradient-boosted trees, usually the strongest on tabular data"),
+              "HistGradientBoostingClassifier(learning_rate={rate}, max_iter=200, random_state={seed})", "ordinal",
+              "gradient-boosted trees, usually the strongest on tabular data", (("rate", 0.1, 0.05, 0.2),)),
     Candidate("extra-trees", "ensemble",
-              "ExtraTreesClassifier(n_estimators=300, min_samples_leaf=2, random_state={seed}, n_jobs={n_jobs})",
-              "ordinal", "extremely randomised trees: a different bias from the forest"),
-    Candidate("logistic-strong-l2", "linear_model", "LogisticRegression(C=0.1, max_iter=2000)", "onehot",
-              "the linear model with stronger regularisation"),
+              "ExtraTreesClassifier(n_estimators=300, min_samples_leaf={leaf}, random_state={seed}, n_jobs={n_jobs})",
+              "ordinal", "extremely randomised trees: a different bias from the forest", (("leaf", 2, 1, 4),)),
+    Candidate("logistic-strong-l2", "linear_model", "LogisticRegression(C={C}, max_iter=2000)", "onehot",
+              "the linear model with stronger regularisation", (("C", 0.1, 0.03, 0.3),)),
     Candidate("hist-gradient-boosting-slow", "ensemble",
-              "HistGradientBoostingClassifier(learning_rate=0.05, max_iter=500, max_leaf_nodes=15, "
-              "l2_regularization=1.0, random_state={seed})", "ordinal",
-              "slower-learning, smaller boosted trees"),
-    Candidate("k-nearest-neighbours", "neighbors", "KNeighborsClassifier(n_neighbors=15, weights='distance')",
-              "onehot", "nearest neighbours on scaled features"),
+              "HistGradientBoostingClassifier(learning_rate={rate}, max_iter=500, max_leaf_nodes=15, "
+              "l2_regularization={l2}, random_state={seed})", "ordinal",
+              "slower-learning, smaller boosted trees", (("rate", 0.05, 0.03, 0.08), ("l2", 1.0, 0.3, 3.0))),
+    Candidate("k-nearest-neighbours", "neighbors", "KNeighborsClassifier(n_neighbors={k}, weights='distance')",
+              "onehot", "nearest neighbours on scaled features", (("k", 15, 7, 30),)),
 )
 
 REGRESSORS = (
-    Candidate("ridge", "linear_model", "Ridge(alpha=1.0)", "onehot",
-              "a linear model on scaled numbers and one-hot categories"),
+    Candidate("ridge", "linear_model", "Ridge(alpha={alpha})", "onehot",
+              "a linear model on scaled numbers and one-hot categories", (("alpha", 1.0, 0.3, 3.0),)),
     Candidate("random-forest", "ensemble",
-              "RandomForestRegressor(n_estimators=300, min_samples_leaf=1, random_state={seed}, n_jobs={n_jobs})",
-              "ordinal", "a random forest: non-linear, robust to scale"),
+              "RandomForestRegressor(n_estimators=300, min_samples_leaf={leaf}, random_state={seed}, n_jobs={n_jobs})",
+              "ordinal", "a random forest: non-linear, robust to scale", LEAF),
     Candidate("hist-gradient-boosting", "ensemble",
-              "HistGradientBoostingRegressor(learning_rate=0.1, max_iter=200, random_state={seed})", "ordinal",
-              "gradient-boosted trees, usually the strongest on tabular data"),
+              "HistGradientBoostingRegressor(learning_rate={rate}, max_iter=200, random_state={seed})", "ordinal",
+              "gradient-boosted trees, usually the strongest on tabular data", (("rate", 0.1, 0.05, 0.2),)),
     Candidate("extra-trees", "ensemble",
-              "ExtraTreesRegressor(n_estimators=300, min_samples_leaf=2, random_state={seed}, n_jobs={n_jobs})",
-              "ordinal", "extremely randomised trees: a different bias from the forest"),
-    Candidate("ridge-strong", "linear_model", "Ridge(alpha=10.0)", "onehot",
-              "the linear model with stronger regularisation"),
+              "ExtraTreesRegressor(n_estimators=300, min_samples_leaf={leaf}, random_state={seed}, n_jobs={n_jobs})",
+              "ordinal", "extremely randomised trees: a different bias from the forest", (("leaf", 2, 1, 4),)),
+    Candidate("ridge-strong", "linear_model", "Ridge(alpha={alpha})", "onehot",
+              "the linear model with stronger regularisation", (("alpha", 10.0, 3.0, 30.0),)),
     Candidate("hist-gradient-boosting-slow", "ensemble",
-              "HistGradientBoostingRegressor(learning_rate=0.05, max_iter=500, max_leaf_nodes=15, "
-              "l2_regularization=1.0, random_state={seed})", "ordinal",
-              "slower-learning, smaller boosted trees"),
-    Candidate("k-nearest-neighbours", "neighbors", "KNeighborsRegressor(n_neighbors=15, weights='distance')",
-              "onehot", "nearest neighbours on scaled features"),
+              "HistGradientBoostingRegressor(learning_rate={rate}, max_iter=500, max_leaf_nodes=15, "
+              "l2_regularization={l2}, random_state={seed})", "ordinal",
+              "slower-learning, smaller boosted trees", (("rate", 0.05, 0.03, 0.08), ("l2", 1.0, 0.3, 3.0))),
+    Candidate("k-nearest-neighbours", "neighbors", "KNeighborsRegressor(n_neighbors={k}, weights='distance')",
+              "onehot", "nearest neighbours on scaled features", (("k", 15, 7, 30),)),
 )
 
 

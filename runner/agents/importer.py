@@ -20,6 +20,7 @@ from pathlib import Path
 from django.conf import settings
 from django.db import transaction
 
+from runner.agents import folders
 from runner.agents.mlebench import FORMAT, AgentFormatError, Limits, Variant, read_agents
 from runner.models import AgentDefinition, Job, JobTask
 
@@ -32,6 +33,8 @@ class ImportReport:
     images: list[dict] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)  # agent id -> why it was not imported
     unbuilt: dict[str, str] = field(default_factory=dict)  # agent id -> why its image did not build (stored)
+    removed: list[str] = field(default_factory=list)  # a replaced folder's other agents (runner.agents.folders)
+    kept: list[str] = field(default_factory=list)  # ... those jobs used, which stay
 
     def summary(self) -> list[str]:
         """Lines for the operator: what was refused or not built, and what to do."""
@@ -51,15 +54,19 @@ def limits() -> Limits:
                   allow_privileged=settings.AGENTS_ALLOW_PRIVILEGED)
 
 
-def import_agents(path: Path | str, *, build: bool = True, force_build: bool = False, log=print) -> ImportReport:
+def import_agents(path: Path | str, *, build: bool = True, force_build: bool = False, replace: bool = False,
+                  log=print) -> ImportReport:
+    """`replace`: take these ids from this folder though another folder's agents have them."""
     report = ImportReport()
     variants = read_agents(path, limits(), refused=report.refused)
     _refuse_site_agents(variants)
+    clashes = folders.check_one_folder(variants, replace=replace)
     failures: dict[str, dict] = {}
     if build:
         report.images = build_images(variants, force=force_build, log=log, failures=failures)
         report.unbuilt = {agent: failure["error"] for agent, failure in failures.items()}
     with transaction.atomic():
+        report.removed, report.kept = folders.remove_replaced(clashes, variants) if clashes else ([], [])
         for variant in variants:
             getattr(report, _store(variant, failures.get(variant.id))).append(variant.id)
     if build:

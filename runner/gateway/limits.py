@@ -13,6 +13,7 @@ from __future__ import annotations
 import copy
 import threading
 import time
+from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -69,6 +70,7 @@ class Meter:
     def __init__(self, limits: Limits, prices: PriceTable) -> None:
         self.limits, self.prices = limits, prices
         self._totals = Totals()
+        self._models: Counter[str] = Counter()  # finished calls per model, as the requests named it
         self._lock = threading.Lock()
         self._budget_refused: tuple[float, str] | None = None
 
@@ -91,6 +93,7 @@ class Meter:
         with self._lock:
             t = self._totals
             t.in_flight -= 1
+            self._models[model] += 1
             t.tokens_in += tokens_in or 0
             t.tokens_out += tokens_out or 0
             if cost is None:
@@ -106,6 +109,11 @@ class Meter:
     def totals(self) -> Totals:
         with self._lock:
             return copy.copy(self._totals)
+
+    def models(self) -> dict[str, int]:
+        """The models the run's metered calls went to, with their number of calls."""
+        with self._lock:
+            return {model: n for model, n in self._models.items() if model}
 
     def budget_refused(self) -> tuple[float, str] | None:
         """(time.monotonic() of it, the reason) of the first call refused because the job's budget

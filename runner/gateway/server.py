@@ -33,7 +33,7 @@ from runner.gateway.observe import EventFilter, Observer
 from runner.gateway.prices import Price, PriceTable
 from runner.gateway.record import FLUSH_S, Recorder, Step, bounded_prompt, bounded_text, digest
 from runner.gateway.routing import Refused, Route, downstream_headers, route, upstream_headers
-from runner.gateway.wire import bad_request, json_body, listen_unix, next_event, send, send_json
+from runner.gateway.wire import bad_request, json_body, listen_unix, next_event, send, send_json, write
 
 log = logging.getLogger(__name__)
 MAX_REQUEST_BYTES = 32 << 20  # a prompt with images fits; a flood does not
@@ -45,6 +45,7 @@ MAX_HEADER_BYTES = 64 << 10
 IDLE_S = 300.0  # a kept-alive connection with no new request is closed after this
 READ_S = 120.0  # the longest pause while a request is being sent
 STOP_S = 10.0
+WRITE_BYTES = 1 << 20  # a reply that is not an event stream is passed on in writes of about this size
 
 
 @dataclass
@@ -284,27 +285,37 @@ class Gateway:
             "text/event-stream"))
         scrubber = Scrubber(self.real_keys)
         hide = EventFilter(call.route.provider) if call.prepared and call.observer.event_stream else None
-        await send(conn, writer, h11.Response(status_code=response.status_code, reason=response.reason_phrase,
-                                               headers=downstream_headers(headers, self.real_keys)))
+        # The head goes with the first bytes of the body, and a reply that is not an event stream in one
+        # write with its end (up to WRITE_BYTES): one send and one wake-up of the client, not three.
+        out = [conn.send(h11.Response(status_code=response.status_code, reason=response.reason_phrase,
+                                      headers=downstream_headers(headers, self.real_keys)))]
+        held = 0
         async for chunk in response.aiter_bytes():
-            await self._pass(conn, writer, scrubber.feed(chunk), call.observer, hide)
-        await self._pass(conn, writer, scrubber.flush(), call.observer, hide)
+            held += self._pass(conn, out, scrubber.feed(chunk), call.observer, hide)
+            if call.observer.event_stream or held > WRITE_BYTES:
+                held = 0
+                await write(writer, out)
+        self._pass(conn, out, scrubber.flush(), call.observer, hide)
         if hide is not None:
-            await self._pass(conn, writer, hide.flush(), None, None)
+            self._pass(conn, out, hide.flush(), None, None)
         call.observer.finish()
-        self._record(call)  # before the reply ends: a client that has it finds its tokens counted
-        await send(conn, writer, h11.EndOfMessage())
+        self._record(call)  # before the reply ends: a client that has it finds its tokens counted and its step
+        out.append(conn.send(h11.EndOfMessage()))
+        await write(writer, out)
 
     @staticmethod
-    async def _pass(conn: h11.Connection, writer, data: bytes, observer: Observer | None,
-                    hide: EventFilter | None) -> None:
-        """Bytes on to the client: the observer reads them all, the client gets them less what `hide` drops."""
+    def _pass(conn: h11.Connection, out: list[bytes], data: bytes, observer: Observer | None,
+              hide: EventFilter | None) -> int:
+        """Bytes on to the client (framed into `out`): the observer reads them all, the client gets them
+        less what `hide` drops. How many bytes went into `out`."""
         if observer is not None and data:
             observer.feed(data)
         if hide is not None:
             data = hide.feed(data)
-        if data:
-            await send(conn, writer, h11.Data(data=data))
+        if not data:
+            return 0
+        out.append(conn.send(h11.Data(data=data)))
+        return len(data)
 
     async def _refuse(self, conn: h11.Connection, writer, refusal: Refused, call: Call | None = None) -> None:
         if refusal.kind != "medalboard_limit":  # the meter counted its own refusal

@@ -38,14 +38,21 @@ async def send(conn: h11.Connection, writer: asyncio.StreamWriter, event) -> Non
     await writer.drain()
 
 
+async def write(writer: asyncio.StreamWriter, parts: list[bytes]) -> None:
+    """`parts` (framed by h11) in one write, then emptied."""
+    if parts:
+        writer.write(b"".join(parts))
+        parts.clear()
+        await writer.drain()
+
+
 async def send_json(conn: h11.Connection, writer, status: int, message: str, kind: str) -> None:
     body = orjson.dumps({"error": {"message": message, "type": kind}})
     headers = [("content-type", "application/json"), ("content-length", str(len(body)))]
     if conn.their_state is not h11.DONE:  # the request was not read to its end: answer, then close
         headers.append(("connection", "close"))
-    await send(conn, writer, h11.Response(status_code=status, headers=headers))
-    await send(conn, writer, h11.Data(data=body))
-    await send(conn, writer, h11.EndOfMessage())
+    await write(writer, [conn.send(h11.Response(status_code=status, headers=headers)),
+                         conn.send(h11.Data(data=body)), conn.send(h11.EndOfMessage())])
 
 
 async def bad_request(conn: h11.Connection, writer, exc: h11.RemoteProtocolError) -> None:

@@ -4,6 +4,7 @@ from the answers and compared with our grader's and with a trivial constant pred
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import sys
@@ -181,6 +182,30 @@ def test_same_seed_gives_the_same_first_submissions(tmp_path, smoke_root):
     code = [{p.name: p.read_text() for p in (run.workdir / "code").glob("*.py")} for run in (a, b)]
     assert {n: code[0][n] for n in code[0].keys() & code[1].keys()} == {n: code[1][n] for n in code[0].keys()
                                                                         & code[1].keys()}
+
+
+def test_two_seeds_are_two_runs_not_copies(tmp_path, smoke_root):
+    """Seeds change the search, not only the folds: on wine a linear model comes first, deterministic
+    whatever its random_state, so without a seeded draw two seeds wrote the same code and submission."""
+    data = smoke_root / "data" / "smoke-wine" / "prepared" / "public"
+    a, b = (start_agent(data, tmp_path / f"seed{seed}", time_limit_s=15, seed=seed) for seed in (1, 2))
+    a.wait(timeout=120), b.wait(timeout=120)
+    first = [(run.workdir / "code" / "candidate_01_logistic.py").read_text() for run in (a, b)]
+    assert first[0] != first[1]
+    headers = [json.loads(run.trajectory.read_text(encoding="utf-8").splitlines()[0]) for run in (a, b)]
+    assert [header["seed"] for header in headers] == [1, 2]
+
+
+def test_a_seed_draws_its_own_hyperparameters_and_always_the_same():
+    agent = _agent_module()
+    candidates = agent.CLASSIFIERS + agent.REGRESSORS
+    assert [c.settings(0) for c in candidates] == [{n: d for n, d, _, _ in c.search} for c in candidates]
+    assert [c.settings(7) for c in candidates] == [c.settings(7) for c in candidates]
+    draws = [tuple(tuple(sorted(c.settings(seed).items())) for c in candidates) for seed in range(6)]
+    assert len(set(draws)) == 6
+    for candidate in candidates:
+        for name, _, low, high in candidate.search:
+            assert all(low <= candidate.settings(seed)[name] <= high for seed in range(1, 20))
 
 
 def _agent_module():

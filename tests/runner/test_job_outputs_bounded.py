@@ -74,7 +74,8 @@ def test_too_big_a_file_a_stdout_flood_and_too_big_a_trajectory_keep_the_graded_
     ("os.symlink(data / 'sample_submission.csv', sub / 'submission.csv')", "is a symbolic link"),
     ("os.symlink('/etc/passwd', sub / 'submission.csv')", "is a symbolic link"),
     ("os.symlink('../../..', sub / 'up'); os.symlink('up/x.csv', sub / 'submission.csv')", "is a symbolic link"),
-    ("socket.socket(socket.AF_UNIX).bind(str(sub / 'submission.csv'))", "is a socket"),
+    # Bound by a relative name: a socket's path has a 107-byte limit that pytest's tmp folders can pass.
+    ("os.chdir(sub); socket.socket(socket.AF_UNIX).bind('submission.csv')", "is a socket"),
     ("os.mknod(sub / 'submission.csv', 0o600 | stat.S_IFCHR, os.makedev(1, 5))", "is a character device"),
 ])
 def test_a_submission_that_is_not_a_file_is_invalid_with_the_reason(alice, job_world, plant, reason):

@@ -100,6 +100,7 @@ def test_a_run_whose_grading_could_not_be_enqueued_is_picked_up_by_the_sweep(
 LEASE_S, SWEEP_S, SLOW_S = 3.0, 1.0, 6.0
 
 
+@pytest.mark.serial  # seconds-long leases on real workers: timing the parallel load would upset
 def test_kill_9_of_a_worker_mid_grading_ends_graded_once(transactional_db, catalogue, alice, tmp_path):
     """Two real workers, each sweeping every second. The one grading is killed (SIGKILL) halfway; the
     other notices within a lease and a sweep, grades the run again (renewing its own short lease,
@@ -160,6 +161,8 @@ def test_a_run_left_queued_says_it_may_be_stuck(client, alice, catalogue, publis
     Run.objects.filter(pk=run.pk).update(updated_at=timezone.now() - timedelta(minutes=10))
     assert status().startswith("queued for grading, waiting 10 min: no worker has taken it yet")
     assert "is a runner running?" in client.get(f"/runs/{run.pk}/progress/").content.decode()
+    run_page = client.get(client.get(f"/runs/{run.pk}/status.json").json()["url"]).content.decode()
+    assert "no worker has taken it yet" in run_page
     Run.objects.filter(pk=run.pk).update(grading_enqueued_at=timezone.now() - timedelta(minutes=10))
     published.clear()
     assert recovery.sweep_grading()["requeued_pending"] == 1 and published == [run.pk]

@@ -33,6 +33,9 @@ def _use_broker(url: str, options: dict) -> None:
     """Point this process's Celery app (what the site publishes with) at another broker."""
     app.conf.broker_url = url
     app.conf.broker_transport_options = options
+    # The site names its embedded transport only for filesystem:// (settings.CELERY_BROKER_TRANSPORT),
+    # and a named transport would win over the URL's scheme.
+    app.conf.broker_transport = "webapp.broker:Transport" if url.startswith("filesystem") else None
     # kombu keeps producer pools in a registry keyed by the connection: a pool closed here would be
     # handed out again for the same URL, so the registry is emptied (its pools closed) instead
     pools.reset()

@@ -4,6 +4,8 @@ and the same reading and writing of files, as most solutions to one task do."""
 
 from __future__ import annotations
 
+import itertools
+
 from leaderboard.models import Agent, Artifact, Competition, Experiment, LanguageModel, Run
 
 ORIGINAL = '''
@@ -150,7 +152,13 @@ submission.to_csv("/home/submission/submission.csv", index=False)
 '''
 
 
-def make_run(competition: Competition, *, owner=None, is_private: bool = False, agent: str = "agent") -> Run:
+_AGENTS = itertools.count(1)
+
+
+def make_run(competition: Competition, *, owner=None, is_private: bool = False, agent: str | None = None) -> Run:
+    """A run of its own experiment (its own agent), or of `agent`'s, which runs naming it share: the
+    seeds of one experiment are never flagged as copies of each other."""
+    agent = agent or f"agent-{next(_AGENTS)}"
     a, _ = Agent.objects.get_or_create(name=agent, version="1")
     model, _ = LanguageModel.objects.get_or_create(name="model")
     experiment, _ = Experiment.objects.get_or_create(agent=a, model=model, name=f"{agent} similarity tests")

@@ -41,6 +41,17 @@ def test_copied_code_with_new_names_and_comments_is_flagged_on_the_newer_run(tit
     assert findings(original) == []  # the earlier run is not the one that copied
 
 
+def test_two_seeds_of_one_experiment_are_similar_but_never_flagged_as_copies(titanic):
+    first, second = make_run(titanic, agent="seeded"), make_run(titanic, agent="seeded")
+    assert first.experiment_id == second.experiment_id
+    add_code(first, "code/solution.py", ORIGINAL)
+    add_code(second, "code/main.py", COPY)
+    similarity.index_run(first)
+    [match] = similarity.index_run(second)
+    assert match.run == first.pk and match.similarity > 0.9  # shown as the closest run
+    assert findings(second) == [] and findings(first) == []
+
+
 def test_independent_solutions_with_the_same_imports_and_boilerplate_score_low(titanic):
     one, two = make_run(titanic), make_run(titanic)
     add_code(one, "code/solution.py", ORIGINAL)

@@ -3,7 +3,6 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from leaderboard.grading import grade_submission
 from leaderboard.models import Competition
 
 
@@ -17,6 +16,8 @@ class Command(BaseCommand):
         parser.add_argument("--answers", help="Private answers CSV (default: the competition's registered answers)")
 
     def handle(self, *args, competition, submission, answers=None, **options):
+        from leaderboard.grading import grade_submission  # pandas and the metrics: when a file is graded
+
         try:
             target = Competition.objects.get(slug=competition)
         except Competition.DoesNotExist:

@@ -160,9 +160,12 @@ def _refresh_flags(run: Run, paired: set[int]) -> None:
 
 def flag(run: Run) -> Finding | None:
     """The run's code-similarity finding, from its pairs above the threshold where it is the newer
-    run (the later one copied, if anyone did) or the other side is reference code. A finding staff
-    reviewed keeps its decision; an open one whose pairs went away goes too."""
-    above = [m for m in _pairs_of(run) if m["similarity"] >= settings.SIMILARITY_THRESHOLD and m["newer"]]
+    run (the later one copied, if anyone did) or the other side is reference code. A run of the same
+    experiment (another seed of one agent, model and configuration) is shown as similar, never flagged:
+    one agent writing alike code twice is not copying. A finding staff reviewed keeps its decision; an
+    open one whose pairs went away goes too."""
+    above = [m for m in _pairs_of(run)
+             if m["similarity"] >= settings.SIMILARITY_THRESHOLD and m["newer"] and not m["same_experiment"]]
     if not above:
         Finding.objects.filter(run=run, check_name=CHECK_NAME, status=Finding.Status.OPEN).delete()
         return None
@@ -189,6 +192,8 @@ def _pairs_of(run: Run) -> list[dict]:
             "reference_label": m.reference.label if m.reference is not None else "",
             "similarity": m.similarity, "shared": m.shared,
             "newer": other is None or (run.created_at, run.pk) > (other.created_at, other.pk),
+            "same_experiment": other is not None and run.experiment_id is not None
+            and other.experiment_id == run.experiment_id,
         })
     return pairs
 

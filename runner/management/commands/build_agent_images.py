@@ -2,11 +2,6 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from runner.agents.images import AgentBuildError
-from runner.agents.importer import build_images, packaged_variants, record_builds, refresh_runner_images
-from runner.agents.mlebench import AgentFormatError
-from runner.backends import BackendUnavailable
-
 
 class Command(BaseCommand):
     help = ("Build on this runner's Docker host the images of imported MLE-bench agents (these ids, or all), "
@@ -17,6 +12,12 @@ class Command(BaseCommand):
         parser.add_argument("--force", action="store_true", help="rebuild images whose tag exists")
 
     def handle(self, *args, ids, force, **options):
+        # The Docker SDK is imported when images are built, not when commands are listed
+        from runner.agents.images import AgentBuildError
+        from runner.agents.importer import build_images, packaged_variants, record_builds, refresh_runner_images
+        from runner.agents.mlebench import AgentFormatError
+        from runner.backends import BackendUnavailable
+
         failures: dict[str, dict] = {}
         try:
             variants = packaged_variants(ids)

@@ -2,11 +2,6 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from runner.agents.images import AgentBuildError
-from runner.agents.importer import import_agents
-from runner.agents.mlebench import AgentFormatError
-from runner.backends import BackendUnavailable
-
 
 class Command(BaseCommand):
     help = ("Import agents packaged as MLE-bench packages them: every */config.yaml of PATH, each top-level "
@@ -16,10 +11,20 @@ class Command(BaseCommand):
         parser.add_argument("path", help="a folder laid out like MLE-bench's agents/")
         parser.add_argument("--no-build", action="store_true", help="store the agents without building images")
         parser.add_argument("--force-build", action="store_true", help="rebuild images whose tag exists")
+        parser.add_argument("--replace", action="store_true",
+                            help="take these agent ids from PATH though they were imported from another folder "
+                                 "(that folder's other agents are removed)")
 
-    def handle(self, *args, path, no_build, force_build, **options):
+    def handle(self, *args, path, no_build, force_build, replace, **options):
+        # The Docker SDK is imported when agents are imported, not when commands are listed
+        from runner.agents.images import AgentBuildError
+        from runner.agents.importer import import_agents
+        from runner.agents.mlebench import AgentFormatError
+        from runner.backends import BackendUnavailable
+
         try:
-            report = import_agents(path, build=not no_build, force_build=force_build, log=self.stderr.write)
+            report = import_agents(path, build=not no_build, force_build=force_build, replace=replace,
+                                   log=self.stderr.write)
         except (AgentFormatError, AgentBuildError, BackendUnavailable) as exc:
             raise CommandError(f"nothing imported: {exc} (--no-build imports without building)") from exc
         for line in report.summary():
