@@ -52,7 +52,9 @@ REQUIREMENTS = Path(__file__).resolve().parent / "requirements"
 REQUIREMENTS_IN_ROOTFS = "tmp/requirements"
 PIP_STEPS = {
     "light": (("-r", f"/{REQUIREMENTS_IN_ROOTFS}/light.txt"),),
-    "full": (("-r", f"/{REQUIREMENTS_IN_ROOTFS}/mlebench.txt"),
+    # A conda environment comes with `wheel`, a venv without: setup.py-only sdists among MLE-bench's pins
+    # (bayespy, kaggle, rouge-score, efficientnet-pytorch, ...) need it for `pip wheel`.
+    "full": (("wheel==0.44.0",), ("-r", f"/{REQUIREMENTS_IN_ROOTFS}/mlebench.txt"),
              *(tuple(line.split()) for line in (REQUIREMENTS / "mlebench-heavy.txt").read_text().splitlines()
                if line.strip() and not line.startswith("#"))),
 }

@@ -51,8 +51,9 @@ def test_the_full_recipe_pins_what_mlebench_pins_and_light_is_a_subset():
     assert light and all(full.get(name) == version for name, version in light.items()), light
     assert not {"torch", "tensorflow", "lightgbm", "xgboost", "transformers"} & set(light)
     steps = base_image.PIP_STEPS
-    assert [s[-1].rsplit("/", 1)[-1] for s in steps["full"][:1] + steps["light"]] == ["mlebench.txt", "light.txt"]
-    assert steps["full"][1] == ("tensorflow[and-cuda]==2.17",) and steps["full"][2][0] == "torch==2.2.0"
+    assert steps["full"][0] == ("wheel==0.44.0",)  # what a conda environment has and a venv lacks
+    assert [s[-1].rsplit("/", 1)[-1] for s in steps["full"][1:2] + steps["light"]] == ["mlebench.txt", "light.txt"]
+    assert steps["full"][2] == ("tensorflow[and-cuda]==2.17",) and steps["full"][3][0] == "torch==2.2.0"
 
 
 def test_the_flavours_differ_in_what_they_install_and_name_themselves():
