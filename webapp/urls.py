@@ -10,6 +10,7 @@ from leaderboard.api.reproductions import ExperimentReproductionsView
 from leaderboard.api.runs import GradingQuotaView, LeaderboardAPIView, RunViewSet
 from leaderboard.api.scaling import HardwareAPIView, PassAtKAPIView, TimeCurveAPIView
 from leaderboard.api.steps import RunOutlineView, RunStepsView
+from leaderboard.search.api import SearchView
 from leaderboard.web import plotly_asset
 from leaderboard.web.login_throttle import ThrottledLoginView
 from runner.api import ExperimentReproduceView, JobViewSet, RunnerListView
@@ -30,6 +31,7 @@ urlpatterns = [
     path("api/findings/<int:pk>/review/", FindingReviewView.as_view(), name="api-finding-review"),
     path("api/runs/<int:pk>/outline/", RunOutlineView.as_view(), name="run-outline"),
     path("api/leaderboard/", LeaderboardAPIView.as_view(), name="api-leaderboard"),
+    path("api/search/", SearchView.as_view(), name="api-search"),
     path("api/quota/", GradingQuotaView.as_view(), name="api-quota"),
     path("api/intakes/<int:pk>/", IntakeView.as_view(), name="api-intake"),
     path("api/scaling/time/", TimeCurveAPIView.as_view(), name="api-scaling-time"),

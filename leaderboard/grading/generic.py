@@ -20,7 +20,6 @@ import logging
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import pandas as pd
 from django.core.exceptions import ObjectDoesNotExist
 
 from .metrics import METRICS
@@ -92,6 +91,10 @@ def generic_spec(competition: Competition) -> GraderSpec | None:
 def _train_classes(competition: Competition, target: str) -> frozenset[str] | None:
     """The text labels of the target column of the public train.csv, when it has a small set of them
     that are not numbers (numbers compare as pandas types them: "1.0" is 1, so no text set holds them)."""
+    import pandas as pd  # only when a grader is looked for, not at import (manage.py's start-up)
+
+    from .reading import read_header
+
     path = Path(competition.public_data_dir) / "train.csv" if competition.public_data_dir else None
     if path is None or not path.is_file() or path.stat().st_size > TRAIN_CLASSES_MAX_BYTES:
         return None

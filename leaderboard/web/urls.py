@@ -1,5 +1,6 @@
 from django.urls import path
 
+from leaderboard.search.views import search_page
 from leaderboard.web import findings, public_data, replay, run_files, runs_index, similarity, views
 from leaderboard.web import scaling as scaling_views
 
@@ -10,6 +11,7 @@ urlpatterns = [
     path("competitions/<str:slug>/data/", public_data.public_file, name="competition-data"),
     path("competitions/<str:slug>/data/<path:path>", public_data.public_file, name="competition-data-file"),
     path("runs/", runs_index.runs_index, name="runs-index"),
+    path("search/", search_page, name="search"),
     path("runs/<int:pk>/", replay.run_detail, name="run-detail"),
     path("runs/<int:pk>/steps/", replay.run_steps_window, name="run-steps-window"),
     path("runs/<int:pk>/trajectory.jsonl", replay.run_trajectory_download, name="run-trajectory"),

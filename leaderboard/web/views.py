@@ -18,6 +18,7 @@ from leaderboard.analysis import versions as competition_versions
 from leaderboard.api.intakes import visible_intake
 from leaderboard.api.runs import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv, scoped_rows
 from leaderboard.competitions import humans, published
+from leaderboard.failures.breakdown import FAILURE_FIELDS, breakdown
 from leaderboard.grading import format_check, grader_for, grading_available
 from leaderboard.models import Competition, Experiment, Run, RunIntake, Split
 from leaderboard.runs import artifacts, intake, quotas
@@ -77,6 +78,8 @@ def competition_detail(request, slug: str):
         "n_marks": len(marks),
         "versions": versions.history(competition),
         "public_files": public_data.listing(competition),
+        "failures": breakdown(list(Run.objects.visible_to(request.user).filter(
+            competition=competition, status=Run.Status.GRADED).only(*FAILURE_FIELDS))),
     }, f"medalboard-{competition.slug}.html")
 
 
@@ -390,6 +393,7 @@ def experiment_detail(request, pk: int):
         "others": Experiment.objects.visible_to(request.user).exclude(pk=experiment.pk)
         .select_related("agent", "model", "owner", "team"),
         "split_choices": stats.split_choices(), **reproductions.context(experiment, runs, request.user),
+        "failures": breakdown(runs),
     }, f"medalboard-experiment-{experiment.pk}.html")
 
 

@@ -1,4 +1,4 @@
-"""The top bar leads to every part of the site: Jobs and Runners sit beside Runs and Scaling on every
+"""The top bar leads to every part of the site: Jobs and Runners sit beside Runs, Search and Scaling on every
 page, and the job form says how to pick several competitions."""
 
 from __future__ import annotations
@@ -22,7 +22,8 @@ def test_every_page_links_jobs_and_runners_in_the_top_bar(client, alice, url):
     client.force_login(alice)
     links = nav_links(client.get(url, follow=True).content.decode())
     assert links["Jobs"] == "/jobs/" and links["Runners"] == "/runners/"
-    assert list(links)[:7] == ["Leaderboard", "Competitions", "Runs", "Scaling", "Upload a run", "Jobs", "Runners"]
+    assert list(links)[:8] == ["Leaderboard", "Competitions", "Runs", "Search", "Scaling", "Upload a run", "Jobs",
+                              "Runners"]
 
 
 def test_an_anonymous_visitor_sees_them_too_and_jobs_asks_to_log_in(client):

@@ -394,9 +394,11 @@ class LiveTrajectory:
     def append(self, steps: list[StepData], fence: Callable[[], None] | None = None) -> None:
         if not steps:
             return
+        from leaderboard.search.index import index_steps
         from leaderboard.trajectories import step_size  # it imports the models, which import this package's callers
 
         step_size.bound_live(steps)
+        first = self.writer.count
         self.writer.add_all(steps)
         self.writer.close_block()
         blocks, self.writer.blocks = self.writer.blocks, []
@@ -404,6 +406,7 @@ class LiveTrajectory:
             if fence is not None:
                 fence()
             save_block_rows(self.block_model, self.trajectory, blocks)
+            index_steps(self.trajectory, steps, first)
             save_summary(self.storage, self.trajectory, self.writer, self.block_model)
             type(self.run).objects.filter(pk=self.run.pk).update(n_steps=self.writer.count)
 
@@ -416,9 +419,12 @@ def write_steps(run, steps: Iterable[StepData]):
     a transaction: the rows roll back with it, and a caller whose transaction fails later deletes the
     returned row's `file`."""
     from leaderboard.models import StepBlock, Trajectory
+    from leaderboard.search.index import index_trajectory  # search reads this store: import late
 
     Trajectory.objects.filter(run=run).delete()  # the old file goes once this commits (models signal)
-    return write_trajectory(default_storage, run.pk, steps, Trajectory, StepBlock)
+    trajectory = write_trajectory(default_storage, run.pk, steps, Trajectory, StepBlock)
+    index_trajectory(trajectory)  # the old steps' search rows went with the old row
+    return trajectory
 
 
 def delete_file(storage: Storage, name: str) -> None:
