@@ -15,6 +15,8 @@ self-check, the image's settings) is a Recipe; the steps are the same.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import shutil
 import subprocess
 import tempfile
@@ -32,20 +34,11 @@ PACKAGES = (
     "python3-sklearn",
     "ca-certificates",  # an agent that opts into an egress network talks TLS to its LLM API
 )
-# Debian's scipy declares pythran (a compiler) as a dependency, which drags in gcc, g++, Boost headers
-# and Python's headers: about 470 of the image's 930 MB, none of it used at run time. They are purged
-# with --force-depends, so dpkg in a derived image reports scipy's unmet dependency: run
-# `apt-get -f install` there first. The self-check after the build proves the libraries still work.
-BUILD_ONLY = (
-    "python3-pythran", "python3-beniget", "python3-gast", "libboost1.74-dev", "libboost-dev", "libxsimd-dev",
-    "g++", "g++-12", "gcc", "gcc-12", "cpp", "cpp-12", "libstdc++-12-dev", "libgcc-12-dev", "libcc1-0",
-    "libpython3.11-dev", "libpython3-dev", "python3.11-dev", "python3-dev", "libexpat1-dev", "zlib1g-dev",
-    "libopenblas-pthread-dev", "libopenblas-dev", "libblas-dev", "liblapack-dev",
-    "libc6-dev", "libc-dev-bin", "libcrypt-dev", "linux-libc-dev", "libnsl-dev", "libtirpc-dev", "rpcsvc-proto",
-    "binutils", "binutils-common", "binutils-x86-64-linux-gnu", "libbinutils", "libctf0", "libctf-nobfd0",
-    "libgprofng0", "libjansson4", "libisl23", "libmpc3", "libmpfr6",
-    "libasan8", "libtsan2", "libubsan1", "liblsan0", "libitm1", "libhwasan0",
-)
+# Nothing is purged after the build (Debian's scipy declares pythran, hence gcc and Python's headers,
+# as a dependency): a purge with --force-depends left dpkg inconsistent, and every `apt-get install`
+# in an agent's Dockerfile then failed with "Unmet dependencies". Every image is checked for that
+# (DPKG_CHECK) before it is kept.
+DPKG_CHECK = 'out="$(dpkg --audit 2>&1)"; test -z "$out" || { echo "$out"; exit 1; }; apt-get check -q'
 # Run in the new image as a sandbox would run it: the build fails unless the agent's libraries work.
 SELF_CHECK = """
 import numpy as np, pandas as pd, scipy.optimize
@@ -64,6 +57,15 @@ print("agent image ok")
 AGENT_UID = 1000
 IMAGE_LABEL = "medalboard.agent-image"
 REVISION_LABEL = "medalboard.recipe"
+# What the image holds, as the build found it: the flavour, the pip freeze of `Recipe.python` (one
+# line, space-separated) and sha256s of the freeze and of the dpkg list; the lists themselves are in
+# the image at CONTENTS_DIR (pip-freeze.txt, dpkg.txt).
+# (runner.backends.docker.IMAGE_ENV_LABELS reads them for a run's recipe.)
+FLAVOUR_LABEL = "medalboard.env.flavour"
+FREEZE_LABEL = "medalboard.env.pip-freeze"
+FREEZE_SHA_LABEL = "medalboard.env.pip-freeze-sha256"
+DPKG_SHA_LABEL = "medalboard.env.dpkg-sha256"
+CONTENTS_DIR = "opt/medalboard/environment"
 
 
 def _nothing_more(rootfs: Path) -> None:
@@ -84,6 +86,9 @@ class Recipe:
     # A fingerprint of what `finish` writes, kept as the image's label REVISION_LABEL: an image of the
     # tag with another one was built by an older recipe and is rebuilt ("" : the tag alone is the cache).
     revision: str = ""
+    apt_packages: tuple[str, ...] = ()  # installed by apt-get in the root filesystem, after debootstrap
+    flavour: str = ""  # named on the image (FLAVOUR_LABEL) and on every run in it
+    python: str = ""  # the interpreter whose `pip freeze` the image records ("": none)
 
 
 AGENT = Recipe(packages=PACKAGES, self_check=("python3", "-c", SELF_CHECK))
@@ -204,10 +209,12 @@ def build(*, tag: str, force: bool = False, apt_dir: Path = APT_DIR, log=print, 
     with tempfile.TemporaryDirectory(prefix="medalboard-rootfs-", dir="/var/tmp") as scratch:
         rootfs = Path(scratch) / "rootfs"
         _debootstrap(source, rootfs, recipe.packages, log)
-        _purge_build_only(rootfs, log)
-        _finish_rootfs(rootfs, recipe)
+        if recipe.apt_packages:
+            _apt_install(rootfs, recipe.apt_packages, log)
         recipe.finish(rootfs)
-        _docker_import(rootfs, tag, source, recipe, log)
+        _finish_rootfs(rootfs, recipe)
+        labels = _record_contents(rootfs, recipe)
+        _docker_import(rootfs, tag, source, recipe, labels, log)
     _self_check(tag, recipe, log)
     seconds = time.monotonic() - started
     size = _image_size(tag)
@@ -225,12 +232,37 @@ def _debootstrap(source: AptSource, rootfs: Path, packages: tuple[str, ...], log
     _run(command, "debootstrap")
 
 
-def _purge_build_only(rootfs: Path, log) -> None:
-    installed = _run(["chroot", str(rootfs), "dpkg-query", "-W", "-f", "${Package}\\n"], "dpkg-query").split()
-    purge = [name for name in BUILD_ONLY if name in installed]
-    if purge:
-        log(f"purging {len(purge)} build-only packages")
-        _run(["chroot", str(rootfs), "dpkg", "--purge", "--force-depends", *purge], "dpkg --purge")
+def _apt_install(rootfs: Path, packages: tuple[str, ...], log) -> None:
+    """apt-get in the new root filesystem, from the mirror debootstrap wrote into its sources.list;
+    services are not started (policy-rc.d) and /proc is mounted only meanwhile."""
+    policy = rootfs / "usr/sbin/policy-rc.d"
+    policy.write_text("#!/bin/sh\nexit 101\n")
+    policy.chmod(0o755)
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "DEBIAN_FRONTEND": "noninteractive", "LANG": "C.UTF-8"}
+    _run(["mount", "-t", "proc", "proc", str(rootfs / "proc")], "mount /proc")
+    try:
+        log(f"apt-get install of {len(packages)} packages: {' '.join(packages)}")
+        _run(["chroot", str(rootfs), "apt-get", "update", "-q"], "apt-get update", env=env)
+        _run(["chroot", str(rootfs), "apt-get", "install", "-y", "-q", "--no-install-recommends", *packages],
+             "apt-get install", env=env)
+    finally:
+        subprocess.run(["umount", str(rootfs / "proc")], capture_output=True)
+        policy.unlink()
+
+
+def _record_contents(rootfs: Path, recipe: Recipe) -> dict[str, str]:
+    """The dpkg list and the pip freeze, written into the image and summed up in its labels."""
+    dpkg = _run(["chroot", str(rootfs), "dpkg-query", "-W", "-f", "${Package}=${Version}\n"], "dpkg-query")
+    clean = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8", "PIP_DISABLE_PIP_VERSION_CHECK": "1"}
+    freeze = _run(["chroot", str(rootfs), recipe.python, "-m", "pip", "freeze", "--all"], "pip freeze",
+                  env=clean) if recipe.python else ""
+    folder = rootfs / CONTENTS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "dpkg.txt").write_text(dpkg)
+    (folder / "pip-freeze.txt").write_text(freeze)
+    digest = lambda text: hashlib.sha256(text.encode()).hexdigest()  # noqa: E731
+    return {FLAVOUR_LABEL: recipe.flavour, FREEZE_LABEL: " ".join(freeze.split()), FREEZE_SHA_LABEL: digest(freeze),
+            DPKG_SHA_LABEL: digest(dpkg)}
 
 
 def _self_check(tag: str, recipe: Recipe, log) -> None:
@@ -238,10 +270,12 @@ def _self_check(tag: str, recipe: Recipe, log) -> None:
                "--user", f"{AGENT_UID}:{AGENT_UID}", tag, *recipe.self_check]
     try:
         _run(command, "the image's self-check")
+        _run(["docker", "run", "--rm", "--network", "none", "--user", "0", tag, "sh", "-c", DPKG_CHECK],
+             "the image's dpkg check (dpkg --audit, apt-get check)")
     except ImageBuildError:
         subprocess.run(["docker", "rmi", "-f", tag], capture_output=True)  # never leave a broken image cached
         raise
-    log(f"self-check passed: {' '.join(recipe.self_check[:2])} ... works in the image")
+    log(f"self-check passed: {' '.join(recipe.self_check[:2])} ... works in the image; dpkg is consistent")
 
 
 def _finish_rootfs(rootfs: Path, recipe: Recipe) -> None:
@@ -262,13 +296,15 @@ def _finish_rootfs(rootfs: Path, recipe: Recipe) -> None:
         (rootfs / folder).mkdir(parents=True, exist_ok=True)
 
 
-def _docker_import(rootfs: Path, tag: str, source: AptSource, recipe: Recipe, log) -> None:
+def _docker_import(rootfs: Path, tag: str, source: AptSource, recipe: Recipe, labels: dict[str, str],
+                   log) -> None:
     env = {"PATH": "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG": "C.UTF-8",
            "HOME": "/tmp", "PYTHONDONTWRITEBYTECODE": "1", **recipe.env}
     changes = [
         *(f"ENV {name}={value}" for name, value in env.items()),
         f"LABEL {IMAGE_LABEL}=1 medalboard.apt-source=\"{source.uri} {source.suite}\"",
         *([f"LABEL {REVISION_LABEL}={recipe.revision}"] if recipe.revision else []),
+        *(f"LABEL {name}={json.dumps(value)}" for name, value in labels.items() if value),
         *recipe.changes,
     ]
     command = ["docker", "import"] + [arg for change in changes for arg in ("--change", change)] + ["-", tag]
@@ -282,8 +318,8 @@ def _docker_import(rootfs: Path, tag: str, source: AptSource, recipe: Recipe, lo
             raise ImageBuildError(f"tar of {rootfs} failed with exit code {tar.returncode}")
 
 
-def _run(command: list[str], step: str, stdin=None) -> str:
-    result = subprocess.run(command, stdin=stdin, capture_output=True, text=True)
+def _run(command: list[str], step: str, stdin=None, env: dict[str, str] | None = None) -> str:
+    result = subprocess.run(command, stdin=stdin, capture_output=True, text=True, env=env)
     if result.returncode != 0:
         tail = (result.stderr or result.stdout)[-2000:]
         raise ImageBuildError(f"{step} failed with exit code {result.returncode}:\n{tail}")

@@ -3,7 +3,8 @@
     recipe = build(task, spec, backend, tick=lambda: leases.fence(held))
 
 One JSON object (Run.recipe; docs/trust.md, Reproductions): the agent (name, version, image and the
-image's id, the command as it ran), the model, the data (the competition and a hash of its public
+image's id, what the image says it holds: its mlebench-env flavour, full or light, and the sha256s
+of its pip freeze and dpkg list; the command as it ran), the model, the data (the competition and a hash of its public
 folder), the seed, the settings, the hardware (GPUs by name, CPUs, memory), the time limit, the
 network and how the sandbox ran (backend, OCI runtime, runner). A reproduction reads the job it
 re-submits from the job; the recipe is what says, afterwards, whether both ran the same thing.
@@ -54,10 +55,13 @@ def build(task: JobTask, spec: SandboxSpec, backend: Backend, tick: Tick | None 
         data = data_version(spec.data_dir, tick)
     except OSError as exc:  # a record, never a reason to stop the run
         data = {"error": f"{exc.__class__.__name__}: {exc}"[:200]}
+    agent = {"name": job.agent.name, "version": agent_version(job), "image": spec.image,
+             "image_id": described.pop("image_id", ""), "command": list(job.agent.command)}
+    if environment := described.pop("image_environment", None):  # e.g. {"flavour": "light", ...}
+        agent["environment"] = environment
     return {
         "version": RECIPE_VERSION,
-        "agent": {"name": job.agent.name, "version": agent_version(job), "image": spec.image,
-                  "image_id": described.pop("image_id", ""), "command": list(job.agent.command)},
+        "agent": agent,
         "model": job.model_name,
         "data": {"competition": task.competition.slug, **data},
         "seed": task.seed, "settings": job.settings,

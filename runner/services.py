@@ -212,7 +212,22 @@ def _check_image(definition: AgentDefinition) -> None:
         return  # the site's own image: built with the documented command on each runner
     image = agent_image(definition)
     if not any("*" in r.images or image in r.images for r in runners):
-        raise JobError(f"the image {image!r} does not exist on any runner")
+        raise JobError(_missing_image(definition, image))
+
+
+def _missing_image(definition: AgentDefinition, image: str) -> str:
+    """Why an agent's image is on no runner, and how to build it."""
+    if definition.package_format != "mlebench":
+        return f"the image {image!r} does not exist on any runner"
+    build = f"`python manage.py build_agent_images {definition.name}` on a Docker runner's host"
+    failure = (definition.package or {}).get("build_error")
+    if failure:
+        cause = f" (likely cause: {failure['cause']})" if failure.get("cause") else ""
+        step = f" at {failure['step']}" if failure.get("step") else ""
+        return (f"agent {definition.name}: its image {image} did not build{step}{cause} when it was imported; "
+                f"fix its folder, then run {build}. The build said: {failure.get('error', '')[-1500:]}")
+    return (f"agent {definition.name}: its image {image} is not built on any runner (imported with --no-build, "
+            f"or built where no runner reports it): run {build}")
 
 
 def _check_requirements(requirements: dict[str, str]) -> None:

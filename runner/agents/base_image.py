@@ -1,31 +1,72 @@
-"""The `mlebench-env` image that MLE-bench agents' Dockerfiles start FROM, built offline.
+"""The `mlebench-env` image that MLE-bench agents' Dockerfiles start FROM, in two flavours.
 
-MLE-bench's own base is Ubuntu with Miniconda and CUDA wheels, downloaded at build time. Ours is the
-site's debootstrapped Debian (runner.agent_image) with what those Dockerfiles and start scripts rely
-on: the user `nonroot`, /home/data and /home/submission (the sandbox adds logs, code and agent), a
-root-only /private, an environment named `agent` (a venv at /opt/conda/envs/agent over Debian's
-python3 with numpy, pandas, scipy and scikit-learn) and a `conda` on PATH that covers the commands
-they use (runner.agents.conda_shim), plus curl (validate_submission.sh) and envsubst (their prompts).
+MLE-bench's own base is Ubuntu with Miniconda, its system packages and, in the `agent` conda
+environment, its pinned requirements (requirements/mlebench.txt, then requirements/mlebench-heavy.txt's
+installs). Ours is the site's debootstrapped Debian (runner.agent_image) with what those Dockerfiles and
+start scripts rely on: the user `nonroot`, /home/data and /home/submission (the sandbox adds logs,
+code and agent), a root-only /private, an environment named `agent` (a venv of Debian's Python 3.11
+at /opt/conda/envs/agent) and a `conda` on PATH that covers the commands they use
+(runner.agents.conda_shim), plus curl (validate_submission.sh) and envsubst (their prompts).
 
-    python manage.py build_agent_image --mlebench-env
+- `full`: MLE-bench's system packages (git, build-essential, ffmpeg, libsm6, libxext6, p7zip, tmux,
+  ...) and every pin of MLE-bench's requirements, torch and TensorFlow included: its world.
+- `light`: the few system packages the sandbox needs and requirements/light.txt, a subset of the
+  same pins (numpy, pandas, scipy, scikit-learn); for tests and small sites, and named on every run.
+
+Both take their Python packages from the operator's index (pip in the root filesystem, on this host's
+network; PIP_INDEX_URL, PIP_EXTRA_INDEX_URL, PIP_TRUSTED_HOST and the proxy variables are passed on)
+into a wheelhouse kept on the host (WHEELHOUSE), so a rebuild of the same requirements is a cache hit
+that needs no index at all. Both keep a
+consistent dpkg: an agent's `apt-get install` works where its build network reaches the mirror.
+
+    python manage.py build_agent_image --mlebench-env [--flavour full]
 """
 
 from __future__ import annotations
 
+import fcntl
+import functools
 import hashlib
 import os
 import shutil
 import subprocess
 from pathlib import Path
 
-from runner.agent_image import PACKAGES, Recipe
+from runner import agent_image
+from runner.agent_image import ImageBuildError, Recipe
 
 TAG = "mlebench-env"
 USER = "nonroot"
 CONDA_ROOT = "/opt/conda"
 AGENT_ENV = f"{CONDA_ROOT}/envs/agent"
 SHIM = Path(__file__).resolve().parent / "conda_shim.py"
-EXTRA_PACKAGES = ("python3-venv", "python-is-python3", "curl", "gettext-base", "unzip", "zip", "procps")
+PACKAGES = ("python3", "python3-venv", "python-is-python3", "ca-certificates", "curl", "gettext-base", "unzip",
+            "zip", "procps")
+# MLE-bench's environment/Dockerfile `apt-get install` list, as Debian names them (`gettext` brings
+# envsubst as on Ubuntu); installed without recommends.
+MLEBENCH_APT = ("curl", "wget", "git", "vim", "nano", "unzip", "zip", "p7zip-full", "python3", "python3-pip",
+                "python3-venv", "python3-dev", "python-is-python3", "build-essential", "openssh-server", "tmux",
+                "gettext", "sudo", "ffmpeg", "libsm6", "libxext6")
+REQUIREMENTS = Path(__file__).resolve().parent / "requirements"
+# Each flavour's pip installs into the `agent` environment, in order: one list of pip arguments each.
+REQUIREMENTS_IN_ROOTFS = "tmp/requirements"
+PIP_STEPS = {
+    "light": (("-r", f"/{REQUIREMENTS_IN_ROOTFS}/light.txt"),),
+    # A conda environment comes with `wheel`, a venv without: setup.py-only sdists among MLE-bench's pins
+    # (bayespy, kaggle, rouge-score, efficientnet-pytorch, ...) need it for `pip wheel`.
+    "full": (("wheel==0.44.0",), ("-r", f"/{REQUIREMENTS_IN_ROOTFS}/mlebench.txt"),
+             *(tuple(line.split()) for line in (REQUIREMENTS / "mlebench-heavy.txt").read_text().splitlines()
+               if line.strip() and not line.startswith("#"))),
+}
+# Passed from this host's environment to pip in the root filesystem: where packages come from.
+PIP_ENV = ("PIP_INDEX_URL", "PIP_EXTRA_INDEX_URL", "PIP_TRUSTED_HOST", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY",
+           "http_proxy", "https_proxy", "no_proxy")
+WHEELHOUSE = Path(os.environ.get("MEDALBOARD_WHEELHOUSE_DIR", "/var/cache/medalboard/wheelhouse"))
+WHEELHOUSE_IN_ROOTFS = "var/cache/medalboard-wheelhouse"
+# pip in the build trusts the certificates this host's pip trusts (an operator's index or TLS proxy
+# may have its own CA); the bundle is in the root filesystem only during the installs.
+HOST_CA_BUNDLES = ("PIP_CERT", "REQUESTS_CA_BUNDLE", "SSL_CERT_FILE")
+CA_IN_ROOTFS = "tmp/medalboard-host-ca.pem"
 ACTIVATE = f'eval "$({CONDA_ROOT}/bin/conda shell.bash activate "${{1:-base}}")"\n'
 PROFILE = f'eval "$({CONDA_ROOT}/bin/conda shell.bash hook)"\n'
 PIP_CONF = "[global]\ndisable-pip-version-check = true\nno-input = true\n"
@@ -47,10 +88,12 @@ echo mlebench-env ok
 """
 
 
-def finish(rootfs: Path) -> None:
-    """The `agent` venv, the conda shim and its activate scripts, /private, pip's offline manners."""
-    subprocess.run(["chroot", str(rootfs), "/usr/bin/python3", "-m", "venv", "--system-site-packages", AGENT_ENV],
-                   check=True, capture_output=True)
+def finish(rootfs: Path, *, flavour: str) -> None:
+    """The `agent` venv with the flavour's requirements, the conda shim and its activate scripts,
+    /private, pip's offline manners."""
+    agent_image._run(["chroot", str(rootfs), "/usr/bin/python3", "-m", "venv", AGENT_ENV],
+                     "making the agent environment")
+    install_requirements(rootfs, PIP_STEPS[flavour])
     conda_bin = rootfs / CONDA_ROOT.lstrip("/") / "bin"
     conda_bin.mkdir(parents=True, exist_ok=True)
     shutil.copyfile(SHIM, conda_bin / "conda")
@@ -65,6 +108,62 @@ def finish(rootfs: Path) -> None:
     (rootfs / "private").mkdir(mode=0o700, exist_ok=True)
 
 
+def install_requirements(rootfs: Path, steps: tuple[tuple[str, ...], ...]) -> None:
+    """pip in the root filesystem, one install per step, from the host's wheelhouse (moved in and out:
+    nothing of it stays in the image; one build at a time holds it). A step the wheelhouse already
+    holds, by the sha256 of its arguments and requirement files, installs with --no-index: no
+    network at all; another is first fetched into it with `pip wheel` from the operator's index."""
+    WHEELHOUSE.parent.mkdir(parents=True, exist_ok=True)
+    with open(WHEELHOUSE.parent / "wheelhouse.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        inside = rootfs / WHEELHOUSE_IN_ROOTFS
+        inside.parent.mkdir(parents=True, exist_ok=True)
+        if WHEELHOUSE.is_dir():
+            shutil.move(WHEELHOUSE, inside)
+        (inside / "steps").mkdir(parents=True, exist_ok=True)
+        shutil.copytree(REQUIREMENTS, rootfs / REQUIREMENTS_IN_ROOTFS)
+        shutil.copyfile(_host_ca_bundle(), rootfs / CA_IN_ROOTFS)
+        try:
+            for step in steps:
+                done = inside / "steps" / _step_key(step)
+                if not done.exists():
+                    _pip(rootfs, "wheel", "--wheel-dir", f"/{WHEELHOUSE_IN_ROOTFS}", *step)
+                    done.write_text(" ".join(step) + "\n")
+                _pip(rootfs, "install", "--no-index", *step)
+        finally:
+            shutil.rmtree(WHEELHOUSE, ignore_errors=True)
+            shutil.move(inside, WHEELHOUSE)
+            shutil.rmtree(rootfs / REQUIREMENTS_IN_ROOTFS)
+            (rootfs / CA_IN_ROOTFS).unlink()
+
+
+def _step_key(step: tuple[str, ...]) -> str:
+    named = [arg for arg in step if arg.startswith(f"/{REQUIREMENTS_IN_ROOTFS}/")]
+    files = [(REQUIREMENTS / Path(arg).name).read_bytes() for arg in named]
+    return hashlib.sha256(repr((step, files)).encode()).hexdigest()
+
+
+def _host_ca_bundle() -> str:
+    named = [os.environ[name] for name in HOST_CA_BUNDLES if os.environ.get(name)]
+    found = next((path for path in [*named, "/etc/ssl/certs/ca-certificates.crt"] if os.path.isfile(path)), None)
+    if found is None:
+        raise ImageBuildError("no CA bundle on this host for pip to trust (PIP_CERT, REQUESTS_CA_BUNDLE, "
+                              "SSL_CERT_FILE or /etc/ssl/certs/ca-certificates.crt)")
+    return found
+
+
+def _pip(rootfs: Path, command: str, *args: str) -> None:
+    env = {"PATH": "/usr/sbin:/usr/bin:/sbin:/bin", "HOME": "/root", "LANG": "C.UTF-8", "PIP_NO_CACHE_DIR": "1",
+           "PIP_DISABLE_PIP_VERSION_CHECK": "1", "PIP_NO_INPUT": "1", "PIP_CERT": f"/{CA_IN_ROOTFS}",
+           "PIP_FIND_LINKS": f"/{WHEELHOUSE_IN_ROOTFS}",
+           **{name: os.environ[name] for name in PIP_ENV if os.environ.get(name)}}
+    done = subprocess.run(["chroot", str(rootfs), f"{AGENT_ENV}/bin/python", "-m", "pip", command, "--progress-bar",
+                           "off", *args], env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        raise ImageBuildError(f"pip {command} {' '.join(args)} in the agent environment failed with exit code "
+                              f"{done.returncode}:\n{(done.stderr or done.stdout)[-3000:]}")
+
+
 def _revision(*parts) -> str:
     """What finish() writes and the layout, as a fingerprint: a host whose mlebench-env came from an
     older recipe builds it again instead of keeping it by its tag."""
@@ -75,14 +174,29 @@ def _revision(*parts) -> str:
 # agent's Dockerfile's to make (MLE-bench's aide and mlagentbench `RUN mkdir` them without -p, which
 # fails on a folder that exists); the sandbox mounts logs and code and seeds agent at run time.
 FOLDERS = ("home/data", "home/submission", "opt/medalboard")
-RECIPE = Recipe(
-    packages=(*PACKAGES, *EXTRA_PACKAGES),
-    self_check=("bash", "-c", SELF_CHECK),
-    user=USER,
-    folders=FOLDERS,
-    finish=finish,
-    env={"PATH": f"{CONDA_ROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
-         "CONDA_ENV_NAME": "agent"},
-    changes=("WORKDIR /home", 'CMD ["bash"]'),
-    revision=_revision(FOLDERS, ACTIVATE, PROFILE, PIP_CONF, SELF_CHECK, EXTRA_PACKAGES, AGENT_ENV),
-)
+
+
+def recipe(flavour: str) -> Recipe:
+    if flavour not in PIP_STEPS:
+        raise ImageBuildError(f"no mlebench-env flavour {flavour!r} ({' or '.join(PIP_STEPS)})")
+    requirements = tuple((REQUIREMENTS / name).read_bytes() for name in sorted(os.listdir(REQUIREMENTS)))
+    apt = MLEBENCH_APT if flavour == "full" else ()
+    return Recipe(
+        packages=PACKAGES,
+        apt_packages=apt,
+        self_check=("bash", "-c", SELF_CHECK),
+        user=USER,
+        folders=FOLDERS,
+        finish=functools.partial(finish, flavour=flavour),
+        env={"PATH": f"{CONDA_ROOT}/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",
+             "CONDA_ENV_NAME": "agent"},
+        changes=("WORKDIR /home", 'CMD ["bash"]'),
+        revision=_revision(FOLDERS, ACTIVATE, PROFILE, PIP_CONF, SELF_CHECK, PACKAGES, apt, AGENT_ENV, flavour,
+                           PIP_STEPS[flavour], requirements),
+        flavour=flavour,
+        python=f"{AGENT_ENV}/bin/python",
+    )
+
+
+FLAVOURS = tuple(PIP_STEPS)
+RECIPE = recipe("light")  # what tests and CI build as `mlebench-env`

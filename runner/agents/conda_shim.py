@@ -1,9 +1,10 @@
 #!/usr/bin/python3 -I
 """`conda` for the mlebench-env image: the parts of conda MLE-bench's agents use, over Python venvs.
 
-MLE-bench's base image has Miniconda with an environment named `agent`; ours has no registry to
-download conda from, so each "environment" is a venv under /opt/conda/envs made with
---system-site-packages over Debian's python3 (numpy, pandas, scipy, scikit-learn). What works:
+MLE-bench's base image has Miniconda with an environment named `agent`; ours does not download conda,
+so each "environment" is a venv under /opt/conda/envs: `agent` made by the image build with the
+flavour's pinned requirements (runner.agents.base_image), others by `conda create` with
+--system-site-packages over Debian's python3. What works:
 
     conda run [-n NAME | -p PREFIX] [--no-capture-output] [--live-stream] [--cwd DIR] CMD ...
     eval "$(conda shell.bash hook)"   then   conda activate NAME / conda deactivate

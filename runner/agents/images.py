@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import tarfile
 import tempfile
 from pathlib import Path
@@ -37,8 +38,36 @@ BASE_LABEL = "medalboard.base-image"
 LOG_LINES = 40
 
 
+# The likely cause of a failed step, from what its last lines say, first match first: a step without a
+# network also fails to find its packages.
+CAUSES = (
+    ("network", ("temporary failure resolving", "could not resolve", "name or service not known",
+                 "network is unreachable", "failed to establish a new connection", "connection refused",
+                 "connection timed out", "max retries exceeded", "unable to access 'http", "could not connect",
+                 "failed to connect", "no route to host", "temporary failure in name resolution",
+                 "certificate verify failed")),
+    ("privileged", ("operation not permitted", "permission denied", "cannot mount", "mount:", "privileged",
+                    "iptables", "cgroup", "/var/run/docker.sock")),
+    ("base", ("cannot find command", "command not found", "no such file or directory: 'git'")),
+    ("mirror", ("unable to locate package", "unmet dependencies", "has no installation candidate", "404  not found",
+                "404 not found", "hash sum mismatch", "is not signed", "no longer has a release file",
+                "no matching distribution found", "could not find a version that satisfies")),
+)
+
+
+DOWNLOADERS = re.compile(r"\b(curl|wget|apt-get|apt|pip3?|git|conda|mamba|npm|uv)\s")
+
+
 class AgentBuildError(Exception):
-    """An agent image could not be built; the message says which agent and what Docker said."""
+    """An agent image could not be built; the message says which agent, which step, what it said last
+    and the likely cause (`cause`: network, base, privileged, mirror, or "" when nothing says)."""
+
+    def __init__(self, message: str, *, step: str = "", cause: str = "", tail: str = ""):
+        super().__init__(message)
+        self.step, self.cause, self.tail = step, cause, tail
+
+    def as_record(self) -> dict:
+        return {"error": str(self)[:4000], "step": self.step, "cause": self.cause}
 
 
 def build_network() -> str:
@@ -150,14 +179,59 @@ def _build(client, agent_id: str, **kwargs):
     try:
         image, _ = client.images.build(rm=True, forcerm=True, network_mode=build_network(), **kwargs)
     except docker.errors.BuildError as exc:
-        raise AgentBuildError(f"{agent_id}: docker build failed: {exc.msg}\n{_tail(exc.build_log)}") from None
+        raise failed_step(agent_id, exc.msg, list(exc.build_log or [])) from None
     except docker.errors.APIError as exc:
         raise AgentBuildError(f"{agent_id}: docker build failed: {exc.explanation or exc}") from None
     return image
 
 
+def failed_step(agent_id: str, said: str, build_log: list[dict]) -> AgentBuildError:
+    """What a failed build says: its step (`Step 4/9 : RUN ...`), its last lines, the likely cause."""
+    lines = [str(entry.get("stream") or entry.get("error") or "").rstrip() for entry in build_log]
+    steps = [line.strip() for line in lines if line.strip().startswith("Step ")]
+    step = steps[-1] if steps else ""
+    tail = _tail(build_log)
+    cause, hint = likely_cause(f"{tail}\n{said}", step)
+    where = f" at {step[:300]}" if step else ""
+    message = f"{agent_id}: docker build failed{where}: {said}\nlikely cause: {hint}\nlast lines:\n{tail}"
+    return AgentBuildError(message, step=step, cause=cause, tail=tail)
+
+
+def likely_cause(text: str, step: str = "") -> tuple[str, str]:
+    """(cause, a sentence for the operator) from a failed step's output; where the output says
+    nothing (the daemon may drop a short step's last output), a step that runs a downloader without
+    a build network."""
+    lowered = text.lower()
+    cause = next((name for name, signs in CAUSES if any(sign in lowered for sign in signs)), "")
+    network = build_network()
+    if not cause and network == "none" and DOWNLOADERS.search(step.partition(" : ")[2]):
+        cause = "network"
+    if cause == "network":
+        hint = (f"network: the step reached for a host it could not reach; builds use the network {network!r} "
+                "(MEDALBOARD_AGENTS_BUILD_NETWORK)")
+        if "certificate verify failed" in lowered:
+            hint += "; TLS: the host answered with a certificate the image does not trust (a TLS-intercepting proxy?)"
+        if "github.com" in lowered:
+            hint += "; a git host: give the build a git mirror, or vendor the repository into the agent's folder"
+        return cause, hint
+    if cause == "mirror":
+        return cause, ("mirror: the package index answered but lacks what the step asks for, or the base's apt "
+                       f"state is broken (rebuild {base_image.TAG}: build_agent_image --mlebench-env --force); "
+                       f"the build network is {network!r}")
+    if cause == "base":
+        return cause, (f"base: the step runs a tool {base_image.TAG} lacks (the light flavour has no git, compilers "
+                       "or ffmpeg): build the full one, build_agent_image --mlebench-env --flavour full")
+    if cause == "privileged":
+        return cause, ("privileged: the step needs privileges an image build never gets (no --privileged, no "
+                       "mounts, no Docker socket): do it at run time, or leave the step out")
+    return "", "the step itself failed (see its last lines)"
+
+
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 def _tail(build_log) -> str:
-    lines = [str(entry.get("stream") or entry.get("error") or "").rstrip() for entry in build_log or []]
+    lines = [ANSI.sub("", str(entry.get("stream") or entry.get("error") or "")).rstrip() for entry in build_log or []]
     return "\n".join([line for line in lines if line][-LOG_LINES:])
 
 

@@ -3,9 +3,12 @@
     report = import_agents("agents/", build=True)
 
 Everything is read and checked first, then (unless `build=False`) every image is built on this Docker
-host, and only then are the rows written, in one transaction: a bad folder or a failed build stores
-nothing. A `privileged` agent the site does not allow is left out (ImportReport.refused says why)
-and the folder's other agents are imported. Re-importing the same content changes nothing; a changed
+host, and only then are the rows written, in one transaction: a bad folder stores nothing. An agent
+that is `privileged` where the site does not allow it, or whose Dockerfile is refused, is left out
+(ImportReport.refused says why) and the folder's other agents are imported. An agent whose image
+fails to build is stored with the failure (ImportReport.unbuilt; its row's package holds
+`build_error`: the step, the cause, the last lines), so a job naming it says why; the folder's other
+agents are built and stored all the same. Re-importing the same content changes nothing; a changed
 folder gives its agents a new version (and image tag). Jobs keep the version they were made with (Job.agent_version).
 """
 
@@ -29,8 +32,21 @@ class ImportReport:
     unchanged: list[str] = field(default_factory=list)
     images: list[dict] = field(default_factory=list)
     refused: dict[str, str] = field(default_factory=dict)  # agent id -> why it was not imported
+    unbuilt: dict[str, str] = field(default_factory=dict)  # agent id -> why its image did not build (stored)
     removed: list[str] = field(default_factory=list)  # a replaced folder's other agents (runner.agents.folders)
     kept: list[str] = field(default_factory=list)  # ... those jobs used, which stay
+
+    def summary(self) -> list[str]:
+        """Lines for the operator: what was refused or not built, and what to do."""
+        lines = [f"not imported: {reason}" for reason in self.refused.values()]
+        lines += [f"imported but not built: {reason}" for reason in dict.fromkeys(self.unbuilt.values())]
+        if self.refused or self.unbuilt:
+            names = sorted({*self.refused, *self.unbuilt})
+            lines.append(f"{len(self.refused)} refused, {len(self.unbuilt)} not built ({', '.join(names)}). Agents "
+                         "that are not built are stored: jobs naming them are refused with the reason until "
+                         "`python manage.py build_agent_images ID` builds them; --no-build imports without "
+                         "building at all.")
+        return lines
 
 
 def limits() -> Limits:
@@ -45,23 +61,42 @@ def import_agents(path: Path | str, *, build: bool = True, force_build: bool = F
     variants = read_agents(path, limits(), refused=report.refused)
     _refuse_site_agents(variants)
     clashes = folders.check_one_folder(variants, replace=replace)
+    failures: dict[str, dict] = {}
     if build:
-        report.images = build_images(variants, force=force_build, log=log)
+        report.images = build_images(variants, force=force_build, log=log, failures=failures)
+        report.unbuilt = {agent: failure["error"] for agent, failure in failures.items()}
     with transaction.atomic():
         report.removed, report.kept = folders.remove_replaced(clashes, variants) if clashes else ([], [])
         for variant in variants:
-            getattr(report, _store(variant)).append(variant.id)
+            getattr(report, _store(variant, failures.get(variant.id))).append(variant.id)
     if build:
         refresh_runner_images()
     return report
 
 
-def build_images(variants: list[Variant], *, force: bool = False, log=print) -> list[dict]:
-    """Each distinct image once (variants of one folder and Dockerfile share theirs)."""
-    from runner.agents.images import build_image
+def build_images(variants: list[Variant], *, force: bool = False, log=print,
+                 failures: dict[str, dict] | None = None) -> list[dict]:
+    """Each distinct image once (variants of one folder and Dockerfile share theirs). A failed build
+    raises, unless `failures` is given: then each variant of that image gets the failure's record
+    (AgentBuildError.as_record) under its id, and the other images are built."""
+    from runner.agents.images import AgentBuildError, build_image
 
-    by_tag = {v.image: v for v in variants}
-    return [build_image(v, force=force, log=log) for v in by_tag.values()]
+    by_tag: dict[str, list[Variant]] = {}
+    for variant in sorted(variants, key=lambda v: v.id):
+        by_tag.setdefault(variant.image, []).append(variant)
+    images = []
+    for tag, sharing in by_tag.items():
+        try:
+            images.append(build_image(sharing[0], force=force, log=log))
+        except AgentBuildError as exc:
+            if failures is None:
+                raise
+            ids = ", ".join(v.id for v in sharing)
+            log(f"the image of {ids} did not build: {exc}")
+            record = exc.as_record()
+            for variant in sharing:
+                failures[variant.id] = {**record, "error": f"the image {tag} (of {ids}) did not build: {exc}"}
+    return images
 
 
 def _refuse_site_agents(variants: list[Variant]) -> None:
@@ -71,10 +106,11 @@ def _refuse_site_agents(variants: list[Variant]) -> None:
         raise AgentFormatError(f"agent ids already used by agents defined on the site: {', '.join(sorted(taken))}")
 
 
-def _store(variant: Variant) -> str:
+def _store(variant: Variant, build_error: dict | None = None) -> str:
+    package = {**variant.as_config(), **({"build_error": build_error} if build_error else {})}
     values = {
         "image": variant.image, "command": variant.command(), "env_vars": variant.secret_names(),
-        "builtin": False, "package_format": FORMAT, "version": variant.version, "package": variant.as_config(),
+        "builtin": False, "package_format": FORMAT, "version": variant.version, "package": package,
         "description": f"MLE-bench agent {variant.id} from {variant.config_file}",
     }
     current = AgentDefinition.objects.filter(name=variant.id).first()
@@ -85,6 +121,18 @@ def _store(variant: Variant) -> str:
         return "unchanged"
     AgentDefinition.objects.filter(pk=current.pk).update(**values)
     return "updated"
+
+
+def record_builds(variants: list[Variant], failures: dict[str, dict]) -> None:
+    """After a build on a runner: each variant's row keeps its new failure, or loses its old one."""
+    with transaction.atomic():
+        for row in AgentDefinition.objects.select_for_update().filter(name__in=[v.id for v in variants],
+                                                                       package_format=FORMAT):
+            package = {key: value for key, value in row.package.items() if key != "build_error"}
+            if row.name in failures:
+                package["build_error"] = failures[row.name]
+            if package != row.package:
+                AgentDefinition.objects.filter(pk=row.pk).update(package=package)
 
 
 def packaged_variants(ids: list[str] | None = None) -> list[Variant]:

@@ -44,6 +44,10 @@ class AgentFormatError(Exception):
     """The agents folder cannot be imported; the message names the file and the problem."""
 
 
+class VariantRefused(AgentFormatError):
+    """One agent of the folder cannot be imported (its Dockerfile is refused); the others can."""
+
+
 @dataclass(frozen=True)
 class Limits:
     max_bytes: int = 256 << 20
@@ -132,9 +136,10 @@ def image_tag(name: str, version: str) -> str:
 def read_agents(path: Path | str, limits: Limits = Limits(), refused: dict[str, str] | None = None) -> list[Variant]:
     """Every agent of every `*/config.yaml` under `path`; raises AgentFormatError on any problem.
 
-    A `privileged` agent the site does not allow raises too, unless `refused` is given: then it is
-    left out, with the reason under its id, and the folder's other agents are read (MLE-bench's own
-    agents/ holds one, opendevin, beside agents that need nothing of the kind)."""
+    A `privileged` agent the site does not allow, or one whose Dockerfile is refused, raises too,
+    unless `refused` is given: then it is left out, with the reason under its id, and the folder's
+    other agents are read (MLE-bench's own agents/ holds one, opendevin, beside agents that need
+    nothing of the kind)."""
     root = Path(path).resolve()
     if not root.is_dir():
         raise AgentFormatError(f"{path}: not a folder")
@@ -144,7 +149,7 @@ def read_agents(path: Path | str, limits: Limits = Limits(), refused: dict[str, 
     hashes: dict[Path, str] = {}
     variants: dict[str, Variant] = {}
     for config in configs:
-        for variant in _read_config(root, config, limits, hashes):
+        for variant in _read_config(root, config, limits, hashes, refused):
             if variant.id in variants:
                 raise AgentFormatError(f"{config}: agent id {variant.id!r} is also defined in "
                                        f"{root / variants[variant.id].config_file}")
@@ -163,7 +168,8 @@ def read_agents(path: Path | str, limits: Limits = Limits(), refused: dict[str, 
     return list(variants.values())
 
 
-def _read_config(root: Path, config: Path, limits: Limits, hashes: dict[Path, str]) -> list[Variant]:
+def _read_config(root: Path, config: Path, limits: Limits, hashes: dict[Path, str],
+                 refused: dict[str, str] | None) -> list[Variant]:
     relative = str(config.relative_to(root))
     contents, templates = _load_yaml(config)
     if not isinstance(contents, dict):
@@ -172,7 +178,12 @@ def _read_config(root: Path, config: Path, limits: Limits, hashes: dict[Path, st
     for key, body in contents.items():
         if key in templates or not isinstance(body, dict) or not ({"start", "dockerfile"} & set(body)):
             continue  # e.g. `vars:` or `defaults:`, which only hold what the agents merge in
-        variants.append(_variant(root, config, relative, key, body, limits, hashes))
+        try:
+            variants.append(_variant(root, config, relative, key, body, limits, hashes))
+        except VariantRefused as exc:
+            if refused is None:
+                raise
+            refused[str(key)] = str(exc)
     return variants
 
 
@@ -279,7 +290,7 @@ def _check_dockerfile(path: Path, where: str) -> None:
     try:
         check_file(path, where=f"{where}: {path}")
     except DockerfileRefused as exc:
-        raise AgentFormatError(str(exc)) from None
+        raise VariantRefused(str(exc)) from None
 
 
 def _text_values(mapping, where: str) -> dict[str, str]:

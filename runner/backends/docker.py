@@ -75,6 +75,10 @@ DEFAULT_RUNTIME = "runc"
 LABEL = "medalboard.sandbox"
 RUNNER_LABEL = "medalboard.runner"
 SITE_LABEL = "medalboard.site"
+# runner.agent_image's record of what an image holds, as a run's recipe keeps it (the freeze itself,
+# medalboard.env.pip-freeze, is in the image and its label, not in every recipe).
+IMAGE_ENV_LABELS = {"medalboard.env.flavour": "flavour", "medalboard.env.pip-freeze-sha256": "pip_freeze_sha256",
+                    "medalboard.env.dpkg-sha256": "dpkg_sha256"}
 LOG_MAX_BYTES = 8 << 20  # the agent's output Docker keeps, in two rotated files of half this size
 DEFAULT_BRIDGE = "com.docker.network.bridge.default_bridge"  # the option that marks Docker's own bridge
 AGENT_UID = 1000  # the `agent` user of the image runner/agent_image.py builds
@@ -180,9 +184,11 @@ class DockerBackend(Backend):
 
     def describe(self, spec: SandboxSpec) -> dict:
         with _daemon_errors():
-            image_id = self.client.images.get(spec.image).id
-        return {"backend": self.name, "runtime": self.runtime, "image": spec.image, "image_id": image_id,
-                "runner": self.runner_name}
+            image = self.client.images.get(spec.image)
+        described = {"backend": self.name, "runtime": self.runtime, "image": spec.image, "image_id": image.id,
+                     "runner": self.runner_name}
+        environment = image_environment(image.labels or {})
+        return {**described, "image_environment": environment} if environment else described
 
     def remove_stale(self, prefix: str = "medalboard-") -> int:
         """This runner's own leftover sandboxes (its name on the label); other runners' are left alone."""
@@ -398,6 +404,11 @@ def _home(spec: SandboxSpec) -> tuple:
 def _sandbox_user() -> str:
     uid = os.getuid()
     return f"{AGENT_UID}:{AGENT_UID}" if uid == 0 else f"{uid}:{os.getgid()}"
+
+
+def image_environment(labels: dict[str, str]) -> dict[str, str]:
+    """What an image says it holds (agent images built FROM mlebench-env inherit its labels)."""
+    return {key: labels[label] for label, key in IMAGE_ENV_LABELS.items() if labels.get(label)}
 
 
 def _remove(container) -> None:

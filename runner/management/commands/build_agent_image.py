@@ -19,12 +19,18 @@ class Command(BaseCommand):
         parser.add_argument("--force", action="store_true", help="rebuild even if the tag exists")
         parser.add_argument("--mlebench-env", action="store_true",
                             help="build `mlebench-env`, the base of agents packaged as MLE-bench packages them")
+        parser.add_argument("--flavour", default="light", help="with --mlebench-env: `full` (MLE-bench's system "
+                            "packages and pinned requirements, torch and TensorFlow included) or `light` (a subset "
+                            "of the same pins, for tests; the default)")
 
-    def handle(self, *args, tag, force, mlebench_env, **options):
+    def handle(self, *args, tag, force, mlebench_env, flavour, **options):
         if mlebench_env:
             from runner.agents import base_image
 
-            recipe, tag = base_image.RECIPE, tag or base_image.TAG
+            try:
+                recipe, tag = base_image.recipe(flavour), tag or base_image.TAG
+            except ImageBuildError as exc:
+                raise CommandError(str(exc)) from exc
         else:
             recipe, tag = AGENT, tag or settings.MEDALBOARD_AGENT_IMAGE
         try:

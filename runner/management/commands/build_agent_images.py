@@ -14,13 +14,19 @@ class Command(BaseCommand):
     def handle(self, *args, ids, force, **options):
         # The Docker SDK is imported when images are built, not when commands are listed
         from runner.agents.images import AgentBuildError
-        from runner.agents.importer import build_images, packaged_variants, refresh_runner_images
+        from runner.agents.importer import build_images, packaged_variants, record_builds, refresh_runner_images
         from runner.agents.mlebench import AgentFormatError
         from runner.backends import BackendUnavailable
 
+        failures: dict[str, dict] = {}
         try:
-            images = build_images(packaged_variants(ids), force=force, log=self.stderr.write)
+            variants = packaged_variants(ids)
+            images = build_images(variants, force=force, log=self.stderr.write, failures=failures)
         except (AgentFormatError, AgentBuildError, BackendUnavailable) as exc:
             raise CommandError(str(exc)) from exc
+        record_builds(variants, failures)
         refresh_runner_images()
         self.stdout.write(json.dumps(images))
+        if failures:
+            raise CommandError(f"not built: {', '.join(sorted(failures))} (the others were); the reasons are above "
+                               "and on each agent: a job naming it is refused with its reason")

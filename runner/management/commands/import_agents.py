@@ -26,7 +26,7 @@ class Command(BaseCommand):
             report = import_agents(path, build=not no_build, force_build=force_build, replace=replace,
                                    log=self.stderr.write)
         except (AgentFormatError, AgentBuildError, BackendUnavailable) as exc:
-            raise CommandError(f"nothing imported: {exc}") from exc
-        for reason in report.refused.values():
-            self.stderr.write(f"not imported: {reason}")
+            raise CommandError(f"nothing imported: {exc} (--no-build imports without building)") from exc
+        for line in report.summary():
+            self.stderr.write(line)
         self.stdout.write(json.dumps(report.__dict__))
