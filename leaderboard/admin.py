@@ -3,6 +3,7 @@ from django.shortcuts import render
 
 from leaderboard import models
 from leaderboard.runs import ownership, snapshots
+from leaderboard.search.models import StepText
 from leaderboard.trust import versions
 
 
@@ -315,3 +316,13 @@ class CodePostingAdmin(DerivedCodeAdmin):
 @admin.register(models.CodeHashCount)
 class CodeHashCountAdmin(DerivedCodeAdmin):
     list_display = ["competition", "hash", "runs"]
+
+
+@admin.register(StepText)
+class StepTextAdmin(ReadOnlyAdmin):
+    """The search index's rows (leaderboard.search), to look at: the trajectory store keeps them as it
+    writes steps, and `manage.py index_search` builds them for runs stored before."""
+
+    list_display = ["run", "index", "kind"]
+    raw_id_fields = ["trajectory", "run"]
+    list_filter = ["kind"]

@@ -38,8 +38,11 @@ def resolve(competition: Competition, relative: str) -> Path | None:
     root = public_root(competition)
     if root is None or "\x00" in relative:
         return None
-    target = (root / relative).resolve()
-    if not target.is_relative_to(root) or not target.exists() or target in _private_paths(competition):
+    try:
+        target = (root / relative).resolve()
+        if not target.is_relative_to(root) or not target.exists() or target in _private_paths(competition):
+            return None
+    except (OSError, RuntimeError, ValueError):  # a name too long for the file system, a link loop: no such file
         return None
     return target
 
@@ -48,10 +51,20 @@ def entries(competition: Competition, folder: Path) -> dict:
     """A folder's entries (folders first, then files, by name), at most MAX_ENTRIES of them."""
     root, private = public_root(competition), _private_paths(competition)
     children = sorted(folder.iterdir(), key=lambda p: (not p.is_dir(), p.name.lower()))
-    children = [p for p in children if p.resolve().is_relative_to(root) and p.resolve() not in private]
+    children = [p for p in children if _inside(p, root, private)]
     shown = [{"name": p.name, "path": p.relative_to(root).as_posix(), "is_dir": p.is_dir(),
               "size": None if p.is_dir() else p.stat().st_size} for p in children[:MAX_ENTRIES]]
     return {"entries": shown, "n_entries": len(children), "truncated": len(children) > MAX_ENTRIES}
+
+
+def _inside(path: Path, root: Path, private: set[Path]) -> bool:
+    """Whether an entry of a public folder is shown: it stays inside the root and is no private answer
+    (an entry whose link cannot be resolved, a loop, is not)."""
+    try:
+        target = path.resolve()
+    except (OSError, RuntimeError):
+        return False
+    return target.is_relative_to(root) and target not in private
 
 
 def listing(competition: Competition) -> dict | None:

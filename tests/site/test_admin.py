@@ -22,7 +22,8 @@ def test_every_model_of_ours_is_registered():
 # Derived data nobody adds by hand: its admin lists it, and refuses the add page.
 READ_ONLY = {"seedaggregate", "leaderboardversion",  # the leaderboard aggregates and their version
              "competitionversion",  # made only by marking a competition's version as changed
-             "codefingerprint", "codeposting", "codehashcount", "codematch"}  # the code similarity index
+             "codefingerprint", "codeposting", "codehashcount", "codematch",  # the code similarity index
+             "steptext"}  # the search index
 
 
 @pytest.mark.parametrize("app_label", ["leaderboard", "runner"])
