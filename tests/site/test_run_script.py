@@ -71,8 +71,11 @@ def started(tmp_path):
         # The embedded defaults `make run` uses, whatever services the suite was pointed at.
         "DATABASE_URL": "", "CELERY_BROKER_URL": "", "SECRET_KEY": "",
     })
+    # As from a terminal: SIGINT at its default. A suite started in the background of a non-interactive shell
+    # inherits SIGINT ignored, and bash cannot trap a signal ignored on entry (Ctrl-C would then do nothing).
     script = subprocess.Popen(["bash", "scripts/run.sh"], cwd=settings.BASE_DIR, env=env, start_new_session=True,
-                              stdout=open(tmp_path / "run.log", "wb"), stderr=subprocess.STDOUT)
+                              stdout=open(tmp_path / "run.log", "wb"), stderr=subprocess.STDOUT,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     worker_log = tmp_path / "var" / "worker.log"
     try:
         wait_for(lambda: answers(f"http://127.0.0.1:{port}/"), 240, "the site did not answer", tmp_path / "run.log")
