@@ -19,7 +19,7 @@ from runner.agents import base_image
 from runner.backends.docker import image_environment
 
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[a-z0-9,-]+\])?==(\S+)$")
-# What issue 29 quotes of MLE-bench's environment (requirements.txt and the Dockerfile's installs).
+# MLE-bench's environment as its requirements.txt and its Dockerfile's installs pin it: what a run here must match.
 QUOTED = {"scikit-learn": "1.5.1", "pandas": "2.2.2", "numpy": "1.26.4", "torch": "2.2.0", "tensorflow": "2.17.0",
           "lightgbm": "4.5.0", "xgboost": "2.1.1", "catboost": "1.2.5", "transformers": "4.44.2", "timm": "0.9.7"}
 
