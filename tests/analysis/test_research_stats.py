@@ -46,16 +46,19 @@ def test_improvement_and_success_in_both_directions(lower):
     assert research.improvement(1.0, 0.0, False) is None and not research.research_success(None)
 
 
+def research_task(slug: str, baseline: float, *, lower: bool) -> Competition:
+    bench, _ = Benchmark.objects.get_or_create(slug="mlagentbench", defaults={"name": "MLAgentBench"})
+    return Competition.objects.create(benchmark=bench, slug=slug, name=slug, kind=Competition.Kind.RESEARCH,
+                                      baseline_score=baseline, is_lower_better=lower)
+
+
 def sem(values):
     return float(np.std(values, ddof=1) / math.sqrt(len(values))) if len(values) > 1 else None
 
 
 def test_mean_and_sem_over_seeds_per_task_and_overall(db):
-    bench, _ = Benchmark.objects.get_or_create(slug="mlagentbench", defaults={"name": "MLAgentBench"})
-    acc = Competition.objects.create(benchmark=bench, slug="acc-task", name="acc", kind=Competition.Kind.RESEARCH,
-                                     baseline_score=0.5, is_lower_better=False)
-    mae = Competition.objects.create(benchmark=bench, slug="mae-task", name="mae", kind=Competition.Kind.RESEARCH,
-                                     baseline_score=20.0, is_lower_better=True)
+    acc = research_task("acc-task", 0.5, lower=False)
+    mae = research_task("mae-task", 20.0, lower=True)
     exp = experiment("ResearchAgent", "claude")
     scores = {(acc, 0): 0.6, (acc, 1): 0.52, (acc, 2): 0.75, (mae, 0): 15.0, (mae, 1): None, (mae, 2): 19.0}
     Run.objects.create(experiment=exp, competition=acc, seed=0, score=0.1, status=Run.Status.GRADED)  # replaced
@@ -94,9 +97,7 @@ def test_a_crashed_run_is_left_out_of_the_statistics_as_mlagentbench_does(db):
     It is counted apart ("left out"), never as a score."""
     from leaderboard.runs.research import ResearchEvidence, record_research_result
 
-    bench, _ = Benchmark.objects.get_or_create(slug="mlagentbench", defaults={"name": "MLAgentBench"})
-    task = Competition.objects.create(benchmark=bench, slug="crash-task", name="crash", kind=Competition.Kind.RESEARCH,
-                                      baseline_score=0.5, is_lower_better=False)
+    task = research_task("crash-task", 0.5, lower=False)
     exp = experiment("ResearchAgent", "claude")
     crashed = Run.objects.create(experiment=exp, competition=task, seed=0, status=Run.Status.GRADING)
     record_research_result(crashed, ResearchEvidence(score=1e10, job_status="failed", exit_code=1,
@@ -131,11 +132,8 @@ def plot_py(final, steps, baseline, lower, threshold):
 def test_success_at_every_threshold_for_the_final_and_the_best_step(db):
     from leaderboard.models import Snapshot
 
-    bench, _ = Benchmark.objects.get_or_create(slug="mlagentbench", defaults={"name": "MLAgentBench"})
-    acc = Competition.objects.create(benchmark=bench, slug="acc-t", name="acc", kind=Competition.Kind.RESEARCH,
-                                     baseline_score=0.5, is_lower_better=False)
-    mae = Competition.objects.create(benchmark=bench, slug="mae-t", name="mae", kind=Competition.Kind.RESEARCH,
-                                     baseline_score=20.0, is_lower_better=True)
+    acc = research_task("acc-t", 0.5, lower=False)
+    mae = research_task("mae-t", 20.0, lower=True)
     exp = experiment("ResearchAgent", "gpt-4")
     rng = random.Random(3)
     cases = []
