@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed
 # The read-only data is ../shared; a clone of a local checkout (git clone /work/main /tmp/x) reads the
 # shared/ beside the checkout it came from, unless MEDALBOARD_SHARED_DIR says otherwise.
 ifeq ($(wildcard ../shared)$(MEDALBOARD_SHARED_DIR),)
-ORIGIN_SHARED := $(shell d=$$(git config --get remote.origin.url 2>/dev/null | sed 's|^file://||'); [ -n "$$d" ] && cd "$$(dirname "$$d")/shared" 2>/dev/null && pwd)
+ORIGIN_SHARED := $(shell d=$$(git config --get remote.origin.url 2>/dev/null | sed 's|^file://||'); [ -n "$$d" ] && cd "$$d/../shared" 2>/dev/null && pwd)
 ifneq ($(ORIGIN_SHARED),)
 export MEDALBOARD_SHARED_DIR := $(ORIGIN_SHARED)
 endif
