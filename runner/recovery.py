@@ -117,7 +117,7 @@ def _publish(task_id: int) -> bool:
 def _forget_lost_messages() -> int:
     """Queued tasks published before the broker's current start count as never published: the next
     step publishes them again. Marked one by one, conditionally, so of several sweepers one publishes."""
-    from webapp.celery import broker_started_at
+    from webapp.queue import broker_started_at
 
     started = broker_started_at()
     if started is None:

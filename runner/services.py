@@ -24,6 +24,7 @@ from runner.models import AgentDefinition, Job, JobTask, Runner
 from runner.networks import NetworkRefused, check_network, refusal
 from runner.routing import gpu_type_matches, queue_for
 from runner.secrets import MIN_REDACTED_CHARS
+from webapp import queue
 
 log = logging.getLogger(__name__)
 BASELINE = "baseline"
@@ -84,9 +85,9 @@ def create_job(
             memory_gb=memory_gb, network=network, sealed_env=sealed, created_by=user,
             private=job_runs_private(private), requirements=requirements or {},
         )
-        queue = queue_for(gpus=gpus, gpu_type=gpu_type)
+        queue_name = queue_for(gpus=gpus, gpu_type=gpu_type)
         tasks = JobTask.objects.bulk_create(
-            JobTask(job=job, competition=c, seed=s, queue=queue, max_attempts=settings_max_attempts())
+            JobTask(job=job, competition=c, seed=s, queue=queue_name, max_attempts=settings_max_attempts())
             for c in chosen for s in range(seeds)
         )
         ids = [t.pk for t in tasks]
@@ -287,13 +288,10 @@ def enqueue_task(task_id: int) -> bool:
     """Publish one JobTask to its queue; False (and the task stays un-enqueued) if the broker is down.
 
     The sweep publishes again the queued tasks that were never published."""
-    from runner.tasks import run_job_task
-    from webapp.celery import publish
-
     task = JobTask.objects.filter(pk=task_id).only("queue", "status").first()
     if task is None or task.status != JobTask.Status.QUEUED:
         return False
-    result = publish(run_job_task, [task_id], what=f"job task {task_id}", queue=task.queue)
+    result = queue.publish(queue.RUN_JOB_TASK, [task_id], what=f"job task {task_id}", queue=task.queue)
     if result is None:  # the task is saved; the sweep enqueues it again
         return False
     JobTask.objects.filter(pk=task_id).update(enqueued_at=timezone.now(), celery_task_id=result.id or "")

@@ -19,6 +19,7 @@ from leaderboard.models import Run
 from runner import leases
 from runner.backends import Backend, BackendUnavailable, get_backend
 from runner.models import JobTask, Runner
+from webapp import queue
 
 log = logging.getLogger(__name__)
 BACKEND_RETRIES = 6  # engine down: retried after 5, 10, 20, 40, 80, 160 s, then failed
@@ -40,7 +41,7 @@ def current_backend() -> Backend:
     return get_backend(os.environ.get("MEDALBOARD_RUNNER_BACKEND", "local"))
 
 
-@shared_task(name="runner.tasks.run_job_task", bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None,
+@shared_task(name=queue.RUN_JOB_TASK, bind=True, acks_late=True, reject_on_worker_lost=True, max_retries=None,
              soft_time_limit=None, time_limit=None)
 def run_job_task(self, task_id: int) -> str:
     """Claim the task, run it, end it; returns the task's final status or why nothing was done."""
@@ -105,7 +106,7 @@ def _fail_run(task_id: int, why: str) -> None:
         )
 
 
-@shared_task(name="runner.research.compute_baseline", acks_late=True, reject_on_worker_lost=True,
+@shared_task(name=queue.COMPUTE_BASELINE, acks_late=True, reject_on_worker_lost=True,
              soft_time_limit=None, time_limit=None)
 def compute_baseline(task_id: int) -> str:
     """A research task's starter baseline (runner.research.baseline), asked for by import_research_tasks by
@@ -115,7 +116,7 @@ def compute_baseline(task_id: int) -> str:
     return run_starter(task_id, backend=current_backend())
 
 
-@shared_task(name="runner.research.score_trace", acks_late=True, reject_on_worker_lost=True,
+@shared_task(name=queue.SCORE_TRACE, acks_late=True, reject_on_worker_lost=True,
              soft_time_limit=None, time_limit=None)
 def score_trace(run_id: int) -> str:
     """An imported MLAgentBench trace's step files scored by its task's eval.py (runner.research.traces),
@@ -125,7 +126,7 @@ def score_trace(run_id: int) -> str:
     return score(run_id, backend=current_backend())
 
 
-@shared_task(name="runner.tasks.sweep")
+@shared_task(name=queue.SWEEP)
 def sweep() -> dict:
     """The recovery sweep as a task, for deployments that also schedule it with celery beat."""
     from webapp.maintenance import sweep as run_sweep

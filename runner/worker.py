@@ -35,7 +35,7 @@ def _every(interval: float, stop: threading.Event, work, name: str) -> threading
     def loop() -> None:
         from django.db import close_old_connections
 
-        from webapp.celery import one_line
+        from webapp.queue import one_line
 
         outages = _outage_errors()  # imported here: Django is set up once the worker runs
 

@@ -36,7 +36,7 @@ from leaderboard.models import Artifact, Competition, Run, RunIntake, Team
 from leaderboard.runs import artifacts, quotas
 from leaderboard.runs import submission as services
 from leaderboard.runs.experiments import ExperimentSpec
-from webapp import leases
+from webapp import leases, queue
 
 log = logging.getLogger(__name__)
 FOLDER = "intake"
@@ -108,10 +108,8 @@ def dispatch(intake_id: int) -> None:
     if settings.INTAKE_IN_REQUEST:
         import_intake.apply(args=(intake_id,))
         return
-    from webapp.celery import publish
-
     now = timezone.now()
-    if publish(import_intake, [intake_id], what=f"intake {intake_id}") is None:
+    if queue.publish(queue.IMPORT_INTAKE, [intake_id], what=f"intake {intake_id}") is None:
         return  # the intake stays received; the sweep enqueues it again
     RunIntake.objects.filter(pk=intake_id, enqueued_at__isnull=True).update(enqueued_at=now)
 
@@ -142,7 +140,7 @@ def _owner(task_id: str | None) -> str:
     return f"intake-{task_id or uuid.uuid4().hex}"
 
 
-@shared_task(name="leaderboard.intake.import_intake", bind=True, base=_IntakeTask, **INTAKE_TASK)
+@shared_task(name=queue.IMPORT_INTAKE, bind=True, base=_IntakeTask, **INTAKE_TASK)
 def import_intake(self, intake_id: int) -> str:
     """Import one received intake; returns the status it ended in (or why nothing was done)."""
     owner = _owner(self.request.id)
@@ -278,7 +276,7 @@ def _requeue_stale(now) -> int:
                                     enqueued_at=enqueued_at).update(enqueued_at=now) != 1:
             continue
         try:
-            import_intake.delay(intake_id)
+            queue.send(queue.IMPORT_INTAKE, [intake_id])
         except Exception as exc:  # noqa: BLE001 - the broker is still down: next sweep
             log.warning("sweep: could not enqueue intake %s: %s", intake_id, exc)
             RunIntake.objects.filter(pk=intake_id, enqueued_at=now).update(enqueued_at=enqueued_at)

@@ -107,7 +107,7 @@ def store_file(run: Run, kind: str, name: str, file: File) -> Artifact:
 def claim_trace_scoring(run_id: int, owner: str):
     """An imported trace on a research task, pending its scores, claimed as a grading (a Lease, renewed
     with webapp.leases.Heartbeat; None if it is not pending or not a research run)."""
-    from leaderboard.tasks import GRADINGS
+    from leaderboard.runs.grading_claims import GRADINGS
     from webapp import leases
 
     return leases.claim(GRADINGS, run_id, owner, where={"competition__kind": "research"})
@@ -322,7 +322,7 @@ def _same_model(named: str, called: str) -> bool:
 def grade(run: Run, owner: str) -> None:
     """Grade the finished job's run here, with the claim an upload's grading takes (`owner` names the
     claimant). A transient failure leaves the run pending: the sweep hands it to the grading queue."""
-    from leaderboard.tasks import TRANSIENT_ERRORS, claim_grading, grade_claimed
+    from leaderboard.runs.grading_claims import TRANSIENT_ERRORS, claim_grading, grade_claimed
 
     Run.objects.filter(pk=run.pk).update(status=Run.Status.PENDING)
     try:

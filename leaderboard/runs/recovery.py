@@ -25,7 +25,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from leaderboard.models import Run, Snapshot
-from webapp import leases
+from webapp import leases, queue
 
 log = logging.getLogger(__name__)
 
@@ -35,17 +35,15 @@ def sweep_grading() -> dict[str, int]:
 
 
 def sweep_snapshots() -> dict[str, int]:
-    from leaderboard.tasks import grade_snapshot
-
     cutoff = timezone.now() - timedelta(seconds=settings.STALE_PENDING_S)
     stale = Snapshot.objects.filter(status=Snapshot.Status.PENDING, created_at__lt=cutoff).filter(
         Q(grading_enqueued_at__isnull=True) | Q(grading_enqueued_at__lt=cutoff))
     rows = stale.values_list("pk", "grading_enqueued_at")
-    return {"snapshots_requeued": sum(_enqueue_once(Snapshot, pk, at, grade_snapshot) for pk, at in rows)}
+    return {"snapshots_requeued": sum(_enqueue_once(Snapshot, pk, at, queue.GRADE_SNAPSHOT) for pk, at in rows)}
 
 
 def _expired_claims() -> dict[str, int]:
-    from leaderboard.tasks import GRADINGS
+    from leaderboard.runs.grading_claims import GRADINGS
 
     return leases.sweep_expired(
         GRADINGS, max_attempts=settings.GRADING_MAX_ATTEMPTS,
@@ -64,16 +62,15 @@ def _stale_pending() -> int:
         | Q(grading_enqueued_at__isnull=True, grading_attempts__gt=0)
         | Q(grading_enqueued_at__lt=cutoff)
     )
-    from leaderboard.runs.research_traces import ByName
-    from leaderboard.tasks import grade_run
-
     # A pending run on a research task is an imported trace waiting for a runner's eval.py
     rows = stale.values_list("pk", "grading_enqueued_at", "competition__kind")
-    return sum(_enqueue_once(Run, run_id, enqueued_at, ByName if kind == "research" else grade_run)
+    research = {"queue": settings.RESEARCH_BASELINE_QUEUE}
+    return sum(_enqueue_once(Run, run_id, enqueued_at, queue.SCORE_TRACE, **research) if kind == "research"
+               else _enqueue_once(Run, run_id, enqueued_at, queue.GRADE_RUN)
                for run_id, enqueued_at, kind in rows)
 
 
-def _enqueue_once(model: type[Run] | type[Snapshot], pk: int, enqueued_at, task) -> bool:
+def _enqueue_once(model: type[Run] | type[Snapshot], pk: int, enqueued_at, task_name: str, **options) -> bool:
     """Enqueue the grading of a pending run or snapshot unless another sweeper just did (it moved
     grading_enqueued_at first)."""
     now = timezone.now()
@@ -82,7 +79,7 @@ def _enqueue_once(model: type[Run] | type[Snapshot], pk: int, enqueued_at, task)
     ) != 1:
         return False
     try:
-        task.delay(pk)
+        queue.send(task_name, [pk], **options)
     except Exception as exc:  # noqa: BLE001 - the broker is still down: try again next sweep
         log.warning("sweep: could not enqueue grading of %s %s: %s", model._meta.model_name, pk, exc)
         model.objects.filter(pk=pk, grading_enqueued_at=now).update(grading_enqueued_at=enqueued_at)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from django.db.models import QuerySet
 
 from leaderboard.models import Run
+from webapp import queue
 
 
 def runs_to_regrade(*, competition: str | None = None, include_failed: bool = False) -> QuerySet[Run]:
@@ -22,13 +23,11 @@ def runs_to_regrade(*, competition: str | None = None, include_failed: bool = Fa
 
 def regrade(*, run_ids: list[int]) -> dict[int, str]:
     """Grade each run again; returns the status each one ended in (runs claimed elsewhere are skipped)."""
-    from leaderboard.tasks import grade_run
-
     outcome = {}
     for run_id in run_ids:
         moved = Run.objects.filter(pk=run_id, status__in=[Run.Status.WAITING, Run.Status.FAILED]).update(
             status=Run.Status.PENDING, grading_error="")
         if moved:
-            grade_run.apply(args=(run_id,))
+            queue.run_here(queue.GRADE_RUN, [run_id])
         outcome[run_id] = Run.objects.values_list("status", flat=True).get(pk=run_id)
     return outcome

@@ -9,7 +9,7 @@ At import, each `env_log/traces/step_<n>_files` becomes the artifact `workspace-
 followed nor stored, within the job output limits (the step zips within SNAPSHOT_SHARE of the total),
 every file left out said in a note on the run.
 
-A run on a research task with such files waits, pending, for a runner: the Celery task SCORE_TASK,
+A run on a research task with such files waits, pending, for a runner: the Celery task webapp.queue.SCORE_TRACE,
 asked for by name on the research queue (the site never runs a task's code). The runner claims it as
 a grading (leaderboard.tasks.GRADINGS: lease, heartbeat, fence), unpacks the files (`unpack_workspaces`),
 scores each in the grading sandbox and stores the outcome (`record_trace_scores`): the final score, a
@@ -36,9 +36,8 @@ from leaderboard.lib import archives
 from leaderboard.lib.research_failures import ERROR
 from leaderboard.models import Artifact, Competition, Run
 from leaderboard.runs.artifacts import Upload, UploadError, Written, check_name, store_upload
-from webapp import leases
+from webapp import leases, queue
 
-SCORE_TASK = "runner.research.score_trace"  # the runner's task, reached by name only
 FINAL_FOLDER = "workspace"
 STEPS_FOLDER = "workspace-snapshots"
 SNAPSHOT_SHARE = 4  # as a job's snapshots: a quarter of the run's output total
@@ -203,25 +202,13 @@ def score_on_a_runner(run: Run) -> None:
 
 
 def ask_a_runner(run_id: int) -> bool:
-    """Publish SCORE_TASK for the run on the research queue; False if the broker was down (the sweep
+    """Publish SCORE_TRACE for the run on the research queue; False if the broker was down (the sweep
     sends it again: leaderboard.runs.recovery)."""
-    from webapp.celery import app, publish
-
-    sent = publish(app.signature(SCORE_TASK), [run_id], what=f"the scoring of research trace run {run_id}",
+    sent = queue.publish(queue.SCORE_TRACE, [run_id], what=f"the scoring of research trace run {run_id}",
                    queue=settings.RESEARCH_BASELINE_QUEUE)
     if sent is not None:
         Run.objects.filter(pk=run_id, grading_enqueued_at__isnull=True).update(grading_enqueued_at=timezone.now())
     return sent is not None
-
-
-class ByName:
-    """SCORE_TASK with the `delay` of a task object, for the sweep (it raises when the broker is down)."""
-
-    @staticmethod
-    def delay(run_id: int) -> None:
-        from webapp.celery import app
-
-        app.send_task(SCORE_TASK, args=[run_id], queue=settings.RESEARCH_BASELINE_QUEUE)
 
 
 def link_and_score(runs: list[Run]) -> None:

@@ -21,6 +21,7 @@ from django.db import transaction
 
 from leaderboard.analysis import scaling
 from leaderboard.models import Artifact, Run, Snapshot
+from webapp import queue
 
 log = logging.getLogger(__name__)
 FOLDER = "snapshots"
@@ -85,21 +86,16 @@ def add_snapshot(*, run: Run, elapsed_seconds: float, file: File) -> Snapshot:
 
 
 def enqueue_grading(snapshot_id: int) -> None:
-    from leaderboard.tasks import grade_snapshot
-    from webapp.celery import publish
-
-    publish(grade_snapshot, [snapshot_id], what=f"grading of snapshot {snapshot_id}")  # None: stays pending
+    queue.publish(queue.GRADE_SNAPSHOT, [snapshot_id], what=f"grading of snapshot {snapshot_id}")  # None: stays pending
 
 
 def grade_pending_now(run_id: int) -> dict[str, int]:
     """Grade every pending snapshot of a run in this process, each claimed as its task claims it (so a
     worker that gets the same snapshot finds it taken); returns how many ended in each status."""
-    from leaderboard.tasks import grade_snapshot
-
     outcomes: dict[str, int] = {}
     pending = Snapshot.objects.filter(run_id=run_id, status=Snapshot.Status.PENDING).order_by("elapsed_seconds")
     for snapshot_id in list(pending.values_list("pk", flat=True)):
-        status = grade_snapshot.apply(args=[snapshot_id]).get()
+        status = queue.run_here(queue.GRADE_SNAPSHOT, [snapshot_id]).get()
         outcomes[status] = outcomes.get(status, 0) + 1
     return outcomes
 

@@ -34,6 +34,7 @@ from leaderboard.runs.artifacts import (
 )
 from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment
 from leaderboard.runs.outcome import set_outcome
+from webapp import queue
 
 log = logging.getLogger(__name__)
 
@@ -198,10 +199,7 @@ def enqueue_grading(run: Run) -> None:
 
 
 def _enqueue_grading(run_id: int) -> None:
-    from leaderboard.tasks import grade_run
-    from webapp.celery import publish
-
-    if publish(grade_run, [run_id], what=f"grading of run {run_id}") is None:
+    if queue.publish(queue.GRADE_RUN, [run_id], what=f"grading of run {run_id}") is None:
         return  # the run stays pending; the sweep (leaderboard.runs.recovery) enqueues it again
     from django.utils import timezone
 

@@ -18,6 +18,7 @@ from leaderboard.models import Run
 from leaderboard.trust import judge, similarity
 from leaderboard.trust.checks import Hit, run_checks
 from leaderboard.trust.models import Finding
+from webapp import queue
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +80,4 @@ def schedule_review(run_id: int) -> None:
 
 
 def _publish(run_id: int) -> None:
-    from leaderboard.trust.tasks import review_run_task
-    from webapp.celery import publish
-
-    publish(review_run_task, [run_id], what=f"the rule checks of run {run_id}")
+    queue.publish(queue.REVIEW_RUN, [run_id], what=f"the rule checks of run {run_id}")

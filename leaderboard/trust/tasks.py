@@ -11,6 +11,7 @@ from django.conf import settings
 from django.db import OperationalError
 
 from leaderboard.models import Run
+from webapp import queue
 
 log = logging.getLogger(__name__)
 
@@ -18,7 +19,7 @@ TRANSIENT_ERRORS = (OSError, TimeoutError, ConnectionError, OperationalError)
 MAX_RETRIES = 3
 
 
-@shared_task(name="leaderboard.trust.review_run", bind=True, max_retries=MAX_RETRIES, acks_late=True,
+@shared_task(name=queue.REVIEW_RUN, bind=True, max_retries=MAX_RETRIES, acks_late=True,
              soft_time_limit=min(settings.CELERY_TASK_SOFT_TIME_LIMIT, 900),
              time_limit=min(settings.CELERY_TASK_TIME_LIMIT, 960))
 def review_run_task(self, run_id: int) -> str:

@@ -18,7 +18,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from leaderboard.models import ResearchTask
-from webapp import leases
+from webapp import leases, queue
 
 
 def sweep_baselines() -> dict[str, int]:
@@ -52,10 +52,7 @@ def _publish_stale(now) -> int:
 
 
 def publish(task_id: int) -> int:
-    from runner.tasks import compute_baseline
-    from webapp.celery import publish as send
-
-    sent = send(compute_baseline, [task_id], what=f"the baseline of research task {task_id}",
+    sent = queue.publish(queue.COMPUTE_BASELINE, [task_id], what=f"the baseline of research task {task_id}",
                 queue=settings.RESEARCH_BASELINE_QUEUE)
     return int(sent is not None)
 

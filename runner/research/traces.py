@@ -2,7 +2,7 @@
 
     status = score_trace(run_id, backend=backend)
 
-The site asks for it by name (leaderboard.runs.research_traces.SCORE_TASK) once a trace with its
+The site asks for it by name (webapp.queue.SCORE_TRACE) once a trace with its
 `traces/step_*_files` is imported onto a research task. The run is claimed as a grading (a lease renewed
 while the evals run; a second delivery finds it taken and does nothing), its stored workspaces unpacked
 in the runner's own folder, the final one and each step's scored in the grading sandbox

@@ -23,10 +23,10 @@ def research_dir(settings, tmp_path):
 @pytest.fixture
 def sent(monkeypatch):
     """The baseline requests the command publishes, by task name, instead of a broker."""
-    from webapp import celery
+    from webapp import queue
 
     calls = []
-    monkeypatch.setattr(celery, "publish", lambda task, args, **kw: calls.append((task.task, args, kw)))
+    monkeypatch.setattr(queue, "publish", lambda task, args, **kw: calls.append((task, args, kw)))
     return calls
 
 

@@ -19,6 +19,7 @@ from runner.backends.local import LocalBackend
 from runner.research.traces import score_trace
 from tests.competitions.research_fixture import build_task, expected_scores
 from tests.research_support import load_eval, write_mlagentbench_log
+from webapp import queue
 
 TASK = "tiny-accuracy"
 # MLAgentBench's steps: (action, seconds after the first, the submission its files hold then)
@@ -41,11 +42,11 @@ def sent(monkeypatch):
     calls = []
 
     def publish(task, args, *, what, **options):
-        if task.name.startswith("runner."):
-            calls.append((task.name, args, options.get("queue")))
+        if task.startswith("runner."):
+            calls.append((task, args, options.get("queue")))
         return object()
 
-    monkeypatch.setattr("webapp.celery.publish", publish)
+    monkeypatch.setattr("webapp.queue.publish", publish)
     return calls
 
 
@@ -66,8 +67,8 @@ def test_a_trace_is_scored_by_eval_py_per_step_on_a_runner(tmp_path, task_dir, s
     # The agent had the improved model at step 3, then left the starter's submission as its final files
     log = write_mlagentbench_log(tmp_path / "log", task_dir, PLAN, final=False)
     run = import_log(log, django_capture_on_commit_callbacks)
-    assert sent == [(research_traces.SCORE_TASK, [run.pk], "jobs.cpu")]  # by name: the site runs no task code
-    assert research_traces.SCORE_TASK == runner_tasks.score_trace.name
+    assert sent == [(queue.SCORE_TRACE, [run.pk], "jobs.cpu")]  # by name: the site runs no task code
+    assert queue.SCORE_TRACE == runner_tasks.score_trace.name
     assert run.status == Run.Status.PENDING and run.verification == Run.Verification.SELF_REPORTED
     steps = {a.name: a for a in run.artifacts.filter(name__startswith="workspace-snapshots/")}
     assert set(steps) == {f"workspace-snapshots/{s:g}.zip" for _, s, _ in PLAN}
@@ -156,21 +157,21 @@ def test_a_trace_imported_before_its_task_is_scored_once_the_task_is(tmp_path, s
     with django_capture_on_commit_callbacks(execute=True):
         call_command("import_research_tasks", str(task), "--baseline-score", "0.5", stdout=io.StringIO())
     run.refresh_from_db()
-    assert run.status == Run.Status.PENDING and (research_traces.SCORE_TASK, [run.pk], "jobs.cpu") in sent
+    assert run.status == Run.Status.PENDING and (queue.SCORE_TRACE, [run.pk], "jobs.cpu") in sent
     assert score_trace(run.pk, backend=LocalBackend()) == Run.Status.GRADED
 
 
 def test_the_sweep_asks_a_runner_again_by_name(tmp_path, task_dir, settings, monkeypatch,
                                                django_capture_on_commit_callbacks):
-    monkeypatch.setattr("webapp.celery.publish", lambda *a, **k: None)  # the broker was down at import
+    monkeypatch.setattr("webapp.queue.publish", lambda *a, **k: None)  # the broker was down at import
     run = import_log(write_mlagentbench_log(tmp_path / "log", task_dir, PLAN[:2], final=True),
                      django_capture_on_commit_callbacks)
     sent_again = []
-    monkeypatch.setattr("webapp.celery.app.send_task", lambda name, args, queue: sent_again.append((name, args)))
+    monkeypatch.setattr("webapp.queue.send", lambda name, args, queue: sent_again.append((name, args)))
     settings.STALE_PENDING_S = 0
     Run.objects.filter(pk=run.pk).update(updated_at=run.updated_at.replace(year=2000))
     assert recovery.sweep_grading()["requeued_pending"] == 1
-    assert sent_again == [(research_traces.SCORE_TASK, [run.pk])]
+    assert sent_again == [(queue.SCORE_TRACE, [run.pk])]
 
 
 @pytest.mark.docker
@@ -198,7 +199,7 @@ def test_grading_here_hands_a_trace_to_a_runner(tmp_path, task_dir, sent, django
     log = write_mlagentbench_log(tmp_path / "log", task_dir, PLAN[:2], final=True)
     run = import_log(log, django_capture_on_commit_callbacks, "--grade-now")
     assert run.status == Run.Status.PENDING and not run.grading_error
-    assert sent.count((research_traces.SCORE_TASK, [run.pk], "jobs.cpu")) == 2  # at import, then by grade_run
+    assert sent.count((queue.SCORE_TRACE, [run.pk], "jobs.cpu")) == 2  # at import, then by grade_run
     assert score_trace(run.pk, backend=LocalBackend()) == Run.Status.GRADED
 
 

@@ -15,14 +15,14 @@ from leaderboard import tasks
 from leaderboard.models import Run
 from leaderboard.runs import recovery
 from tests.job_support import WorkerProcess, done_once_by_the_survivor, kill_the_holder, slow_work_env, wait_until
+from tests.queue_support import broker_down, record_sends
 from tests.runs.test_submission import answers_for, submit
+from webapp import queue
 
 
 @pytest.fixture
 def published(monkeypatch):
-    sent = []
-    monkeypatch.setattr(tasks.grade_run, "delay", lambda run_id: sent.append(run_id))
-    return sent
+    return record_sends(monkeypatch, queue.GRADE_RUN)
 
 
 def expire(run: Run) -> None:
@@ -76,10 +76,7 @@ def test_a_run_whose_grading_could_not_be_enqueued_is_picked_up_by_the_sweep(
 ):
     answers_for(tmp_path, catalogue)
 
-    def broker_down(run_id):
-        raise ConnectionError("Error 111 connecting to the broker")
-
-    monkeypatch.setattr(tasks.grade_run, "delay", broker_down)
+    broker_down(monkeypatch)
     with django_capture_on_commit_callbacks(execute=True):
         run = submit(alice)
     run.refresh_from_db()
@@ -87,8 +84,7 @@ def test_a_run_whose_grading_could_not_be_enqueued_is_picked_up_by_the_sweep(
     assert recovery.sweep_grading()["requeued_pending"] == 0  # too fresh: its own enqueue may still come
     Run.objects.filter(pk=run.pk).update(updated_at=timezone.now() - timedelta(seconds=settings.STALE_PENDING_S + 1))
     assert recovery.sweep_grading()["requeued_pending"] == 0  # the broker is still down: stays pending
-    sent = []
-    monkeypatch.setattr(tasks.grade_run, "delay", sent.append)  # the broker is back
+    sent = record_sends(monkeypatch, queue.GRADE_RUN)  # the broker is back
     assert recovery.sweep_grading()["requeued_pending"] == 1 and sent == [run.pk]
     assert recovery.sweep_grading()["requeued_pending"] == 0  # enqueued: not again until it is stale
     run.refresh_from_db()

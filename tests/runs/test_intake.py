@@ -17,20 +17,18 @@ from django.utils import timezone
 from leaderboard.models import Run, RunIntake
 from leaderboard.runs import intake
 from tests.api.test_runs import payload, token_client
+from tests.queue_support import broker_down, record_sends
 from tests.web.test_upload_form import form_data
+from webapp import queue
 
 
 @pytest.fixture
-def worker_path(settings, tmp_path):
+def worker_path(settings, tmp_path, monkeypatch):
     """The production path: nothing imported in the request, which answers at once."""
     settings.INTAKE_IN_REQUEST = False
     settings.INTAKE_WAIT_S = 0
     settings.MEDIA_ROOT = tmp_path / "media"
-    published: list[int] = []
-    original = intake.import_intake.delay
-    intake.import_intake.delay = lambda intake_id: published.append(intake_id)  # no broker: the test is the worker
-    yield published
-    intake.import_intake.delay = original
+    return record_sends(monkeypatch, queue.IMPORT_INTAKE)  # no broker: the test is the worker
 
 
 def _huge_member_tar() -> SimpleUploadedFile:
@@ -235,11 +233,8 @@ def test_a_database_error_is_retried_then_fails_with_the_reason(alice, catalogue
     assert failed.failure == "internal" and "database failed 2 times" in failed.error and _staged_files() == []
 
 
-def test_a_broker_down_at_upload_leaves_it_received_for_the_sweep(alice, catalogue, worker_path, settings):
-    def broker_down(intake_id):
-        raise ConnectionError("broker unreachable")
-
-    intake.import_intake.delay = broker_down
+def test_a_broker_down_at_upload_leaves_it_received_for_the_sweep(alice, catalogue, worker_path, settings, monkeypatch):
+    broker_down(monkeypatch)
     answer = token_client(alice).post("/api/runs/", payload(), format="multipart")
     assert answer.status_code == 202
     received = RunIntake.objects.get()
@@ -248,8 +243,7 @@ def test_a_broker_down_at_upload_leaves_it_received_for_the_sweep(alice, catalog
     settings.STALE_PENDING_S = 0
     assert intake.sweep_intakes()["intakes_requeued"] == 0
     assert RunIntake.objects.get().enqueued_at is None  # put back for the next sweep
-    published = []
-    intake.import_intake.delay = published.append
+    published = record_sends(monkeypatch, queue.IMPORT_INTAKE)
     assert intake.sweep_intakes()["intakes_requeued"] == 1 and published == [received.pk]
     assert intake.sweep_intakes()["intakes_requeued"] == 1  # published long ago (STALE 0) and untouched
 

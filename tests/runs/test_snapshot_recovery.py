@@ -11,7 +11,9 @@ from django.utils import timezone
 from leaderboard import tasks
 from leaderboard.models import Snapshot
 from leaderboard.runs import recovery, snapshots
+from tests.queue_support import broker_down, record_sends
 from tests.runs.test_submission import answers_for, submission, submit
+from webapp import queue
 
 
 def test_a_snapshot_whose_grading_could_not_be_enqueued_is_graded_after_the_sweep(
@@ -19,11 +21,7 @@ def test_a_snapshot_whose_grading_could_not_be_enqueued_is_graded_after_the_swee
 ):
     answers_for(tmp_path, catalogue)
 
-    def broker_down(pk):
-        raise ConnectionError("Error 111 connecting to the broker")
-
-    monkeypatch.setattr(tasks.grade_snapshot, "delay", broker_down)
-    monkeypatch.setattr(tasks.grade_run, "delay", lambda pk: None)
+    broker_down(monkeypatch)
     run = submit(alice)
     with django_capture_on_commit_callbacks(execute=True):
         snapshot = snapshots.add_snapshot(run=run, elapsed_seconds=60, file=ContentFile(submission().read(),
@@ -34,8 +32,7 @@ def test_a_snapshot_whose_grading_could_not_be_enqueued_is_graded_after_the_swee
         created_at=timezone.now() - timedelta(seconds=settings.STALE_PENDING_S + 1))
     assert recovery.sweep_snapshots() == {"snapshots_requeued": 0}  # the broker is still down
     assert Snapshot.objects.get(pk=snapshot.pk).grading_enqueued_at is None
-    sent = []
-    monkeypatch.setattr(tasks.grade_snapshot, "delay", sent.append)  # the broker is back
+    sent = record_sends(monkeypatch, queue.GRADE_SNAPSHOT)  # the broker is back
     assert recovery.sweep_snapshots() == {"snapshots_requeued": 1} and sent == [snapshot.pk]
     assert recovery.sweep_snapshots() == {"snapshots_requeued": 0}  # published: not again until stale
     assert tasks.grade_snapshot.apply(args=[snapshot.pk]).get() == Snapshot.Status.GRADED

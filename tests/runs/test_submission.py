@@ -20,7 +20,9 @@ from leaderboard.runs import submission as services
 from leaderboard.runs.artifacts import UploadError
 from leaderboard.runs.experiments import ExperimentSpec
 from leaderboard.runs.submission import submit_run
+from tests.queue_support import record_sends
 from tests.trajectories.import_support import stored_steps
+from webapp import queue
 
 TRAJECTORIES = Path(settings.SHARED_DIR) / "data" / "trajectories"
 IDS = [f"{i:04d}_01" for i in range(40)]
@@ -80,8 +82,7 @@ def test_upload_is_graded_after_commit_with_medals_from_our_leaderboard(
 
 
 def test_grading_is_enqueued_on_commit_only(alice, catalogue, django_capture_on_commit_callbacks, monkeypatch):
-    calls = []
-    monkeypatch.setattr(tasks.grade_run, "delay", lambda run_id: calls.append(run_id))
+    calls = record_sends(monkeypatch, queue.GRADE_RUN)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         run = submit(alice)
     assert calls == [] and len(callbacks) == 1

@@ -172,14 +172,14 @@ def test_the_runner_starts_its_worker_again_when_it_exits(transactional_db, alic
 
 def test_a_send_that_fails_is_one_line_and_the_next_one_uses_new_connections(caplog, monkeypatch):
     from leaderboard.tasks import grade_run
-    from webapp.celery import publish
+    from webapp.queue import GRADE_RUN, publish
 
     def down(*args, **kwargs):
         raise AttributeError("'NoneType' object has no attribute 'connection_errors'")
 
-    monkeypatch.setattr(grade_run, "delay", down)
+    monkeypatch.setattr(grade_run, "apply_async", down)
     app._pool = object()  # a pool a failed send must not reuse
-    assert publish(grade_run, [1], what="grading of run 1") is None
+    assert publish(GRADE_RUN, [1], what="grading of run 1") is None
     [line] = [r.getMessage() for r in caplog.records if "broker unavailable" in r.getMessage()]
     assert "grading of run 1" in line and "AttributeError" in line and "\n" not in line
     assert app._pool is None
@@ -210,7 +210,7 @@ def test_queued_tasks_published_before_the_broker_started_are_published_again_on
     from django.utils import timezone
 
     from runner import recovery
-    from webapp import celery as site_celery
+    from webapp import queue as site_queue
 
     with django_capture_on_commit_callbacks(execute=True):
         before, after = scripted_job(alice), scripted_job(alice)
@@ -218,14 +218,14 @@ def test_queued_tasks_published_before_the_broker_started_are_published_again_on
     JobTask.objects.update(created_at=started - timedelta(minutes=10))
     JobTask.objects.filter(job=before).update(enqueued_at=started - timedelta(minutes=5))
     JobTask.objects.filter(job=after).update(enqueued_at=started + timedelta(seconds=1))
-    monkeypatch.setattr(site_celery, "broker_started_at", lambda: started.timestamp())
+    monkeypatch.setattr(site_queue, "broker_started_at", lambda: started.timestamp())
     sent = []
     monkeypatch.setattr(recovery, "_publish", lambda task_id: sent.append(task_id) or JobTask.objects.filter(
         pk=task_id).update(enqueued_at=timezone.now()) == 1)
     assert recovery.sweep_tasks()["tasks_published"] == 1
     assert sent == [JobTask.objects.get(job=before).pk]
     assert recovery.sweep_tasks()["tasks_published"] == 0  # published after the start now: not again
-    monkeypatch.setattr(site_celery, "broker_started_at", lambda: None)  # unknown (other transport, broker down)
+    monkeypatch.setattr(site_queue, "broker_started_at", lambda: None)  # unknown (other transport, broker down)
     JobTask.objects.filter(job=before).update(enqueued_at=started - timedelta(minutes=5))
     assert recovery.sweep_tasks()["tasks_published"] == 0
 
@@ -240,6 +240,6 @@ def test_the_broker_start_is_read_from_redis_and_unknown_without_it(broker):
 
 
 def site_celery_broker_started_at():
-    from webapp.celery import broker_started_at
+    from webapp.queue import broker_started_at
 
     return broker_started_at()

@@ -28,7 +28,7 @@ LEADERBOARD_BELOW_WEB = ("leaderboard.lib", "leaderboard.models", "leaderboard.c
 ALLOWED: dict[str, tuple[str, ...]] = {
     # Celery's entry points for grading and imports: they call the runs' workflows, which enqueue them
     # by importing them (a circle, listed in import_cycles.json)
-    "tasks": ("leaderboard.models", "leaderboard.runs", "leaderboard.trust", "webapp.celery", "webapp.leases"),
+    "tasks": ("leaderboard.models", "leaderboard.runs", "leaderboard.trust", "webapp.queue", "webapp.leases"),
     # bottom: pure helpers and the medal rules; they import nothing of the project
     "lib": (),
     "medals": (),
@@ -46,19 +46,20 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     "competitions": (*LEADERBOARD_BELOW_WEB, "leaderboard.grading", "leaderboard.analysis"),
     # rule checks, code similarity, disclosures, reproductions: they read runs and trajectories
     "trust": (*LEADERBOARD_BELOW_WEB, "leaderboard.grading", "leaderboard.trajectories", "leaderboard.analysis",
-              "leaderboard.competitions", "webapp.celery"),
+              "leaderboard.competitions", "webapp.queue"),
     # the write side: everything below it, the Celery app to publish its tasks, and the one lease
     # machine (webapp.leases, which imports nothing of the apps) to claim gradings and imports
     "runs": (*LEADERBOARD_BELOW_WEB, "leaderboard.grading", "leaderboard.trajectories", "leaderboard.analysis",
-             "leaderboard.competitions", "leaderboard.trust", "leaderboard.tasks", "webapp.celery", "webapp.leases"),
+             "leaderboard.competitions", "leaderboard.trust", "webapp.queue", "webapp.leases"),
     # pages, API, admin, commands: all of leaderboard, never the runner
-    "web": ("leaderboard", "webapp.celery"),
-    "api": ("leaderboard", "webapp.celery"),
-    "top": ("leaderboard", "webapp.celery"),
+    "web": ("leaderboard", "webapp.queue"),
+    "api": ("leaderboard", "webapp.queue"),
+    "top": ("leaderboard", "webapp.queue"),
     # the runner reaches its runs through one door, and claims its tasks with the one lease machine
-    "runner": ("leaderboard.models", "leaderboard.runs.job_runs", "runner", "webapp.celery", "webapp.parsers",
+    "runner": ("leaderboard.models", "leaderboard.runs.job_runs", "runner", "webapp.queue", "webapp.parsers",
                "webapp.maintenance", "webapp.leases"),
-    # the lease machine works on whatever model it is given: it imports nothing of the project
+    # the lease machine works on whatever model it is given, and the queue sends tasks by name: neither
+    # imports anything of the project
     "leases": (),
     # settings, URL map, Celery app and the site-wide sweep join the two apps
     "webapp": ("leaderboard", "runner", "webapp"),
@@ -69,7 +70,7 @@ PROJECT = ("leaderboard", "runner", "webapp")
 def part_of(module: str) -> str:
     """Which rule a module follows."""
     parts = module.split(".")
-    if module == "webapp.leases":
+    if module in ("webapp.leases", "webapp.queue"):
         return "leases"
     if parts[0] in ("runner", "webapp"):
         return parts[0]

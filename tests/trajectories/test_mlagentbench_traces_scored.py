@@ -33,7 +33,7 @@ def task_dir(db, tmp_path, settings, fast_jobs, monkeypatch):
     build_task(tmp_path / "tasks", TASK)
     call_command("import_research_tasks", str(tmp_path / "tasks" / TASK), "--baseline-score",
                  str(expected_scores()[0]), stdout=io.StringIO())
-    monkeypatch.setattr("webapp.celery.publish", lambda *a, **k: object())
+    monkeypatch.setattr("webapp.queue.publish", lambda *a, **k: object())
     return settings.RESEARCH_DIR / TASK
 
 

@@ -30,7 +30,7 @@ CHEAT = command("cat /home/data/../private/answers.csv")
 def published(monkeypatch):
     """The tasks published (name, args), instead of sending them to a broker."""
     sent = []
-    monkeypatch.setattr("webapp.celery.publish", lambda task, args, **kw: sent.append((task.name, args)) or True)
+    monkeypatch.setattr("webapp.queue.publish", lambda task, args, **kw: sent.append((task, args)) or True)
     return sent
 
 

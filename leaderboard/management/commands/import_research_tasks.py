@@ -17,8 +17,7 @@ from django.db import transaction
 from leaderboard.competitions import research_import
 from leaderboard.models import ResearchTask
 from leaderboard.runs import research
-
-BASELINE_TASK = "runner.research.compute_baseline"  # the runner's task, reached by name only
+from webapp import queue
 
 
 class Command(BaseCommand):
@@ -112,9 +111,7 @@ def _baselines(values: list[str], folders: list[Path]) -> dict[str, float]:
 
 
 def _ask_for_baseline(pk: int) -> None:
-    from webapp.celery import app, publish
-
-    publish(app.signature(BASELINE_TASK), [pk], what=f"the baseline of research task {pk}",
+    queue.publish(queue.COMPUTE_BASELINE, [pk], what=f"the baseline of research task {pk}",
             queue=settings.RESEARCH_BASELINE_QUEUE)
 
 

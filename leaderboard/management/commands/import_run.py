@@ -28,6 +28,7 @@ from leaderboard.models import Run
 from leaderboard.runs import artifacts, snapshots
 from leaderboard.runs import submission as services
 from leaderboard.runs.experiments import ExperimentSpec
+from webapp import queue
 
 RUN_FOLDER = re.compile(r"^(?P<competition>.+?)_(?P<uuid>[0-9a-f]{8}-?[0-9a-f]{4}-?[0-9a-f]{4}-?[0-9a-f]{4}-?"
                         r"[0-9a-f]{12})$", re.IGNORECASE)
@@ -144,10 +145,8 @@ class Command(BaseCommand):
 
     def _grade_now(self, run: Run) -> None:
         """The final submission and every snapshot the import brought, graded here and now."""
-        from leaderboard.tasks import grade_run
-
         if run.status == Run.Status.PENDING:
-            grade_run.apply(args=[run.pk])
+            queue.run_here(queue.GRADE_RUN, [run.pk])
         snapshots.grade_pending_now(run.pk)
         run.refresh_from_db()
 
