@@ -8,10 +8,15 @@ class LeaderboardConfig(AppConfig):
     verbose_name = "Leaderboard"
 
     def ready(self) -> None:
+        # What follows the models' writes, connected here so that the models import nothing above them.
         from leaderboard.analysis import page_cache
+        from leaderboard.analysis.aggregates import listeners as aggregates
+        from leaderboard.trajectories.store import cleanup as trajectory_files
         from leaderboard.trust.similarity import counts  # noqa: F401 - connects its post_delete receiver
 
         page_cache.connect()
+        aggregates.connect()
+        trajectory_files.connect()
         _make_folders()
 
 

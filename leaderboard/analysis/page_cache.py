@@ -21,14 +21,13 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.cache import cache
-from django.db.models import F
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
 from leaderboard.analysis.aggregates import reading
 from leaderboard.analysis.aggregates.models import LeaderboardVersion
 
 TTL = 600  # seconds an entry lives; entries of older versions are simply never read again
-ROW = 1
+ROW = LeaderboardVersion.ROW
 stats = {"hits": 0, "misses": 0}  # this process's, for tests and curiosity
 
 
@@ -39,7 +38,7 @@ def current() -> int | None:
 
 def bump(using: str | None = None) -> None:
     """Raise the version in the current transaction (an UPDATE: it commits or rolls back with it)."""
-    LeaderboardVersion.objects.using(using).filter(pk=ROW).update(n=F("n") + 1)
+    LeaderboardVersion.bump(using)
 
 
 def for_viewer(user, *, verified_only: bool, key: tuple, compute: Callable[[tuple], Any]) -> Any:
@@ -85,7 +84,7 @@ def _membership_changed(sender, action, using=None, **kwargs) -> None:
 
 
 def connect() -> None:
-    from leaderboard.models import Agent, Benchmark, Competition, Experiment, LanguageModel, Split, Team
+    from leaderboard.models import Agent, Benchmark, Competition, Experiment, Finding, LanguageModel, Split, Team
 
     _SHOWN_THROUGH_RUNS.update((Experiment, Agent, LanguageModel, Team, get_user_model()))
     for model in (Experiment, Agent, LanguageModel, Team, Competition, Split, Benchmark, get_user_model()):
@@ -93,3 +92,11 @@ def connect() -> None:
         post_save.connect(_changed, sender=model, dispatch_uid=uid + "-save")
         post_delete.connect(_changed, sender=model, dispatch_uid=uid + "-delete")
     m2m_changed.connect(_membership_changed, sender=Competition.splits.through, dispatch_uid="page-cache-splits")
+    # Leaderboard rows flag runs with findings: any change to one (a scan, a decision, the admin) raises the
+    # version in the same transaction, so no cached board shows the old flag.
+    post_save.connect(_finding_changed, sender=Finding, dispatch_uid="trust-finding-saved")
+    post_delete.connect(_finding_changed, sender=Finding, dispatch_uid="trust-finding-deleted")
+
+
+def _finding_changed(sender, using=None, **kwargs) -> None:
+    bump(using)

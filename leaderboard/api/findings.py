@@ -12,12 +12,13 @@ from rest_framework.views import APIView
 from leaderboard.models import Run
 from leaderboard.trust.decisions import MAX_REASON, DecisionError, decide
 from leaderboard.trust.models import Finding
+from leaderboard.trust.titles import check_title
 
 
 class FindingSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     check = serializers.CharField(source="check_name", help_text="The check's name, e.g. forbidden-paths")
-    title = serializers.CharField(source="check_title")
+    title = serializers.SerializerMethodField(help_text="The check's title for people")
     severity = serializers.ChoiceField(choices=Finding.Severity.choices)
     summary = serializers.CharField()
     steps = serializers.ListField(child=serializers.IntegerField(), help_text="Indexes of the steps that "
@@ -27,6 +28,9 @@ class FindingSerializer(serializers.Serializer):
     review_reason = serializers.CharField()
     reviewed_at = serializers.DateTimeField(allow_null=True)
     created_at = serializers.DateTimeField()
+
+    def get_title(self, finding: Finding) -> str:
+        return check_title(finding.check_name)
 
 
 def findings_of(run: Run) -> list[dict]:

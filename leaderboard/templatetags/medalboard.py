@@ -152,3 +152,11 @@ def _metric_cell(value, sem, n_seeds: int) -> str:
         text += (' <span class="muted small" title="the standard error needs at least two seeds">'
                  "1 seed: no error bar</span>")
     return f'<td class="num" data-value="{conditional_escape(localize(value))}">{text}</td>'
+
+
+@register.filter
+def check_title(check_name: str) -> str:
+    """A finding's check in words ("Reads paths the agent must not")."""
+    from leaderboard.trust.titles import check_title as title  # the checks' registry: loaded on first use
+
+    return title(check_name)

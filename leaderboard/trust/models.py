@@ -9,8 +9,6 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.db import models
-from django.db.models.signals import post_delete, post_save
-from django.dispatch import receiver
 
 
 class Finding(models.Model):
@@ -49,10 +47,6 @@ class Finding(models.Model):
     def __str__(self) -> str:
         return f"{self.check_name} on run {self.run_id} ({self.status})"
 
-    @property
-    def check_title(self) -> str:
-        return check_title(self.check_name)
-
 
 # The findings that flag a run on the board: open and confirmed ones; a dismissed one does not.
 COUNTED_STATUSES = (Finding.Status.OPEN, Finding.Status.CONFIRMED)
@@ -70,24 +64,3 @@ class FindingReview(models.Model):
     class Meta:
         app_label = "leaderboard"
         ordering = ["finding_id", "at", "pk"]
-
-
-def check_title(name: str) -> str:
-    """A check's title for people ("Reads paths the agent must not"), or its name if none is registered."""
-    from leaderboard.trust.checks import registry  # the checks read the models: import late
-    from leaderboard.trust.judge import QUESTIONS
-
-    if name in registry:
-        return registry[name].title
-    judged = {q.name: f"LLM judge: {q.summary.removeprefix('The LLM judge found ').rstrip('.')}" for q in QUESTIONS}
-    return judged.get(name, name)
-
-
-@receiver(post_save, sender=Finding, dispatch_uid="trust-finding-saved")
-@receiver(post_delete, sender=Finding, dispatch_uid="trust-finding-deleted")
-def _finding_changed(sender, using=None, **kwargs) -> None:
-    """Leaderboard rows flag runs with findings: any change to one (a scan, a decision, the admin)
-    raises the leaderboard's version in the same transaction, so no cached board shows the old flag."""
-    from leaderboard.analysis import page_cache  # it reads the models: import late
-
-    page_cache.bump(using)

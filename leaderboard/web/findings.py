@@ -11,6 +11,7 @@ from django.views.decorators.http import require_POST
 
 from leaderboard.trust.decisions import DecisionError, decide
 from leaderboard.trust.models import Finding
+from leaderboard.trust.titles import check_title
 
 
 @require_POST
@@ -23,5 +24,5 @@ def finding_review(request: HttpRequest, pk: int, finding_id: int) -> HttpRespon
     except DecisionError as exc:
         messages.error(request, f"Not recorded: {exc}.")
     else:
-        messages.success(request, f"Finding “{finding.check_title}” is now {request.POST['status']}.")
+        messages.success(request, f"Finding “{check_title(finding.check_name)}” is now {request.POST['status']}.")
     return redirect(reverse("run-detail", args=[pk]) + f"#finding-{finding.pk}")

@@ -32,9 +32,10 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # bottom: pure helpers and the medal rules; they import nothing of the project
     "lib": (),
     "medals": (),
-    # the models' save and delete hooks keep the aggregates and the trajectory files in step
-    "models": ("leaderboard.lib", "leaderboard.competitions.medals", "leaderboard.analysis.aggregates",
-               "leaderboard.trajectories.store", "leaderboard.trust.models", "leaderboard.trust.similarity.models",
+    # the ground floor: the models announce their changes (models.changes) and import nothing above them;
+    # the package re-exports the models other areas keep beside their code, so Django registers them
+    "models": ("leaderboard.lib", "leaderboard.competitions.medals", "leaderboard.analysis.aggregates.models",
+               "leaderboard.trust.models", "leaderboard.trust.similarity.models",
                "leaderboard.competitions.research_models", "leaderboard.search.models"),
     "grading": LEADERBOARD_BELOW_WEB,
     # the store keeps the search index in step as it writes steps

@@ -19,19 +19,13 @@ from typing import NamedTuple
 from django.db import transaction
 from django.db.models import Value
 
-from leaderboard.analysis.aggregates.models import Audience, SeedAggregate
+from leaderboard.analysis.aggregates.models import Audience, LeaderboardVersion, SeedAggregate
 from leaderboard.analysis.versions import SeedStates
+from leaderboard.models.changes import FLAGS
 
 BATCH = 2000
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-FLAGS = ("gold_medal", "silver_medal", "bronze_medal", "above_median", "valid_submission", "any_medal")
 GRADED, VERIFIED = "graded", "verified"  # Run.Status.GRADED, Run.Verification.VERIFIED
-# What a run contributes; a change to any of these (or to its status) can change the aggregates.
-COUNTED_FIELDS = frozenset({
-    "experiment", "experiment_id", "competition", "competition_id", "seed", "status", "is_private",
-    "verification", *FLAGS, "cost_usd", "tokens_in", "tokens_out", "usage_metered", "is_demo", "created_at",
-    "competition_version",
-})
 
 
 class RunRow(NamedTuple):
@@ -199,9 +193,7 @@ def _bump(apps) -> None:
     """Raise the leaderboard's version in this transaction (leaderboard.analysis.page_cache); a migration's
     rebuild runs before the version exists and before anything is cached."""
     if apps is None:
-        from leaderboard.analysis import page_cache
-
-        page_cache.bump()
+        LeaderboardVersion.bump()
 
 
 def _models(apps):

@@ -72,6 +72,12 @@ class LeaderboardVersion(models.Model):
     shows (leaderboard.analysis.page_cache), so cached leaderboard rows are keyed by it."""
 
     n = models.BigIntegerField(default=0)
+    ROW = 1
 
     def __str__(self) -> str:
         return f"leaderboard version {self.n}"
+
+    @classmethod
+    def bump(cls, using: str | None = None) -> None:
+        """Raise the version in the current transaction (an UPDATE: it commits or rolls back with it)."""
+        cls.objects.using(using).filter(pk=cls.ROW).update(n=models.F("n") + 1)

@@ -54,7 +54,7 @@ def store(*, competition_id: int, hashes: np.ndarray, run: Run | None = None,
           reference: ReferenceCode | None = None, sources: Sequence[extraction.Source] = ()) -> CodeFingerprint:
     """Replace the run's (or reference's) fingerprint, postings and counts with these."""
     owner = {"run": run} if run is not None else {"reference": reference}
-    CodeFingerprint.objects.filter(**owner).delete()  # and its counts (models._uncount)
+    CodeFingerprint.objects.filter(**owner).delete()  # and its counts (similarity.counts._uncount)
     fp = CodeFingerprint.objects.create(
         **owner, competition_id=competition_id, size=len(hashes), hashes=hashes.astype("<i8").tobytes(),
         code_bytes=sum(len(s.text.encode("utf-8", "replace")) for s in sources),
