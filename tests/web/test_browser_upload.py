@@ -7,7 +7,9 @@ import re
 import pytest
 
 from leaderboard.models import Run
+from tests.queue_support import record_sends
 from tests.runs.test_submission import answers_for, submission
+from webapp import queue
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -57,7 +59,7 @@ def test_upload_a_run_and_see_its_medal(page, catalogue, tmp_path, django_user_m
 
 
 def test_the_page_follows_an_upload_the_worker_imports(page, catalogue, tmp_path, django_user_model, eager_grading,
-                                                       settings):
+                                                       settings, monkeypatch):
     """A slow worker: the form lands on the intake's page, which follows it to the run once imported."""
     from leaderboard.models import RunIntake
     from leaderboard.runs import intake
@@ -72,13 +74,10 @@ def test_the_page_follows_an_upload_the_worker_imports(page, catalogue, tmp_path
     page.fill("#id_agent", "aide")
     page.fill("#id_model", "gpt-4o")
     page.set_input_files("#id_submission", str(csv_path))
-    original = intake.import_intake.delay
-    intake.import_intake.delay = lambda intake_id: None  # published to no worker: the test imports it below
-    try:
-        page.click("#upload-submit")
-        page.wait_for_url(re.compile(r".*/runs/intakes/\d+/$"))
-    finally:
-        intake.import_intake.delay = original
+    record_sends(monkeypatch, queue.IMPORT_INTAKE)  # published to no worker: the test imports it below
+    page.click("#upload-submit")
+    page.wait_for_url(re.compile(r".*/runs/intakes/\d+/$"))
+    monkeypatch.undo()
     assert page.locator("#intake-status").inner_text() == "received, waiting for a worker"
     intake.import_intake.apply(args=(RunIntake.objects.get().pk,))
     page.wait_for_url(re.compile(r".*/runs/\d+/$"), timeout=20_000)  # imported, graded, then the run page
