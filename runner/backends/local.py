@@ -94,7 +94,7 @@ class LocalBackend(Backend):
         return {
             **sandbox_env(spec, self.paths(spec)),
             "HOME": str(home.resolve()), "TMPDIR": str(tmp.resolve()), "LANG": "C.UTF-8",
-            "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+            "PATH": f"{spec.bin_dir or Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
             **local_environment(spec.gpus),
             "MEDALBOARD_RUNNER": _identity(os.getpid()), OWNER_VARIABLE: self.owner,
         }
