@@ -59,10 +59,11 @@ python -c "import tensorflow as tf; print('GPUs Available: ', tf.config.list_phy
 """
 # What the sandbox's torch counts, beside MLE-bench's line (which names only device 0).
 TORCH_COUNT = (
-    "import torch; print('torch.cuda.device_count()=%d' % "
-    "(torch.cuda.device_count() if torch.cuda.is_available() else 0))"
+    "import torch; print('torch.cuda.device_count()=%d (torch %s)' % "
+    "(torch.cuda.device_count() if torch.cuda.is_available() else 0, torch.__version__))"
 )
 TIMEOUT_S = 240
+DOCKER_RUN = ("docker", "run", "--rm", "--network", "none")
 
 
 def main() -> int:
@@ -108,51 +109,29 @@ def check_docker(found: list[hardware.Gpu], image: str) -> dict:
         return _said({"status": "skipped", "why": f"no Docker engine answers: {info['output'][-200:]}"})
     if _run(["docker", "image", "inspect", image], dict(os.environ))["code"] != 0:
         return _said({"status": "skipped", "why": f"the image {image} is not on this machine"})
-    env = sandbox_gpus.docker_environment((0,))
     # `--gpus '"device=0"'` is the command line's form of the backend's docker_request((0,))
-    command = [
-        "docker",
-        "run",
-        "--rm",
-        "--network",
-        "none",
+    given_gpu = [
         "--read-only",
         "--tmpfs",
         "/tmp",
         "--gpus",
         '"device=0"',
-        *(arg for name, value in env.items() for arg in ("-e", f"{name}={value}")),
-        "--entrypoint",
-        "bash",
-        image,
-        "-lc",
-        MLEBENCH_GPU_CHECK + f'python -c "{TORCH_COUNT}"',
+        *_flags(sandbox_gpus.docker_environment((0,))),
     ]
-    given = _run(command, dict(os.environ))
-    none_env = sandbox_gpus.docker_environment(())
-    nothing = _run(
-        [
-            "docker",
-            "run",
-            "--rm",
-            "--network",
-            "none",
-            *(arg for name, value in none_env.items() for arg in ("-e", f"{name}={value}")),
-            "--entrypoint",
-            "bash",
-            image,
-            "-lc",
-            MLEBENCH_GPU_CHECK,
-        ],
-        dict(os.environ),
-    )
+    check = ["--entrypoint", "bash", image, "-lc", MLEBENCH_GPU_CHECK]
+    given = _run([*DOCKER_RUN, *given_gpu, *check[:-1], check[-1] + f'python -c "{TORCH_COUNT}"'], dict(os.environ))
+    nothing = _run([*DOCKER_RUN, *_flags(sandbox_gpus.docker_environment(())), *check], dict(os.environ))
     verdict = _verdict(found, given["output"], nothing["output"])
     return _said({**verdict, "runs": {"given GPU 0": given, "given none": nothing}})
 
 
+def _flags(env: dict[str, str]) -> list[str]:
+    return [arg for name, value in env.items() for arg in ("-e", f"{name}={value}")]
+
+
 def _verdict(found: list[hardware.Gpu], given: str, none: str) -> dict:
     if "No module named 'torch'" in given:
-        return {"status": "failed" if found else "skipped", "why": "no torch in the sandbox's Python (--python)"}
+        return {"status": "skipped", "why": "no torch in the sandbox's Python (--python, or the image's)"}
     if not found:
         ok = "WARNING: No GPU" in given
         return {
@@ -164,8 +143,8 @@ def _verdict(found: list[hardware.Gpu], given: str, none: str) -> dict:
     problems = []
     if found[0].name not in given:
         problems.append(f"torch did not name GPU 0 ({found[0].name!r})")
-    if "torch.cuda.device_count()=1" not in given:
-        problems.append("torch does not see exactly the one GPU given")
+    if "torch.cuda.device_count()=1 " not in given:
+        problems.append("torch does not see exactly the one GPU given (a CPU build of torch sees none)")
     if "WARNING: No GPU" not in none:
         problems.append("a sandbox given no GPU still sees one")
     tensorflow = "GPUs Available:  [PhysicalDevice" in given

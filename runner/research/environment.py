@@ -45,6 +45,7 @@ FLAVOUR_LABEL = "medalboard.env.flavour"  # as mlebench-env names its own (runne
 FREEZE_SHA_LABEL = "medalboard.env.pip-freeze-sha256"
 FREEZE_LABEL = "medalboard.env.pip-freeze"
 PIP_TIMEOUT_S = 3600
+OFFLINE_RUN = ("docker", "run", "--rm", "--network", "none")
 DOCKERFILE = f"""FROM {BASE_IMAGE}
 USER root
 COPY requirements.txt /tmp/research/requirements.txt
@@ -177,20 +178,8 @@ def docker_image(flavour: str, client) -> str:
         shutil.copyfile(requirements(flavour), Path(context) / "requirements.txt")
         (Path(context) / "Dockerfile").write_text(DOCKERFILE)
         _run(["docker", "build", "--network", "none", "-q", "-t", f"{tag}-building", context], f"building {tag}")
-        freeze = _run(
-            [
-                "docker",
-                "run",
-                "--rm",
-                "--network",
-                "none",
-                "--entrypoint",
-                "cat",
-                f"{tag}-building",
-                f"{VENV_IN_IMAGE}/{FREEZE}",
-            ],
-            "reading the image's pip freeze",
-        )
+        read = [*OFFLINE_RUN, "--entrypoint", "cat", f"{tag}-building", f"{VENV_IN_IMAGE}/{FREEZE}"]
+        freeze = _run(read, "reading the image's pip freeze")
         labels = {
             FLAVOUR_LABEL: f"mlagentbench-{flavour}",
             FREEZE_LABEL: " ".join(freeze.split()),
