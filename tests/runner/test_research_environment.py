@@ -28,6 +28,7 @@ from leaderboard.models import Competition, ResearchTask
 from runner.backends.local import LocalBackend
 from runner.research import environment
 from runner.research.baseline import compute_baseline
+from tests.competitions.research_fixture import STARTER, build_task
 from tests.conftest import REQUIRE_SERVICES
 
 MLAGENTBENCH = os.environ.get("MEDALBOARD_MLAGENTBENCH_DIR", "")
@@ -196,3 +197,61 @@ def test_mlagentbench_tasks_compute_their_baselines_in_the_image_on_docker(db, t
     local = (environment.local_venv("light") / environment.FREEZE).read_text().split()
     assert environment.image_freeze(backend.client, tag).split() == local
     assert "torch==2.13.0+cpu" in local and "numpy==1.26.4" in local
+
+
+# --- the environment itself (no MLAgentBench checkout needed) -----------------------------------------
+
+WHICH = (
+    """import sys, numpy, sklearn, torch
+print("python", sys.executable, "numpy", numpy.__version__, "torch", torch.__version__)
+"""
+    + STARTER
+)
+
+
+def pins(path: Path) -> dict[str, str]:
+    lines = [line.split("#")[0].strip() for line in path.read_text().splitlines()]
+    return dict(line.split("==", 1) for line in lines if line)
+
+
+def test_each_flavour_pins_every_line_and_agrees_with_mlebench_where_both_pin():
+    mlebench = pins(Path("runner/agents/requirements/mlebench.txt"))
+    full, light = pins(environment.requirements("full")), pins(environment.requirements("light"))
+    for pinned in (full, light):
+        assert pinned and all(version and " " not in version for version in pinned.values())
+    shared = {name for name in full if name in mlebench}
+    assert {name: full[name] for name in shared} == {name: mlebench[name] for name in shared}
+    assert full["torch"] == "2.2.0"  # MLE-bench's, with CUDA
+    # the light lock's own libraries are MLE-bench's pins; its dependencies are what pip resolved for
+    # torch's CPU build (sympy >= 1.13.3, newer than MLE-bench's)
+    assert {name: light[name] for name in ("numpy", "pandas", "scipy", "scikit-learn")} == {
+        name: mlebench[name] for name in ("numpy", "pandas", "scipy", "scikit-learn")
+    }
+    assert light["torch"] == "2.13.0+cpu"
+
+
+def starter_output(tmp_path, backend) -> str:
+    """The baseline log of a task whose starter says which Python, numpy and torch it runs on."""
+    build_task(tmp_path / "tasks", "which-python", starter=WHICH)
+    call_command("import_research_tasks", str(tmp_path / "tasks" / "which-python"), stdout=io.StringIO())
+    task = ResearchTask.objects.get(competition__slug="which-python")
+    assert compute_baseline(task.pk, backend=backend) == ResearchTask.Baseline.DONE, task.baseline_error
+    task.refresh_from_db()
+    return task.baseline_log
+
+
+@pytest.mark.serial
+def test_a_local_starter_runs_in_the_venv_of_the_pinned_wheels_never_the_runners(db, tmp_path, light):
+    output = starter_output(tmp_path, LocalBackend(runner_name="gpuenv-test", site="test"))
+    venv = environment.local_venv("light")
+    assert f"python {venv}/bin/python numpy 1.26.4 torch 2.13.0+cpu" in output
+    assert sys.executable not in output  # the runner's venv (numpy 2) is not what the starter gets
+
+
+@pytest.mark.docker
+@pytest.mark.serial
+def test_a_docker_starter_runs_in_the_image_of_the_same_wheels(db, tmp_path, light, mlebench_env):
+    from runner.backends.docker import DockerBackend
+
+    output = starter_output(tmp_path, DockerBackend(runner_name="gpuenv-test"))
+    assert f"python {environment.VENV_IN_IMAGE}/bin/python numpy 1.26.4 torch 2.13.0+cpu" in output
