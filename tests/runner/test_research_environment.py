@@ -255,3 +255,40 @@ def test_a_docker_starter_runs_in_the_image_of_the_same_wheels(db, tmp_path, lig
 
     output = starter_output(tmp_path, DockerBackend(runner_name="gpuenv-test"))
     assert f"python {environment.VENV_IN_IMAGE}/bin/python numpy 1.26.4 torch 2.13.0+cpu" in output
+
+
+@pytest.mark.serial
+def test_a_site_agent_on_a_research_task_works_in_the_same_environment(
+    db, alice, tmp_path, light, fast_jobs, django_capture_on_commit_callbacks
+):
+    """MLAgentBench's agents work in the environment the starter ran in; the site's own agents do too."""
+    from django.utils import timezone
+
+    from runner import execution, leases
+    from runner.models import AgentDefinition, Runner
+    from runner.services import create_job
+
+    light.RUNNER_WORK_DIR = tmp_path / "work"  # fast_jobs set its own
+    build_task(tmp_path / "tasks", "which-python")
+    call_command("import_research_tasks", str(tmp_path / "tasks"), "--baseline-score", "0.5", stdout=io.StringIO())
+    AgentDefinition.objects.update_or_create(
+        name="which-python",
+        defaults={
+            "image": "",
+            "command": ["python3", "-c", "import sys, numpy; print('agent on', sys.executable, numpy.__version__)"],
+        },
+    )
+    runner = Runner.objects.create(
+        name="gpuenv-research",
+        backend="local",
+        images=["*"],
+        cpu_count=2,
+        last_heartbeat=timezone.now(),
+        queues=["jobs.cpu"],
+    )
+    with django_capture_on_commit_callbacks(execute=False):
+        job = create_job(user=alice, agent="which-python", competitions=["which-python"], time_limit_minutes=1)
+    task = job.tasks.get()
+    execution.execute(leases.claim(task.pk, runner), runner=runner, backend=LocalBackend(runner_name="gpuenv-test"))
+    task.refresh_from_db()
+    assert f"agent on {environment.local_venv('light')}/bin/python3 1.26.4" in task.log_tail, task.log_tail
