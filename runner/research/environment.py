@@ -160,11 +160,8 @@ def docker_image(flavour: str, client) -> str:
     import docker.errors
 
     tag = f"{IMAGE}:{flavour}-{digest(flavour)}"
-    try:
-        client.images.get(tag)
+    if _has_image(client, tag):
         return tag
-    except docker.errors.ImageNotFound:
-        pass
     try:
         client.images.get(BASE_IMAGE)
     except docker.errors.ImageNotFound:
@@ -174,6 +171,8 @@ def docker_image(flavour: str, client) -> str:
         ) from None
     wheels = wheelhouse(flavour)
     with _locked(settings.RESEARCH_ENV_DIR / f"{IMAGE}-{flavour}"), tempfile.TemporaryDirectory() as context:
+        if _has_image(client, tag):  # another worker built it while this one waited
+            return tag
         shutil.copytree(wheels, Path(context) / "wheelhouse", copy_function=_link_or_copy)
         shutil.copyfile(requirements(flavour), Path(context) / "requirements.txt")
         (Path(context) / "Dockerfile").write_text(DOCKERFILE)
@@ -204,6 +203,16 @@ def docker_image(flavour: str, client) -> str:
         )
         subprocess.run(["docker", "rmi", f"{tag}-building"], capture_output=True)
     return tag
+
+
+def _has_image(client, tag: str) -> bool:
+    import docker.errors
+
+    try:
+        client.images.get(tag)
+    except docker.errors.ImageNotFound:
+        return False
+    return True
 
 
 def image_freeze(client, tag: str) -> str:
