@@ -258,8 +258,9 @@ def test_a_docker_starter_runs_in_the_image_of_the_same_wheels(db, tmp_path, lig
 
 
 @pytest.mark.serial
+@pytest.mark.parametrize("backend_name", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_a_site_agent_on_a_research_task_works_in_the_same_environment(
-    db, alice, tmp_path, light, fast_jobs, django_capture_on_commit_callbacks
+    db, alice, tmp_path, light, fast_jobs, django_capture_on_commit_callbacks, backend_name, request
 ):
     """MLAgentBench's agents work in the environment the starter ran in; the site's own agents do too."""
     from django.utils import timezone
@@ -289,6 +290,14 @@ def test_a_site_agent_on_a_research_task_works_in_the_same_environment(
     with django_capture_on_commit_callbacks(execute=False):
         job = create_job(user=alice, agent="which-python", competitions=["which-python"], time_limit_minutes=1)
     task = job.tasks.get()
-    execution.execute(leases.claim(task.pk, runner), runner=runner, backend=LocalBackend(runner_name="gpuenv-test"))
+    if backend_name == "docker":
+        from runner.backends.docker import DockerBackend
+
+        request.getfixturevalue("mlebench_env")
+        backend, python = DockerBackend(runner_name="gpuenv-test"), f"{environment.VENV_IN_IMAGE}/bin/python3"
+    else:
+        backend = LocalBackend(runner_name="gpuenv-test")
+        python = f"{environment.local_venv('light')}/bin/python3"
+    execution.execute(leases.claim(task.pk, runner), runner=runner, backend=backend)
     task.refresh_from_db()
-    assert f"agent on {environment.local_venv('light')}/bin/python3 1.26.4" in task.log_tail, task.log_tail
+    assert f"agent on {python} 1.26.4" in task.log_tail, task.log_tail
