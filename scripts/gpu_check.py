@@ -120,6 +120,8 @@ def check_docker(found: list[hardware.Gpu], image: str) -> dict:
     ]
     check = ["--entrypoint", "bash", image, "-lc", MLEBENCH_GPU_CHECK]
     given = _run([*DOCKER_RUN, *given_gpu, *check[:-1], check[-1] + f'python -c "{TORCH_COUNT}"'], dict(os.environ))
+    if "could not select device driver" in given["output"]:
+        return _said({"status": "skipped", "why": "the engine lacks the NVIDIA Container Toolkit: " + given["output"]})
     nothing = _run([*DOCKER_RUN, *_flags(sandbox_gpus.docker_environment(())), *check], dict(os.environ))
     verdict = _verdict(found, given["output"], nothing["output"])
     return _said({**verdict, "runs": {"given GPU 0": given, "given none": nothing}})
