@@ -9,6 +9,7 @@ class LeaderboardConfig(AppConfig):
 
     def ready(self) -> None:
         from leaderboard.analysis import page_cache
+        from leaderboard.trust.similarity import counts  # noqa: F401 - connects its post_delete receiver
 
         page_cache.connect()
         _make_folders()

@@ -56,7 +56,7 @@ def _await_answers(report: GradingReport, competition: Competition, spec: Grader
                    submission: Path) -> GradingReport:
     """No answers here yet: a bad file is still invalid now; a good one waits to be scored."""
     try:
-        checked = format_check.check_format(spec, submission, format_check.sample_submission(competition))
+        checked = check_format(spec, submission, format_check.sample_submission(competition))
     except SubmissionError as exc:
         report.error = f"invalid submission: {exc}"
         return report
@@ -271,3 +271,45 @@ def _drop_unscored(spec: GraderSpec, y_true: np.ndarray, y_pred: np.ndarray,
         return y_true, y_pred
     scored = ~np.any(np.atleast_2d(y_true.T).T == spec.unscored_answer_value, axis=1)
     return y_true[scored], y_pred[scored]
+
+
+def check_format(spec: GraderSpec, submission: Path, sample: Path | None) -> str:
+    """A submission's format checked before the private answers are there to score it.
+
+    A site that has no answers for a competition cannot grade its runs yet; that is the site's state, not a
+    fault of the file, so such runs wait (Run.Status.WAITING) until `manage.py regrade` scores them. The file
+    is still checked now, as far as the site can: against the sample submission when one is registered (the
+    public data `mlebench prepare` made), or else against what the grader itself knows (a readable CSV with
+    the id column and the named prediction columns). Returns what the check compared against; SubmissionError
+    when the file is not a valid submission."""
+    if sample is not None:
+        return _against_sample(spec, submission, sample)
+    header = reading.read_header(submission)
+    validation.check_header(header, _known_targets(spec), False, spec.id_column)
+    frame = reading.read_frame(submission, spec.id_column, [], [], every_column=True)
+    validation.check_not_empty(len(frame))
+    return "the grader's columns (no sample submission registered: ids and values are checked once answers arrive)"
+
+
+def _against_sample(spec: GraderSpec, submission: Path, sample: Path) -> str:
+    """The sample submission stands in for the answers: same ids, same columns, values of the right kind.
+    Its own values are placeholders, so only SubmissionError counts; anything the sample cannot stand
+    in for (a grader that needs answer-only columns) falls back to comparing headers."""
+    try:
+        score_files(spec, submission, sample)
+    except SubmissionError:
+        raise
+    except Exception:  # noqa: BLE001 - the sample is not an answers file for this grader
+        sample_header = reading.read_header(sample)
+        targets = [c for c in sample_header if c != spec.id_column]
+        validation.check_header(reading.read_header(submission), targets, False, spec.id_column)
+        frame = reading.read_frame(submission, spec.id_column, [], [], every_column=True)
+        validation.check_not_empty(len(frame))
+        return "the sample submission's columns"
+    return "the sample submission (columns, ids and values)"
+
+
+def _known_targets(spec: GraderSpec) -> list[str]:
+    if spec.positional_columns:
+        return []
+    return list(spec.submission_targets or spec.target_columns or ()) + list(spec.required_columns)

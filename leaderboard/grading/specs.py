@@ -13,7 +13,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import generic
+from .spec_common import LABEL_NOTE, _mle
 from .spec_types import Align, GraderSpec, Values
+from .specs_structured import STRUCTURED
+from .specs_vision import VISION
 
 if TYPE_CHECKING:
     from leaderboard.models import Competition
@@ -112,12 +115,6 @@ def _checked(cid: str, metric: str, id_column: str, target: str, values: Values,
     return GraderSpec(cid, metric, id_column, (target,), values, source="mle-bench grade.py", notes=notes, **kw)
 
 
-LABEL_NOTE = (
-    "Labels are compared as pandas reads them, like MLE-bench: true, TRUE and True are one boolean, and 1 and 0 "
-    "equal True and False; other text is compared exactly. Where pandas would read one file's labels as text "
-    "and the other's as booleans or numbers (MLE-bench then finds no row equal), their text is compared instead, "
-    "and the report says so."
-)
 UNDEFINED_JACCARD_NOTE = (
     "A row whose answer and prediction are both empty has no words: MLE-bench's jaccard divides by zero and calls "
     "the whole submission invalid; this grader scores the row 1 (the two agree), as Kaggle's notebook intended."
@@ -195,11 +192,6 @@ LABEL_SET_NOTE = (
     "that pandas reads as numbers (one numeric label per row) makes MLE-bench's .str.split() fail, so MLE-bench "
     "would call the file invalid; this grader reads the labels as text, and the report says so."
 )
-
-
-def _mle(cid: str, metric: str, id_column: str, targets: tuple[str, ...], values: Values, **kw) -> GraderSpec:
-    """A spec read from MLE-bench's grade.py and prepare.py for this competition (not in lite-grading.md)."""
-    return GraderSpec(cid, metric, id_column, targets, values, source="mle-bench grade.py", **kw)
 
 
 # One label, probability or number per id, or one per column: scored by a per-row metric.
@@ -320,9 +312,6 @@ LISTS_SETS_AND_GROUPS: tuple[GraderSpec, ...] = (
                 "and the prediction are empty scores 0, not 1 (Kaggle's Jaccard would give 1). A cell holding "
                 "only an NA spelling ('NA', 'null', ...) is read as empty, as pandas reads it.",)),
 )
-
-from .specs_structured import STRUCTURED  # noqa: E402 - builds on the definitions above
-from .specs_vision import VISION  # noqa: E402
 
 SPECS: dict[str, GraderSpec] = {spec.competition_id: spec
                                 for spec in (*LITE, *OTHERS, *LABELS_AND_COLUMNS, *LISTS_SETS_AND_GROUPS, *STRUCTURED,

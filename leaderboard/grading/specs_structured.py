@@ -3,8 +3,8 @@ grade.py and prepare.py for the competition (source="mle-bench grade.py"), quirk
 
 from __future__ import annotations
 
+from .spec_common import LABEL_NOTE, _mle
 from .spec_types import GraderSpec, Values
-from .specs import LABEL_NOTE, _mle
 
 STRUCTURED: tuple[GraderSpec, ...] = (
     _mle("herbarium-2020-fgvc7", "f1-macro", "Id", ("Predicted",), Values.INTEGER,

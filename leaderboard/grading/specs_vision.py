@@ -3,8 +3,8 @@ MLE-bench's grade.py and prepare.py for the competition (source="mle-bench grade
 
 from __future__ import annotations
 
+from .spec_common import _mle
 from .spec_types import Align, GraderSpec, Values
-from .specs import _mle
 
 RLE_NOTE = ("Masks are run-length encoded as MLE-bench reads them: 'start length' pairs, 1-based, down each "
             "column then right; the pairs must be sorted, positive and must not overlap, or the file is invalid. "

@@ -9,7 +9,6 @@ docs/trajectory-format.md describes the step kinds and what their `data` holds.
 
 from __future__ import annotations
 
-import zipfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,8 +24,7 @@ from leaderboard.trajectories.importers.base import (
     StepData,
     TrajectoryError,
     TrajectoryMeta,
-    json_shape,
-    read_head,
+    detect,
     registry,
     sanitize,
 )
@@ -42,34 +40,7 @@ __all__ = [
     "save_steps",
 ]
 
-# Our own JSONL first (its header line says what it is, and needs no look at the JSON's shape), then
-# directory formats, then the specific JSON shapes.
-DETECTION_ORDER = ["jsonl", "mlagentbench", "mlebench_run", "inspect", "aide", "sweagent", "openhands"]
 VALID_KINDS = frozenset(StepKind.values)
-
-
-_NOT_YET = object()
-
-
-def detect(path: Path) -> str | None:
-    """The format name of a trajectory file or run folder, judged from its content."""
-    path = Path(path)
-    if not path.exists():
-        return None
-    head, shape = b"", _NOT_YET
-    if path.is_file():
-        head = read_head(path)
-        if not head:
-            return None
-    for name in DETECTION_ORDER:
-        if name != "jsonl" and shape is _NOT_YET:  # ~10 ms on a megabyte: only once the header check failed
-            shape = json_shape(head) if head and not zipfile.is_zipfile(path) else None
-        try:
-            if registry[name].sniff(path, head, shape):
-                return name
-        except (OSError, ValueError):
-            continue
-    return None
 
 
 def read_trajectories(path: Path) -> Iterator[ParsedTrajectory]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import difflib
 import io
 import re
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -401,3 +402,30 @@ def sanitize(step: StepData) -> StepData:
             step.data["binary"] = True
     step.title = step.title[:TITLE_MAX]
     return step
+
+
+# Our own JSONL first (its header line says what it is, and needs no look at the JSON's shape), then
+# directory formats, then the specific JSON shapes.
+DETECTION_ORDER = ["jsonl", "mlagentbench", "mlebench_run", "inspect", "aide", "sweagent", "openhands"]
+_NOT_YET = object()
+
+
+def detect(path: Path) -> str | None:
+    """The format name of a trajectory file or run folder, judged from its content."""
+    path = Path(path)
+    if not path.exists():
+        return None
+    head, shape = b"", _NOT_YET
+    if path.is_file():
+        head = read_head(path)
+        if not head:
+            return None
+    for name in DETECTION_ORDER:
+        if name != "jsonl" and shape is _NOT_YET:  # ~10 ms on a megabyte: only once the header check failed
+            shape = json_shape(head) if head and not zipfile.is_zipfile(path) else None
+        try:
+            if registry[name].sniff(path, head, shape):
+                return name
+        except (OSError, ValueError):
+            continue
+    return None

@@ -17,6 +17,7 @@ from leaderboard.trajectories.importers.base import (
     StepData,
     TrajectoryError,
     TrajectoryMeta,
+    detect,
     register,
     registry,
 )
@@ -60,8 +61,6 @@ def competition_name(path: Path) -> str:
 
 
 def known_trajectory(logs: Path) -> tuple[str, Path] | None:
-    from leaderboard.trajectories.importers import detect  # the registry is complete once the package is loaded
-
     if not logs.is_dir():
         return None
     for file in sorted(logs.rglob("*")):

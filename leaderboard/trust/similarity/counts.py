@@ -1,5 +1,6 @@
 """How many runs of a competition hold each hash (CodeHashCount), kept as run fingerprints come
-and go, and which of a fingerprint's hashes are common enough to be boilerplate.
+and go (a fingerprint leaving takes its counts with it: the post_delete receiver below, connected when the
+app is ready), and which of a fingerprint's hashes are common enough to be boilerplate.
 
 Each change is two statements per batch of hashes (insert the missing rows with 0, then add or
 subtract 1 in one UPDATE), so concurrent indexing of two runs never loses a count."""
@@ -10,8 +11,10 @@ from collections.abc import Sequence
 
 from django.conf import settings
 from django.db.models import F
+from django.db.models.signals import post_delete
+from django.dispatch import receiver
 
-from leaderboard.trust.similarity.models import CodeHashCount
+from leaderboard.trust.similarity.models import CodeFingerprint, CodeHashCount
 
 BATCH = 900  # hashes per statement: SQLite binds at most 32,766 parameters, Django batches fewer
 
@@ -44,3 +47,10 @@ def common(competition_id: int, hashes: Sequence[int]) -> set[int]:
                                                   runs__gt=settings.SIMILARITY_COMMON_RUNS)
                      .values_list("hash", flat=True))
     return found
+
+
+@receiver(post_delete, sender=CodeFingerprint)
+def _uncount(sender, instance: CodeFingerprint, **kwargs) -> None:
+    """A run's fingerprint leaves the counts with it, however it goes (indexed again, the run deleted)."""
+    if instance.run_id is not None and instance.size:
+        remove(instance.competition_id, instance.hash_array().tolist())

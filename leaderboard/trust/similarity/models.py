@@ -11,8 +11,6 @@ from __future__ import annotations
 import numpy as np
 from django.conf import settings
 from django.db import models
-from django.db.models.signals import post_delete
-from django.dispatch import receiver
 
 
 class ReferenceCode(models.Model):
@@ -128,12 +126,3 @@ class CodeMatch(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} ~ {self.other_id or self.reference} ({self.similarity:.2f})"
-
-
-@receiver(post_delete, sender=CodeFingerprint)
-def _uncount(sender, instance: CodeFingerprint, **kwargs) -> None:
-    """A run's fingerprint leaves the counts with it, however it goes (indexed again, the run deleted)."""
-    from leaderboard.trust.similarity import counts
-
-    if instance.run_id is not None and instance.size:
-        counts.remove(instance.competition_id, instance.hash_array().tolist())
