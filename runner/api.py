@@ -230,6 +230,7 @@ class GpuOutputSerializer(serializers.Serializer):
     index = serializers.IntegerField()
     name = serializers.CharField()
     memory_mb = serializers.IntegerField(allow_null=True)
+    driver = serializers.CharField(allow_blank=True, help_text="the NVIDIA driver's version, as the runner detected it")
     task = serializers.IntegerField(allow_null=True)
     job = serializers.IntegerField(allow_null=True)
 
@@ -263,7 +264,8 @@ def gpu_holders(runner: Runner) -> list[dict]:
     for gpu in runner.gpus:
         task = held.get(gpu.get("index"))
         rows.append({"index": gpu.get("index"), "name": gpu.get("name", ""), "memory_mb": gpu.get("memory_mb"),
-                     "task": task.pk if task else None, "job": task.job_id if task else None})
+                     "driver": gpu.get("driver", ""), "task": task.pk if task else None,
+                     "job": task.job_id if task else None})
     return rows
 
 

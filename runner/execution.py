@@ -221,6 +221,8 @@ def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch
     )
     if research_jobs.is_research(task.competition):  # the workspace, the problem, no submission folder to fill
         spec = research_jobs.prepare(spec, task.competition, backend)
+        if not agent_sandbox.is_packaged(job):
+            spec = research_jobs.in_environment(spec, backend)
         data_dir = spec.data_dir
     paths = backend.paths(spec)
     description = _description(task, data_dir, workdir, paths)

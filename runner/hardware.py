@@ -1,7 +1,7 @@
 """What a runner machine has: its GPUs, CPUs and memory, detected once at start.
 
     hardware = detect()
-    runner.gpus = hardware.gpus_json()   # [{index, name, memory_mb, uuid}, ...]
+    runner.gpus = hardware.gpus_json()   # [{index, name, memory_mb, uuid, driver}, ...]
 
 GPUs come from pluggable sources tried in order, like the trajectory importers: NVML through
 `pynvml` (the nvidia-ml-py package), then `nvidia-smi`'s CSV output, else none. A source that is
@@ -22,7 +22,7 @@ from pathlib import Path
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 MEMINFO = Path("/proc/meminfo")
-NVIDIA_SMI_QUERY = ["--query-gpu=index,name,memory.total,uuid", "--format=csv,noheader,nounits"]
+NVIDIA_SMI_QUERY = ["--query-gpu=index,name,memory.total,uuid,driver_version", "--format=csv,noheader,nounits"]
 
 
 @dataclass(frozen=True)
@@ -31,6 +31,7 @@ class Gpu:
     name: str
     memory_mb: int
     uuid: str
+    driver: str = ""  # the NVIDIA driver's version ("550.54.15"): a run records it beside the model
 
     def to_json(self) -> dict:
         return asdict(self)
@@ -66,19 +67,20 @@ def nvml_gpus() -> list[Gpu]:
     except Exception as exc:  # pynvml raises NVMLError subclasses, or OSError without the library
         raise GpuSourceError(f"NVML unavailable: {exc}") from exc
     try:
-        return [_nvml_gpu(pynvml, index) for index in range(pynvml.nvmlDeviceGetCount())]
+        driver = _text(pynvml.nvmlSystemGetDriverVersion())
+        return [_nvml_gpu(pynvml, index, driver) for index in range(pynvml.nvmlDeviceGetCount())]
     except Exception as exc:
         raise GpuSourceError(f"NVML query failed: {exc}") from exc
     finally:
         pynvml.nvmlShutdown()
 
 
-def _nvml_gpu(pynvml, index: int) -> Gpu:
+def _nvml_gpu(pynvml, index: int, driver: str) -> Gpu:
     handle = pynvml.nvmlDeviceGetHandleByIndex(index)
     return Gpu(
         index=index, name=_text(pynvml.nvmlDeviceGetName(handle)),
         memory_mb=int(pynvml.nvmlDeviceGetMemoryInfo(handle).total) // (1024 * 1024),
-        uuid=_text(pynvml.nvmlDeviceGetUUID(handle)),
+        uuid=_text(pynvml.nvmlDeviceGetUUID(handle)), driver=driver,
     )
 
 
@@ -101,11 +103,11 @@ def nvidia_smi_gpus() -> list[Gpu]:
 
 def _smi_gpu(line: str) -> Gpu:
     fields = [part.strip() for part in line.split(",")]
-    if len(fields) != 4:
+    if len(fields) != 5:
         raise GpuSourceError(f"unexpected nvidia-smi line: {line!r}")
-    index, name, memory, uuid = fields
+    index, name, memory, uuid, driver = fields
     try:
-        return Gpu(index=int(index), name=name, memory_mb=int(float(memory)), uuid=uuid)
+        return Gpu(index=int(index), name=name, memory_mb=int(float(memory)), uuid=uuid, driver=driver)
     except ValueError as exc:
         raise GpuSourceError(f"unexpected nvidia-smi line: {line!r}") from exc
 

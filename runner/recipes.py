@@ -33,6 +33,7 @@ from runner.backends import Backend, SandboxSpec
 from runner.models import JobTask, PublicDataVersion
 
 RECIPE_VERSION = 1
+GPU_FIELDS = ("name", "memory_mb", "uuid", "driver")  # of each GPU a sandbox was given, from Runner.gpus
 CHUNK = 1 << 20
 TICK_S = 1.0
 Tick = Callable[[], None]
@@ -88,9 +89,13 @@ def _describe(backend: Backend, spec: SandboxSpec) -> dict:
 
 
 def _hardware(task: JobTask, spec: SandboxSpec) -> dict:
+    """What the job asked for and what the sandbox got: each GPU it was given as the runner detected it
+    (model, memory, UUID, driver), so two runs on different cards or drivers differ here."""
     job, runner = task.job, task.runner
-    names = {gpu.get("index"): gpu.get("name", "") for gpu in (runner.gpus if runner else [])}
-    return {"gpus": job.gpus, "gpu_type": job.gpu_type, "gpu_names": [names.get(i, "") for i in spec.gpus],
+    known = {gpu.get("index"): gpu for gpu in (runner.gpus if runner else [])}
+    given = [{key: known.get(i, {}).get(key, "") for key in GPU_FIELDS} | {"index": i} for i in spec.gpus]
+    return {"gpus": job.gpus, "gpu_type": job.gpu_type, "gpu_names": [gpu["name"] for gpu in given],
+            "gpu_devices": given, "gpu_driver": next((gpu["driver"] for gpu in given if gpu["driver"]), ""),
             "cpus": job.cpus, "memory_gb": job.memory_gb,
             "runner_cpus": runner.cpu_count if runner else None,
             "runner_memory_gb": runner.memory_gb if runner else None}

@@ -309,6 +309,14 @@ RESEARCH_BASELINE_MAX_ATTEMPTS = env_int("MEDALBOARD_RESEARCH_BASELINE_MAX_ATTEM
 RESEARCH_BASELINE_RUNS = env_int("MEDALBOARD_RESEARCH_BASELINE_RUNS", 3)
 RESEARCH_SNAPSHOT_EVERY_S = env_float("MEDALBOARD_RESEARCH_SNAPSHOT_EVERY_S", 30.0)
 RESEARCH_MAX_SNAPSHOTS = env_int("MEDALBOARD_RESEARCH_MAX_SNAPSHOTS", 50)
+# What a research task's starter and eval.py run in (runner.research.environment): MLAgentBench's
+# requirements, `light` or `full` (runner/research/requirements/), the same wheels on every backend:
+# a venv on the local backend, an image FROM mlebench-env on Docker, built once per requirements hash
+# under RESEARCH_ENV_DIR. "none": the agent image's Python on Docker, the runner's own on local (tests).
+RESEARCH_ENVIRONMENT = os.environ.get("MEDALBOARD_RESEARCH_ENVIRONMENT") or "light"
+if RESEARCH_ENVIRONMENT not in ("light", "full", "none"):
+    raise ImproperlyConfigured("MEDALBOARD_RESEARCH_ENVIRONMENT must be light, full or none")
+RESEARCH_ENV_DIR = Path(os.environ.get("MEDALBOARD_RESEARCH_ENV_DIR", VAR_DIR / "research-env"))
 # The OCI runtime of a Docker runner's sandboxes: runc (Docker's default) or runsc (gVisor).
 DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME") or "runc"
 # Docker networks this runner lets sandboxes join (runner.networks); none by default. Never host,

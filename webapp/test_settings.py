@@ -16,6 +16,9 @@ os.environ.setdefault("MEDALBOARD_INTAKE_IN_REQUEST", "true")
 # A task's scratch is measured, not mounted, unless a test asks for the mount (tests/runner/test_hostile_agents.py):
 # tests that SIGKILL a runner would otherwise leave a loop mount behind in pytest's tmp folders.
 os.environ.setdefault("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", "false")
+# Research starters and evals run in the runner's Python (local) or the agent image (Docker) unless a test
+# asks for MLAgentBench's environment (tests/runner/test_research_environment.py): building it takes minutes.
+os.environ.setdefault("MEDALBOARD_RESEARCH_ENVIRONMENT", "none")
 
 # `make test` runs the suite in parallel (pytest-xdist): each worker process has its own database
 # (pytest-django adds the worker's id to the test database's name), and here its own broker (folder, or

@@ -306,7 +306,9 @@ def hardware_curve(selection: Selection, *, pad: bool = False) -> dict:
     """GET /api/scaling/hardware/: any-medal % (mean ± SEM) per experiment, grouped by hardware_key."""
     n = len(selection.competition_ids)
     groups = []
-    for group in hardware_groups(selection.experiments.values()):
+    grouped = hardware_groups(selection.experiments.values())
+    used = gpus_used([experiment.pk for group in grouped for experiment in group])
+    for group in grouped:
         first = group[0]
         rows = []
         for experiment in group:
@@ -314,12 +316,25 @@ def hardware_curve(selection: Selection, *, pad: bool = False) -> dict:
             estimate = stats.mean_sem(stats.seed_shares(grid, seeds, n))
             rows.append({"experiment_id": experiment.pk, "hardware": experiment.hardware,
                          "gpu_type": experiment.gpu_type, "gpu_count": experiment.gpu_count,
+                         "gpus_used": "; ".join(used.get(experiment.pk, [])),
                          "cpu_count": experiment.cpu_count, "memory_gb": experiment.memory_gb,
                          "n_seeds": len(seeds), "any_medal_pct": stats._round(estimate.mean),
                          "any_medal_sem": stats._round(estimate.sem)})
         groups.append({"agent": str(first.agent), "model": first.model.name,
                        "time_limit_hours": first.time_limit_hours, "experiments": rows})
     return {"split": selection.split.slug, "groups": groups}
+
+
+def gpus_used(experiment_ids: list[int]) -> dict[int, list[str]]:
+    """Per experiment, the GPUs its runs' sandboxes were given as their runners recorded them (model
+    and driver; Run.gpus_used), each once: a job that asked for "1x GPU" says here which GPU it got."""
+    found: dict[int, list[str]] = defaultdict(list)
+    rows = Run.objects.filter(experiment_id__in=experiment_ids).exclude(recipe={})
+    for experiment_id, hardware in rows.order_by().values_list("experiment_id", "recipe__hardware").distinct():
+        described = Run.describe_gpus(hardware)
+        if described and described not in found[experiment_id]:
+            found[experiment_id].append(described)
+    return {key: sorted(value) for key, value in found.items()}
 
 
 # --- flat rows for the CSV downloads (exactly the numbers drawn) ------------------------------------

@@ -152,6 +152,8 @@ class HardwareExperimentSerializer(serializers.Serializer):
     hardware = serializers.CharField()
     gpu_type = serializers.CharField()
     gpu_count = serializers.IntegerField(allow_null=True, help_text="null: not disclosed")
+    gpus_used = serializers.CharField(help_text="the GPUs its runs' sandboxes got, as their runners recorded them "
+                                                "(model and driver; '; ' between kinds); 'none' for CPU-only job runs")
     cpu_count = serializers.IntegerField(allow_null=True)
     memory_gb = serializers.FloatField(allow_null=True)
     n_seeds = serializers.IntegerField()

@@ -74,6 +74,9 @@ class Imported:
 MLAGENTBENCH_LOWER_IS_BETTER = frozenset({
     "amp-parkinsons-disease-progression-prediction", "feedback", "babylm", "llama-inference", "house-price",
     "vectorization"})
+# MLAgentBench's prepare_task runs scripts/prepare.py (which downloads the task's data into env/) and then
+# writes scripts/prepared; a task with a prepare.py and no such mark has no data yet.
+PREPARE, PREPARED = "prepare.py", "prepared"
 DIRECTION_FILE = "direction.txt"  # scripts/direction.txt: "lower" or "higher" (is better): the task says it
 
 
@@ -106,6 +109,10 @@ def check_task(folder: Path) -> TaskFolder:
     files = {"env": _regular_files(env, "env"), "scripts": _regular_files(scripts, "scripts")}
     if "eval.py" not in files["scripts"]:
         raise Refused("no scripts/eval.py: the task's own evaluation is what scores a workspace")
+    if PREPARE in files["scripts"] and PREPARED not in files["scripts"]:
+        raise Refused(f"not prepared: scripts/{PREPARE} has not been run (no scripts/{PREPARED}, MLAgentBench's "
+                      f"mark of it); run `python -m MLAgentBench.prepare_task {slug}` where its data can be "
+                      "downloaded (docs/research.md lists what each task fetches), then import it")
     check_eval_source((scripts / "eval.py").read_bytes())
     if "research_problem.txt" not in files["scripts"]:
         raise Refused("no scripts/research_problem.txt: the agent would have no instructions")

@@ -126,6 +126,7 @@ def task_files(task: ResearchTask) -> dict[str, str]:
         "env/data_description.txt": _description(task, header),
         "scripts/eval.py": _with_settings("eval.py", task.settings()),
         "scripts/prepare.py": prepare,
+        "scripts/prepared": "success",  # MLAgentBench's mark that prepare.py ran (its data is what env/ holds)
         "scripts/research_problem.txt": _problem(task),
         "scripts/read_only_files.txt": "".join(f"./{name}\n" for name in READ_ONLY),
     })

@@ -30,7 +30,7 @@ from leaderboard.models import Experiment, Run
 PENDING, REPRODUCED, NOT_REPRODUCED = "pending", "reproduced", "not reproduced"
 # What, in the runs' recipes (runner.recipes), says the two did not run the same thing.
 RECIPE_KEYS = ("agent.version", "agent.image_id", "model", "data.version", "time_limit_s", "sandbox.backend",
-               "sandbox.runtime")
+               "sandbox.runtime", "hardware.gpu_names")  # the GPU models the sandboxes were given
 UNFINISHED_RUNS = (Run.Status.PENDING, Run.Status.RUNNING, Run.Status.GRADING)
 SPREAD_SEMS = 2.0
 EXACT = 1e-9  # relative: what "the same score" allows for floating point

@@ -89,6 +89,9 @@ class SandboxSpec:
     # (Docker), checked unchanged afterwards either way.
     workspace_dir: Path | None = None
     read_only_files: tuple[str, ...] = ()
+    # The local backend's first PATH entry instead of the runner's own interpreter's folder: a research
+    # environment's venv (runner.research.environment). Docker takes PATH from the image.
+    bin_dir: str = ""
 
     @property
     def host_submission_dir(self) -> Path:

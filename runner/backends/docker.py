@@ -12,7 +12,8 @@ never the project. Besides:
   (runner.networks, checked again at start: never host, bridge or another container's; and the
   daemon's network of that name must have that very name, so neither an id nor an id's prefix
   can stand for the host's or the default bridge);
-- device requests for exactly the assigned GPU indices (the container sees them as 0..n-1);
+- device requests for exactly the assigned GPU indices (the container sees them as 0..n-1), and the
+  variables the NVIDIA runtime and CUDA read set to the same GPUs (runner.backends.gpus), `void` for none;
 - CPU (nano_cpus), memory with no extra swap, shm and pids limits; a read-only root filesystem with a
   tmpfs /tmp (HOME and TMPDIR); all capabilities dropped; no-new-privileges; an init process
   (docker-init) as PID 1 that forwards SIGTERM and reaps zombies;
@@ -53,7 +54,7 @@ from collections.abc import Iterable
 import docker
 import docker.errors
 import requests.exceptions
-from docker.types import DeviceRequest, LogConfig, Mount
+from docker.types import LogConfig, Mount
 
 from runner.backends.base import (
     KILLED_OUTSIDE,
@@ -68,6 +69,7 @@ from runner.backends.base import (
     file_tail,
     sandbox_env,
 )
+from runner.backends.gpus import docker_environment, docker_request
 from runner.gateway import SANDBOX_SOCKET
 from runner.networks import NetworkRefused, check_sandbox_network
 
@@ -163,7 +165,8 @@ class DockerBackend(Backend):
             image=spec.image, entrypoint=list(spec.command), command=[], name=spec.name, detach=True,
             labels=self.labels,
             log_config=LogConfig(type="json-file", config={"max-size": str(LOG_MAX_BYTES // 2), "max-file": "2"}),
-            environment={**sandbox_env(spec, _paths(spec)), "HOME": "/tmp", "TMPDIR": "/tmp"},
+            environment={**sandbox_env(spec, _paths(spec)), "HOME": "/tmp", "TMPDIR": "/tmp",
+                         **docker_environment(spec.gpus)},
             working_dir=_paths(spec).cwd, user=_sandbox_user(), mounts=mounts,
             stop_signal="SIGTERM", healthcheck={"test": ["NONE"]},
             nano_cpus=int(spec.cpus * 1e9), mem_limit=spec.memory_bytes, memswap_limit=spec.memory_bytes,
@@ -179,7 +182,7 @@ class DockerBackend(Backend):
         if spec.privileged:
             kwargs["privileged"] = True
         if spec.gpus:
-            kwargs["device_requests"] = [DeviceRequest(device_ids=[str(i) for i in spec.gpus], capabilities=[["gpu"]])]
+            kwargs["device_requests"] = [docker_request(spec.gpus)]
         return kwargs
 
     def describe(self, spec: SandboxSpec) -> dict:

@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 
 from runner.backends.base import Backend, Sandbox, SandboxPaths, SandboxSpec, StartFailed, file_tail, sandbox_env
+from runner.backends.gpus import local_environment
 
 POLL_INTERVAL_S = 0.05
 OWNER_VARIABLE = "MEDALBOARD_OWNER"  # "<site key>/<runner name>": whose sandbox a process is
@@ -93,9 +94,8 @@ class LocalBackend(Backend):
         return {
             **sandbox_env(spec, self.paths(spec)),
             "HOME": str(home.resolve()), "TMPDIR": str(tmp.resolve()), "LANG": "C.UTF-8",
-            "PATH": f"{Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
-            # GPU indices are NVML's (PCI bus order); CUDA numbers fastest-first unless told otherwise
-            "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in spec.gpus),
+            "PATH": f"{spec.bin_dir or Path(sys.executable).parent}:/usr/local/bin:/usr/bin:/bin",
+            **local_environment(spec.gpus),
             "MEDALBOARD_RUNNER": _identity(os.getpid()), OWNER_VARIABLE: self.owner,
         }
 

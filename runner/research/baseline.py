@@ -14,7 +14,6 @@ of env/, never the scripts); its output's end is kept on the task as the baselin
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 import shutil
 import statistics
@@ -102,7 +101,7 @@ def _run_starter(task: ResearchTask, backend: Backend, work: Path, files: Path) 
         read_only_files=tuple(task.read_only_files),
         env={"TASK_KIND": "research", "COMPETITION_ID": task.competition.slug},
     )
-    spec = _with_command(spec, [grading.python_for(backend), task.entry_script])
+    spec = grading.sandboxed(spec, backend, [task.entry_script])
     sandbox = backend.start(spec)
     try:
         deadline = time.monotonic() + spec.time_limit_s
@@ -113,10 +112,6 @@ def _run_starter(task: ResearchTask, backend: Backend, work: Path, files: Path) 
         return code, timed_out, sandbox.output_tail(LOG_BYTES)
     finally:
         sandbox.remove()
-
-
-def _with_command(spec: SandboxSpec, command: list[str]) -> SandboxSpec:
-    return dataclasses.replace(spec, command=command)
 
 
 def _record(lease: leases.Lease, task: ResearchTask, runs: list[dict], log_text: str) -> str:

@@ -18,7 +18,6 @@ import json
 import math
 import re
 import shutil
-import sys
 import time
 import uuid
 from collections.abc import Callable
@@ -32,7 +31,7 @@ from runner import sandbox_files
 from runner.backends import Backend, SandboxSpec
 from runner.output_budget import Budget
 from runner.outputs import Limits
-from runner.research import workspace
+from runner.research import environment, workspace
 
 HARNESS_DIR = Path(__file__).resolve().parent / "tools"
 RESULT_FILE = "result.json"
@@ -65,9 +64,12 @@ def task_root(competition: Competition) -> Path:
     return Path(scripts).parent
 
 
-def python_for(backend: Backend) -> str:
-    """The sandbox's Python: the runner's own on the local backend, the image's under Docker."""
-    return sys.executable if backend.name == "local" else "python3"
+def sandboxed(spec: SandboxSpec, backend: Backend, command: list[str]) -> SandboxSpec:
+    """`spec` in the research environment (runner.research.environment: MLAgentBench's requirements,
+    the same on every backend), running `command` with its Python."""
+    env = environment.for_backend(backend)
+    return dataclasses.replace(spec, image=env.image or spec.image, bin_dir=env.bin_dir,
+                               command=[env.python, *command])
 
 
 def score_workspace(competition: Competition, files: Path, *, backend: Backend, work: Path, label: str,
@@ -120,9 +122,8 @@ def _spec(backend: Backend, root: Path, workdir: Path, label: str) -> SandboxSpe
         time_limit_s=settings.RESEARCH_EVAL_TIME_LIMIT_S, network=None,
     )
     paths = backend.paths(spec)
-    command = [python_for(backend), f"{paths.tools}/eval_harness.py", f"{paths.data}/scripts", paths.code,
-               f"{paths.logs}/{RESULT_FILE}"]
-    return dataclasses.replace(spec, command=command)
+    return sandboxed(spec, backend, [f"{paths.tools}/eval_harness.py", f"{paths.data}/scripts", paths.code,
+                                     f"{paths.logs}/{RESULT_FILE}"])
 
 
 def _name(backend: Backend, label: str) -> str:

@@ -30,7 +30,7 @@ from leaderboard.models import Competition, ResearchTask, Run
 from runner.backends import Backend, SandboxSpec
 from runner.output_budget import Budget
 from runner.outputs import Limits
-from runner.research import grading, workspace
+from runner.research import environment, grading, workspace
 from runner.secrets import Redactor
 
 log = logging.getLogger(__name__)
@@ -42,6 +42,18 @@ MAX_NOTES = 50
 
 def is_research(competition: Competition) -> bool:
     return competition.kind == Competition.Kind.RESEARCH
+
+
+def in_environment(spec: SandboxSpec, backend: Backend) -> SandboxSpec:
+    """A site-defined agent's sandbox in MLAgentBench's environment (runner.research.environment), where
+    MLAgentBench's own agents work and the starter's baseline was computed: its image under Docker
+    (unless the agent names an image of its own), its venv first on PATH on the local backend. An agent
+    packaged as MLE-bench packages it keeps its own image."""
+    env = environment.for_backend(backend)
+    if env.flavour == "none":
+        return spec
+    image = env.image if env.image and spec.image == settings.MEDALBOARD_AGENT_IMAGE else spec.image
+    return dataclasses.replace(spec, image=image, bin_dir=env.bin_dir)
 
 
 def prepare(spec: SandboxSpec, competition: Competition, backend: Backend) -> SandboxSpec:

@@ -76,7 +76,8 @@
     const traces = payload.groups.map((g, i) => {
       const name = text(g.agent + " + " + g.model + (g.time_limit_hours !== null ? " · " + formatDuration(g.time_limit_hours) : ""));
       return { type: "bar", name: name, marker: { color: COLOURS[i % COLOURS.length] },
-        x: [g.experiments.map(() => name), g.experiments.map((e) => text(e.hardware || (e.gpu_count + "x " + (e.gpu_type || "GPU"))))],
+        x: [g.experiments.map(() => name), g.experiments.map((e) => text((e.hardware || (e.gpu_count + "x " + (e.gpu_type || "GPU"))) +
+          (e.gpus_used && e.gpus_used !== "none" ? " (" + e.gpus_used + ")" : "")))],
         y: g.experiments.map((e) => e.any_medal_pct),
         error_y: { type: "data", array: g.experiments.map((e) => e.any_medal_sem || 0), visible: true },
         customdata: g.experiments.map((e) => e.n_seeds),

@@ -107,6 +107,21 @@ def test_a_task_the_site_cannot_grade_is_refused_with_the_reason(db, tmp_path, r
     assert Competition.objects.filter(slug="good-task").exists()  # the others are imported
 
 
+def test_a_task_whose_prepare_py_has_not_run_is_refused_as_mlagentbench_would(db, tmp_path, research_dir, sent):
+    # MLAgentBench's prepare_task runs scripts/prepare.py (which downloads the data) and then writes
+    # scripts/prepared; a task with the one and not the other has no data yet.
+    for slug in ("unprepared-task", "prepared-task"):
+        task = build_task(tmp_path, slug)
+        (task / "scripts" / "prepare.py").write_text("print('downloads the data')\n")
+    (tmp_path / "prepared-task" / "scripts" / "prepared").write_text("success")
+    with pytest.raises(CommandError, match="refused 1") as refused:
+        run(tmp_path, "--baseline-score", "prepared-task=0.6")
+    assert "unprepared-task: not prepared: scripts/prepare.py has not been run (no scripts/prepared" in str(
+        refused.value)
+    assert not Competition.objects.filter(slug="unprepared-task").exists()
+    assert Competition.objects.filter(slug="prepared-task").exists()
+
+
 def test_eval_is_read_never_run(db, tmp_path, research_dir, sent):
     marker = tmp_path / "ran"
     source = f"open({str(marker)!r}, 'w').write('x')\n\ndef get_score(folder):\n    return 1.0\n"

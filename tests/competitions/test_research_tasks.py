@@ -22,7 +22,7 @@ from tests.research_support import load_eval
 
 TASKS = {t.slug: t for t in research_tasks.TASKS}
 ENV_FILES = ["data_description.txt", "test.csv", "train.csv", "train.py"]
-SCRIPT_FILES = ["answer.csv", "eval.py", "prepare.py", "read_only_files.txt", "research_problem.txt"]
+SCRIPT_FILES = ["answer.csv", "eval.py", "prepare.py", "prepared", "read_only_files.txt", "research_problem.txt"]
 SKLEARN = {"accuracy": accuracy_score, "mean_absolute_error": mean_absolute_error, "roc_auc": roc_auc_score}
 
 

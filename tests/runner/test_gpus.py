@@ -170,3 +170,35 @@ def test_a_task_a_runner_can_never_serve_fails_instead_of_waiting(alice, gpu_run
     with pytest.raises(RuntimeError, match="not a registered runner"):
         leases.take_gpus(held, None, 1)
     assert not GpuSlot.objects.filter(task=task).exists()
+
+
+def test_the_run_records_the_gpu_model_and_driver_it_got_and_shows_them(alice, gpu_runner, client,
+                                                                        django_capture_on_commit_callbacks):
+    from leaderboard.analysis.scaling import gpus_used
+    from tests.runner.test_hardware import DRIVER
+
+    with django_capture_on_commit_callbacks(execute=False):
+        blocker, task = task_needing(alice, 2, "A10"), task_needing(alice, 1)  # asks for "a GPU", any model
+    leases.take_gpus(leases.claim(blocker.pk, gpu_runner), gpu_runner, 2, "A10")  # both A10s are busy
+    held = leases.claim(task.pk, gpu_runner)
+    assert execution.execute(held, runner=gpu_runner, backend=RecordingDocker()).status == JobTask.Status.SUCCEEDED
+    run = JobTask.objects.get(pk=task.pk).run
+    hardware = run.recipe["hardware"]
+    assert hardware["gpu_devices"] == [{"index": 2, "name": "NVIDIA A100 80GB PCIe", "memory_mb": 24_000,
+                                        "uuid": "GPU-00000002-fake", "driver": DRIVER}]
+    assert (hardware["gpu_names"], hardware["gpu_driver"]) == (["NVIDIA A100 80GB PCIe"], DRIVER)
+    # the experiment says only what the job asked for; the run says which card it got
+    assert run.experiment.hardware.startswith("1x GPU")
+    words = f"1x NVIDIA A100 80GB PCIe · driver {DRIVER}"
+    assert run.gpus_used == words
+    assert words in client.get(f"/runs/{run.pk}/").content.decode()
+    assert gpus_used([run.experiment_id]) == {run.experiment_id: [words]}  # /scaling/hardware/'s gpus_used
+
+
+def test_a_cpu_only_job_run_says_it_had_no_gpu(alice, gpu_runner, django_capture_on_commit_callbacks):
+    with django_capture_on_commit_callbacks(execute=False):
+        job = create_job(user=alice, agent="scripted", competitions=["spaceship-titanic"], time_limit_minutes=1)
+    task = job.tasks.get()
+    execution.execute(leases.claim(task.pk, gpu_runner), runner=gpu_runner, backend=RecordingDocker())
+    run = JobTask.objects.get(pk=task.pk).run
+    assert run.recipe["hardware"]["gpu_devices"] == [] and run.gpus_used == "none"

@@ -17,6 +17,7 @@ from runner.hardware import Gpu
 
 A10_MB = 23028
 H100_MB = 81559
+DRIVER = "550.54.15"
 
 
 class FakeNVMLError(Exception):
@@ -38,6 +39,7 @@ def fake_pynvml(names: list[str], memory_mb: int, *, fail_init: bool = False) ->
     module.nvmlDeviceGetCount = lambda: len(names)
     module.nvmlDeviceGetHandleByIndex = lambda i: ("handle", i)
     module.nvmlDeviceGetName = lambda h: names[h[1]].encode()  # old pynvml: bytes
+    module.nvmlSystemGetDriverVersion = lambda: DRIVER
     module.nvmlDeviceGetUUID = lambda h: f"GPU-{h[1]:08x}-fake"
     module.nvmlDeviceGetMemoryInfo = lambda h: types.SimpleNamespace(total=memory_mb * 1024 * 1024, used=0)
     module.state = state
@@ -58,7 +60,7 @@ def write_nvidia_smi(bin_dir, stdout: str, exit_code: int = 0) -> None:
     script.write_text(
         f"#!{sys.executable}\n"
         "import sys\n"
-        "expected = ['--query-gpu=index,name,memory.total,uuid', '--format=csv,noheader,nounits']\n"
+        "expected = ['--query-gpu=index,name,memory.total,uuid,driver_version', '--format=csv,noheader,nounits']\n"
         "if sys.argv[1:] != expected:\n"
         "    sys.exit('unexpected arguments: %r' % sys.argv[1:])\n"
         f"sys.stdout.write({stdout!r})\n"
@@ -73,15 +75,15 @@ def test_nvml_detects_two_a10(monkeypatch, bin_dir):
     gpus, source = hardware.detect_gpus()
     assert source == "nvml"
     assert gpus == [
-        Gpu(index=0, name="NVIDIA A10", memory_mb=A10_MB, uuid="GPU-00000000-fake"),
-        Gpu(index=1, name="NVIDIA A10", memory_mb=A10_MB, uuid="GPU-00000001-fake"),
+        Gpu(index=0, name="NVIDIA A10", memory_mb=A10_MB, uuid="GPU-00000000-fake", driver=DRIVER),
+        Gpu(index=1, name="NVIDIA A10", memory_mb=A10_MB, uuid="GPU-00000001-fake", driver=DRIVER),
     ]
     assert fake.state["initialised"] == 0  # shut down again
 
 
 def test_nvidia_smi_detects_eight_h100_when_nvml_fails(monkeypatch, bin_dir):
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml([], 0, fail_init=True))
-    lines = "".join(f"{i}, NVIDIA H100 80GB HBM3, {H100_MB}, GPU-h100-{i}\n" for i in range(8))
+    lines = "".join(f"{i}, NVIDIA H100 80GB HBM3, {H100_MB}, GPU-h100-{i}, 580.159.04\n" for i in range(8))
     write_nvidia_smi(bin_dir, lines)
     gpus, source = hardware.detect_gpus()
     assert source == "nvidia-smi"
@@ -89,6 +91,7 @@ def test_nvidia_smi_detects_eight_h100_when_nvml_fails(monkeypatch, bin_dir):
     assert {g.name for g in gpus} == {"NVIDIA H100 80GB HBM3"}
     assert {g.memory_mb for g in gpus} == {H100_MB}
     assert gpus[7].uuid == "GPU-h100-7"
+    assert {g.driver for g in gpus} == {"580.159.04"}
 
 
 def test_no_pynvml_and_no_nvidia_smi_means_no_gpus(monkeypatch, bin_dir):
@@ -110,7 +113,7 @@ def test_garbled_nvidia_smi_output_is_not_taken_for_gpus(monkeypatch, bin_dir):
 
 def test_nvml_is_preferred_over_nvidia_smi(monkeypatch, bin_dir):
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(["NVIDIA A10"], A10_MB))
-    write_nvidia_smi(bin_dir, "0, NVIDIA H100, 81559, GPU-x\n")
+    write_nvidia_smi(bin_dir, "0, NVIDIA H100, 81559, GPU-x, 580.159.04\n")
     gpus, source = hardware.detect_gpus()
     assert (source, [g.name for g in gpus]) == ("nvml", ["NVIDIA A10"])
 
@@ -119,8 +122,8 @@ def test_detect_reports_gpus_as_runner_json(monkeypatch, bin_dir):
     monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(["NVIDIA A10", "NVIDIA A10"], A10_MB))
     found = hardware.detect()
     assert found.gpus_json() == [
-        {"index": 0, "name": "NVIDIA A10", "memory_mb": A10_MB, "uuid": "GPU-00000000-fake"},
-        {"index": 1, "name": "NVIDIA A10", "memory_mb": A10_MB, "uuid": "GPU-00000001-fake"},
+        {"index": 0, "name": "NVIDIA A10", "memory_mb": A10_MB, "uuid": "GPU-00000000-fake", "driver": DRIVER},
+        {"index": 1, "name": "NVIDIA A10", "memory_mb": A10_MB, "uuid": "GPU-00000001-fake", "driver": DRIVER},
     ]
     assert found.cpu_count == hardware.cpu_count()
     assert found.hostname and found.memory_gb > 0

@@ -125,7 +125,8 @@ def test_runners_api_shows_which_task_holds_which_gpu(staff, competition):
     client = api_for(staff)
     job_id = client.post("/api/jobs/", job_body(seeds=1), format="json").json()["id"]
     task = JobTask.objects.get(job_id=job_id)
-    gpus = [{"index": i, "name": "NVIDIA H100", "memory_mb": 81559, "uuid": f"u{i}"} for i in range(2)]
+    gpus = [{"index": i, "name": "NVIDIA H100", "memory_mb": 81559, "uuid": f"u{i}", "driver": "580.159.04"}
+            for i in range(2)]
     runner = Runner.objects.create(name="gpu-box", gpus=gpus, cpu_count=32, memory_gb=256)
     GpuSlot.objects.create(runner=runner, index=0, name="NVIDIA H100")
     GpuSlot.objects.create(runner=runner, index=1, name="NVIDIA H100", task=task)
@@ -133,12 +134,13 @@ def test_runners_api_shows_which_task_holds_which_gpu(staff, competition):
     (row,) = APIClient().get("/api/runners/").json()
     assert row["name"] == "gpu-box" and row["status"] == "offline"  # never sent a heartbeat
     assert row["gpus"] == [
-        {"index": 0, "name": "NVIDIA H100", "memory_mb": 81559, "task": None, "job": None},
-        {"index": 1, "name": "NVIDIA H100", "memory_mb": 81559, "task": task.pk, "job": job_id},
+        {"index": 0, "name": "NVIDIA H100", "memory_mb": 81559, "driver": "580.159.04", "task": None, "job": None},
+        {"index": 1, "name": "NVIDIA H100", "memory_mb": 81559, "driver": "580.159.04", "task": task.pk,
+         "job": job_id},
     ]
     assert row["running_tasks"] == [task.pk]
     page = APIClient().get("/runners/").content.decode()
-    assert "gpu-box" in page and f"job {job_id}" in page
+    assert "gpu-box" in page and f"job {job_id}" in page and "(driver 580.159.04)" in page
 
 
 def test_job_form_submits_and_refuses_with_the_reason(staff, competition, client):

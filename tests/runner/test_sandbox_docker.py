@@ -164,6 +164,9 @@ def test_exact_container_request_for_two_gpus_and_no_network(folders):
             "CODE_DIR": "/home/code", "TOOLS_DIR": "/opt/medalboard", "TIME_LIMIT_SECONDS": "120",
             "OMP_NUM_THREADS": "2", "OPENBLAS_NUM_THREADS": "2", "MKL_NUM_THREADS": "2",
             "MEDALBOARD_SANDBOX": spec.name, "HOME": "/tmp", "TMPDIR": "/tmp",
+            # the same two GPUs as the device request: the runtime's by host index, CUDA's from 0
+            "NVIDIA_VISIBLE_DEVICES": "1,3", "NVIDIA_DRIVER_CAPABILITIES": "compute,utility",
+            "CUDA_DEVICE_ORDER": "PCI_BUS_ID", "CUDA_VISIBLE_DEVICES": "0,1",
         },
         "working_dir": "/home/code",
         "user": USER,

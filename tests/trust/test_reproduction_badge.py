@@ -116,3 +116,10 @@ def test_the_recipes_say_what_changed():
     again[0].recipe = {**again[0].recipe, "data": {"version": "d2"}}
     assert assess(original, again).changed == ["data.version", "sandbox.runtime"]
     assert assess(runs({1: [0.5, 0.6]}), again).changed == []  # no recipes on one side: nothing to say
+
+
+def test_a_reproduction_on_another_gpu_model_did_not_run_the_same_way():
+    original, again = runs({1: [0.5, 0.6]}), runs({1: [0.5, 0.6]})
+    for run, name in zip(original + again, ["NVIDIA A10"] * 3 + ["NVIDIA H100 80GB HBM3"], strict=True):
+        run.recipe = {"agent": {"version": "v1"}, "hardware": {"gpu_names": [name], "gpu_driver": "550.54.15"}}
+    assert assess(original, again).changed == ["hardware.gpu_names"]
