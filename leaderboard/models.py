@@ -858,6 +858,7 @@ def _split_membership_changed(sender, instance, action, reverse, pk_set, **kwarg
     elif action in ("post_add", "post_remove") and pk_set:
         maintenance.split_membership_changed(pk_set if isinstance(instance, Split) else [instance.pk])
 from leaderboard.competitions.research_models import ResearchTask  # noqa: E402,F401 - registers the model
+from leaderboard.questions.models import RunSummary, SavedQuestion  # noqa: E402,F401 - registers the models
 from leaderboard.search.models import StepText  # noqa: E402,F401 - registers the model
 from leaderboard.trust.models import Finding, FindingReview  # noqa: E402,F401 - registers the models
 from leaderboard.trust.similarity.models import (  # noqa: E402,F401 - registers the models
