@@ -4,13 +4,19 @@ experiment (`/api/questions/<id>/runs/?experiment=<id>`), always among the runs 
 from __future__ import annotations
 
 from drf_spectacular.utils import extend_schema
-from rest_framework import permissions, viewsets
+from rest_framework import mixins, permissions, viewsets
 from rest_framework.decorators import action
 from rest_framework.response import Response
 
-from leaderboard.questions import matching
-from leaderboard.questions.models import SavedQuestion
-from leaderboard.questions.serializers import MatchesSerializer, QuestionSerializer, ScopeSerializer
+from leaderboard.questions import matching, summaries
+from leaderboard.questions.models import RunSummary, SavedQuestion
+from leaderboard.questions.serializers import (
+    MatchesSerializer,
+    QuestionSerializer,
+    ScopeSerializer,
+    SelectionParams,
+    SummarySerializer,
+)
 
 
 class OwnerEdits(permissions.BasePermission):
@@ -49,3 +55,31 @@ class QuestionViewSet(viewsets.ModelViewSet):
                 }
             ).data
         )
+
+
+class SummaryViewSet(
+    mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """Your LLM summaries: ask for one of a selection (POST), read them back (GET)."""
+
+    serializer_class = SummarySerializer
+    permission_classes = [permissions.IsAuthenticated]
+    lookup_value_regex = r"[0-9]+"
+
+    def get_queryset(self):
+        return RunSummary.objects.filter(owner=self.request.user)
+
+    @extend_schema(request=SelectionParams, responses={201: SummarySerializer})
+    def create(self, request, *args, **kwargs):
+        """Summarise what the selected runs did wrong (the newest MEDALBOARD_SUMMARY_MAX_RUNS you may see):
+        409 when no model is configured, 429 past MEDALBOARD_SUMMARY_PER_HOUR, 502 when the model failed."""
+        params = SelectionParams(data=request.data)
+        params.is_valid(raise_exception=True)
+        selection = summaries.select(
+            user=request.user, question=params.question_for(request.user), filters=params.filters()
+        )
+        try:
+            summary = summaries.summarise(user=request.user, selection=selection)
+        except summaries.SummaryRefused as exc:
+            return Response({"detail": str(exc)}, status=exc.status)
+        return Response(self.get_serializer(summary).data, status=201)

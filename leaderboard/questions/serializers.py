@@ -8,9 +8,11 @@ from rest_framework import serializers
 
 from leaderboard.analysis.stats import resolve_split
 from leaderboard.models import INT32_MAX, Split
-from leaderboard.questions.models import SavedQuestion
+from leaderboard.questions.models import RunSummary, SavedQuestion
+from leaderboard.questions.summaries import reply_html
 from leaderboard.search.params import SearchParams
-from leaderboard.search.query import QueryError, parse
+from leaderboard.search.query import MAX_QUERY, QueryError, parse
+from leaderboard.search.service import Filters
 
 FILTER_NAMES = [name for name in SearchParams().fields if name not in ("q", "cursor")]
 
@@ -42,7 +44,9 @@ class QuestionSerializer(serializers.ModelSerializer):
     def validate_name(self, name: str) -> str:
         name = name.strip()
         owner = self.context["request"].user
-        taken = SavedQuestion.objects.filter(owner=owner, name=name).exclude(pk=getattr(self.instance, "pk", None))
+        taken = SavedQuestion.objects.filter(owner=owner, name=name)
+        if self.instance is not None:
+            taken = taken.exclude(pk=self.instance.pk)
         if taken.exists():
             raise serializers.ValidationError("you already have a question of this name")
         return name
@@ -101,3 +105,69 @@ class MatchesSerializer(serializers.Serializer):
     split = serializers.CharField()
     count = serializers.IntegerField(help_text="Runs of the experiment you may see that the question matches")
     runs = MatchSerializer(many=True, help_text="The first 500 of them, oldest first")
+
+
+class SelectionParams(SearchParams):
+    """What to summarise: one of a search (`q` and the search's filters), a failure signature or a
+    saved question (each within the run filters: competition, split, agent, model, experiment, ...)."""
+
+    q = serializers.CharField(required=False, default="", max_length=MAX_QUERY, help_text="A search query")
+    signature = serializers.CharField(
+        required=False, default="", max_length=200, help_text="A failure signature, or a prefix of one ending in *"
+    )
+    question = serializers.IntegerField(
+        required=False, default=None, min_value=1, max_value=INT32_MAX, help_text="A saved question's id"
+    )
+    cursor = None
+
+    def validate(self, data: dict) -> dict:
+        if sum(bool(data.get(k)) for k in ("q", "signature", "question")) != 1:
+            raise serializers.ValidationError("give one of q (a search), signature or question (a saved question's id)")
+        if data["q"]:
+            try:
+                parse(data["q"])
+            except QueryError as exc:
+                raise serializers.ValidationError({"q": [str(exc)]}) from exc
+        return data
+
+    def question_for(self, user) -> SavedQuestion:
+        """The question the selection asks: a saved one the user may see, or one made for this request."""
+        data = self.validated_data
+        if data["question"]:
+            found = SavedQuestion.objects.visible_to(user).filter(pk=data["question"]).first()
+            if found is None:
+                raise serializers.ValidationError({"question": ["no such question"]})
+            return found
+        if data["signature"].strip():
+            return SavedQuestion(kind=SavedQuestion.Kind.FAILURE, signature=data["signature"].strip())
+        return SavedQuestion(
+            kind=SavedQuestion.Kind.SEARCH, query=data["q"], filters={"kind": data["kind"]} if data["kind"] else {}
+        )
+
+    def filters(self) -> Filters:
+        return Filters(**{k: v for k, v in self.validated_data.items() if k in FILTER_NAMES})
+
+
+class SummarySerializer(serializers.ModelSerializer):
+    reply_html = serializers.SerializerMethodField(
+        help_text="The reply, HTML-escaped, its citations of steps it was shown as links (others as plain text)"
+    )
+
+    class Meta:
+        model = RunSummary
+        fields = [
+            "id",
+            "selection",
+            "runs",
+            "steps",
+            "model",
+            "reply",
+            "reply_html",
+            "tokens_in",
+            "tokens_out",
+            "cost_usd",
+            "created_at",
+        ]
+
+    def get_reply_html(self, summary: RunSummary) -> str:
+        return str(reply_html(summary, self.context["request"].user))

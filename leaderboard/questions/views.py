@@ -10,6 +10,7 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
+from leaderboard.lib import chat
 from leaderboard.models import Experiment, StepKind
 from leaderboard.questions import matching
 from leaderboard.questions.models import SavedQuestion
@@ -67,6 +68,7 @@ def question_runs(request: HttpRequest, pk: int) -> HttpResponse:
             "split": scope.validated_data["split"],
             "count": len(found),
             "runs": matching.listed(found),
+            "llm_summary": chat.configured(),
         },
     )
 

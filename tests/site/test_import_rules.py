@@ -43,9 +43,10 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # search across runs and failure signatures read runs and their stored steps
     "search": (*LEADERBOARD_BELOW_WEB, "leaderboard.trajectories"),
     "failures": (*LEADERBOARD_BELOW_WEB, "leaderboard.trajectories", "leaderboard.search"),
-    # saved questions count runs through search and failure signatures; the summary reads the same rows
+    # saved questions count runs through search and failure signatures; the LLM summary reads the same
+    # rows and redacts them as the judge's answers are
     "questions": (*LEADERBOARD_BELOW_WEB, "leaderboard.trajectories", "leaderboard.search", "leaderboard.failures",
-                  "leaderboard.analysis"),
+                  "leaderboard.analysis", "leaderboard.trust"),
     "analysis": LEADERBOARD_BELOW_WEB,
     "competitions": (*LEADERBOARD_BELOW_WEB, "leaderboard.grading", "leaderboard.analysis"),
     # rule checks, code similarity, disclosures, reproductions: they read runs and trajectories
