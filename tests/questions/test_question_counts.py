@@ -44,7 +44,16 @@ def counted(question, user, runs) -> dict:
     return dict(matching.counts(question, matching.scoped_runs(user, experiments)))
 
 
-def test_generated_runs_for_every_viewer(db, alice, bob, staff):
+@pytest.fixture(params=["rare", "common"])
+def read_first(request, monkeypatch):
+    """Both ways a search question is counted: candidates read in order, and (past READ_FIRST of them,
+    a common term) each run's first candidate first."""
+    if request.param == "common":
+        monkeypatch.setattr(matching, "READ_FIRST", 3)
+    return request.param
+
+
+def test_generated_runs_for_every_viewer(db, alice, bob, staff, read_first):
     runs = generated_runs([alice, bob, None])
     assert len({r.experiment_id for r in runs}) == 2 and any(r.is_private for r in runs)
     differ, nonzero = [], 0
@@ -101,7 +110,7 @@ REAL_SEARCHES = [
 ]
 
 
-def test_real_trajectories(real_runs, alice, bob):
+def test_real_trajectories(real_runs, alice, bob, read_first):
     questions = [SavedQuestion.objects.create(owner=alice, name=q, kind="search", query=q) for q in REAL_SEARCHES]
     questions += [
         SavedQuestion.objects.create(owner=alice, name=f"sig {s}", kind="failure", signature=s)
