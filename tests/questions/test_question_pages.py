@@ -89,3 +89,28 @@ def test_the_comparison_counts_per_experiment_and_links_to_the_runs(db, client, 
     table = client.get(url).content.decode()
     assert f'<a href="/questions/{search.pk}/runs/?experiment={eb}&amp;split=low">2</a>' in table
     assert f'<a href="/questions/{mine.pk}/runs/?experiment={ea}&amp;split=low">1</a>' in table
+
+
+def test_the_comparisons_queries_do_not_grow_with_its_runs(db, client, catalogue, alice):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    lite = list(stats.resolve_split("lite").competitions.order_by("slug"))
+    oom = ("error", "torch.cuda.OutOfMemoryError: CUDA out of memory")
+    questions = [
+        SavedQuestion.objects.create(owner=alice, name="s", kind="search", query="memory"),
+        SavedQuestion.objects.create(owner=alice, name="f", kind="failure", signature="out of memory"),
+    ]
+    client.force_login(alice)
+    counted = []
+    for n in (2, 6):
+        for i in range(n):
+            for agent in ("a", "b"):
+                run_with([oom], agent=agent, competition=lite[i], status=Run.Status.GRADED)
+        ea, eb = (Run.objects.filter(experiment__agent__name=a).first().experiment_id for a in ("a", "b"))
+        picked = "".join(f"&question={q.pk}" for q in questions)
+        with CaptureQueriesContext(connection) as queries:
+            page = client.get(f"/compare/experiments/?a={ea}&b={eb}&split=lite{picked}").content.decode()
+        assert f'?experiment={ea}&amp;split=low">{Run.objects.filter(experiment_id=ea).count()}</a>' in page
+        counted.append(len(queries))
+    assert counted[0] == counted[1]
