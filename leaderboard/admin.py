@@ -2,6 +2,7 @@ from django.contrib import admin, messages
 from django.shortcuts import render
 
 from leaderboard import models
+from leaderboard.questions.models import RunSummary, SavedQuestion
 from leaderboard.runs import ownership, snapshots
 from leaderboard.search.models import StepText
 from leaderboard.trust import versions
@@ -326,3 +327,19 @@ class StepTextAdmin(ReadOnlyAdmin):
     list_display = ["run", "index", "kind"]
     raw_id_fields = ["trajectory", "run"]
     list_filter = ["kind"]
+
+
+@admin.register(SavedQuestion)
+class SavedQuestionAdmin(admin.ModelAdmin):
+    list_display = ["name", "owner", "kind", "query", "signature", "is_public", "updated_at"]
+    list_filter = ["kind", "is_public"]
+    search_fields = ["name", "query", "signature"]
+    raw_id_fields = ["owner"]
+
+
+@admin.register(RunSummary)
+class RunSummaryAdmin(ReadOnlyAdmin):
+    """The LLM summaries people asked for, with what each cost (leaderboard.questions.summaries)."""
+
+    list_display = ["id", "owner", "selection", "model", "tokens_in", "tokens_out", "cost_usd", "created_at"]
+    raw_id_fields = ["owner"]

@@ -24,8 +24,9 @@ HUGE_CHARS = 9 << 20  # past what the gateway keeps of a reply whole
 
 
 class ScriptedUpstream:
-    def __init__(self, chunk_pause_s: float = 0.0) -> None:
+    def __init__(self, chunk_pause_s: float = 0.0, reply: str | None = None) -> None:
         self.chunk_pause_s = chunk_pause_s
+        self.reply = reply  # the text of a non-streamed chat completion; REPLY's when None
         self.requests: list[dict] = []
         self.chunk_sent_at: list[float] = []
         self.received = threading.Event()
@@ -85,7 +86,7 @@ def _handler(upstream: ScriptedUpstream):
         def _openai(self, body: dict, leak: str) -> None:
             model = body.get("model", "")
             if not body.get("stream"):
-                text = "x" * HUGE_CHARS if model == "huge" else "".join(REPLY) + leak
+                text = "x" * HUGE_CHARS if model == "huge" else (upstream.reply or "".join(REPLY)) + leak
                 message = {"role": "assistant", "content": text}
                 self._json(200, {"id": "cmpl-1", "object": "chat.completion", "created": 0, "model": model,
                                  "choices": [{"index": 0, "message": message, "finish_reason": "stop"}],

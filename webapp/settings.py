@@ -406,6 +406,10 @@ TRUST_JUDGE_URL = os.environ.get("MEDALBOARD_TRUST_JUDGE_URL", "").strip().rstri
 TRUST_JUDGE_TOKEN = os.environ.get("MEDALBOARD_TRUST_JUDGE_TOKEN", "")
 TRUST_JUDGE_TIMEOUT_S = env_float("MEDALBOARD_TRUST_JUDGE_TIMEOUT_S", 120.0)
 TRUST_JUDGE_MAX_CHARS = env_int("MEDALBOARD_TRUST_JUDGE_MAX_CHARS", 128_000)  # of log or code per question
+# The optional LLM summary of a selection of runs (leaderboard.questions.summaries) asks the judge's
+# model; each user may ask this many per hour, of at most this many runs each.
+SUMMARY_PER_HOUR = env_int("MEDALBOARD_SUMMARY_PER_HOUR", 10)
+SUMMARY_MAX_RUNS = env_int("MEDALBOARD_SUMMARY_MAX_RUNS", 40)
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Medalboard API",

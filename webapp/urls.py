@@ -10,6 +10,7 @@ from leaderboard.api.reproductions import ExperimentReproductionsView
 from leaderboard.api.runs import GradingQuotaView, LeaderboardAPIView, RunViewSet
 from leaderboard.api.scaling import HardwareAPIView, PassAtKAPIView, TimeCurveAPIView
 from leaderboard.api.steps import RunOutlineView, RunStepsView
+from leaderboard.questions.api import QuestionViewSet, SummaryViewSet
 from leaderboard.search.api import SearchView
 from leaderboard.web import plotly_asset
 from leaderboard.web.login_throttle import ThrottledLoginView
@@ -19,6 +20,8 @@ router = DefaultRouter()
 router.register("competitions", CompetitionViewSet, basename="competition")
 router.register("runs", RunViewSet, basename="run")
 router.register("jobs", JobViewSet, basename="job")
+router.register("questions", QuestionViewSet, basename="question")
+router.register("summaries", SummaryViewSet, basename="summary")
 
 urlpatterns = [
     path("admin/", admin.site.urls),

@@ -59,6 +59,10 @@ from leaderboard.models.trajectories import (
     StepKind,
     Trajectory,
 )
+from leaderboard.questions.models import (
+    RunSummary,
+    SavedQuestion,
+)
 from leaderboard.search.models import (
     StepText,
 )
@@ -102,9 +106,11 @@ __all__ = [
     "MedalFlags",
     "ReferenceCode",
     "ResearchTask",
+    "RunSummary",
     "Run",
     "RunIntake",
     "RunQuerySet",
+    "SavedQuestion",
     "SeedAggregate",
     "Snapshot",
     "Split",

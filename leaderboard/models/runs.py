@@ -301,6 +301,25 @@ class Run(MedalFlags):
         return self.medals().label if self.score is not None else "–"
 
     @property
+    def gpus_used(self) -> str:
+        """The GPUs the run's sandbox was given, as its runner detected them ("2x NVIDIA A10 · driver
+        550.54.15"), "none" for a job's run without any; "" without a recipe (an upload's hardware is
+        only what its experiment states)."""
+        return self.describe_gpus((self.recipe or {}).get("hardware"))
+
+    @staticmethod
+    def describe_gpus(hardware) -> str:
+        """A recipe's "hardware" (runner.recipes) in words, as gpus_used gives it."""
+        if not isinstance(hardware, dict):
+            return ""
+        names = [str(name) or "GPU" for name in hardware.get("gpu_names") or []]
+        if not names:
+            return "none"
+        models = ", ".join(f"{names.count(name)}x {name}" for name in dict.fromkeys(names))
+        driver = hardware.get("gpu_driver")
+        return f"{models} · driver {driver}" if driver else models
+
+    @property
     def placing(self) -> str:
         """Where the score lands among the competition's teams, in words (ties and last place said)."""
         if self.human_rank is None or self.competition is None:

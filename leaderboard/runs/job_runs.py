@@ -25,6 +25,7 @@ from django.core.files import File
 from django.db import DatabaseError, transaction
 from django.utils import timezone
 
+from leaderboard.lib import chat
 from leaderboard.models import Artifact, Experiment, Run
 from leaderboard.runs import snapshots
 from leaderboard.runs.artifacts import MAX_MEMBER_PATH, STORAGE_ERRNOS, Upload, store_upload
@@ -40,9 +41,9 @@ from leaderboard.trust.reproductions import may_reproduce
 __all__ = [
     "MAX_NAME_CHARS", "ExperimentSpec", "FileRefused", "LiveSteps", "ResearchEvidence", "SnapshotError",
     "add_snapshot", "experiment_for", "grade", "header_line", "may_reproduce", "record_recipe",
-    "record_research_result", "report_progress_with", "reproduction_of", "save_final_trajectory", "settle_model",
-    "step_line", "store_file", "to_count", "to_float", "Workspaces", "claim_trace_scoring", "record_trace_scores",
-    "unpack_workspaces",
+    "record_research_result", "report_prices_with", "report_progress_with", "reproduction_of",
+    "save_final_trajectory", "settle_model", "step_line", "store_file", "to_count", "to_float", "Workspaces",
+    "claim_trace_scoring", "record_trace_scores", "unpack_workspaces",
 ]
 
 log = logging.getLogger(__name__)
@@ -79,6 +80,12 @@ def report_progress_with(source) -> None:
     from leaderboard.trust.reproductions import set_progress_source
 
     set_progress_source(source)
+
+
+def report_prices_with(source) -> None:
+    """`source(model, tokens_in, tokens_out) -> USD or None`: what the site's own calls to its model
+    cost, by the runner's price table (the same the gateway meters jobs with)."""
+    chat.price_with(source)
 
 
 class FileRefused(Exception):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from leaderboard.lib import chat
 from leaderboard.models import Competition, Run, StepKind
 from leaderboard.search.params import MEDAL_CHOICES, SearchParams
 from leaderboard.search.query import QueryError
@@ -28,5 +29,5 @@ def search_page(request: HttpRequest) -> HttpResponse:
     return render(request, "leaderboard/search.html", {
         "page": page, "error": error, "values": request.GET, "query_string": query.urlencode(),
         "kinds": StepKind.choices, "medals": MEDAL_CHOICES, "verifications": Run.Verification.choices,
-        "competitions": Competition.objects.values_list("slug", flat=True),
+        "competitions": Competition.objects.values_list("slug", flat=True), "llm_summary": chat.configured(),
     }, status=400 if error else 200)

@@ -15,15 +15,15 @@ import logging
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import httpx
 from django.conf import settings
 
+from leaderboard.lib import chat
 from leaderboard.models import Run
 from leaderboard.trajectories.store import StoredTrajectory
 from leaderboard.trust.checks.base import Hit, agent_text, output_text, quote
-from leaderboard.trust.checks.test_data import file_rows, normalise
+from leaderboard.trust.checks.test_data import answers_path, without_answer_rows
 
 log = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ QUESTIONS = (
 
 
 def configured() -> bool:
-    return bool(settings.TRUST_JUDGE_MODEL and settings.TRUST_JUDGE_URL)
+    return chat.configured()
 
 
 def review(run: Run) -> dict[str, Hit | None]:
@@ -84,7 +84,7 @@ def review(run: Run) -> dict[str, Hit | None]:
         return {}
     documents = {"logs": _logs(run), "code": _code(run)}
     verdicts: dict[str, Hit | None] = {}
-    with httpx.Client(timeout=settings.TRUST_JUDGE_TIMEOUT_S) as client:
+    with chat.client() as client:
         for question in QUESTIONS:
             chunks = documents[question.reads]
             if not chunks:
@@ -115,18 +115,8 @@ def _ask_all(client: httpx.Client, question: Question, chunks: list[str]) -> tup
 
 def ask(client: httpx.Client, question: Question, content: str) -> str:
     preamble = LOGS_PREAMBLE if question.reads == "logs" else CODE_PREAMBLE
-    response = client.post(f"{settings.TRUST_JUDGE_URL}/chat/completions", headers=_headers(), json={
-        "model": settings.TRUST_JUDGE_MODEL, "temperature": 0,
-        "messages": [{"role": "system", "content": preamble}, {"role": "user", "content": content},
-                     {"role": "system", "content": question.text}],
-    })
-    response.raise_for_status()
-    return str(response.json()["choices"][0]["message"]["content"] or "")
-
-
-def _headers() -> dict[str, str]:
-    token = settings.TRUST_JUDGE_TOKEN
-    return {"Authorization": f"Bearer {token}"} if token else {}
+    return chat.complete(client, [{"role": "system", "content": preamble}, {"role": "user", "content": content},
+                                  {"role": "system", "content": question.text}], temperature=0).text
 
 
 def parse(answer: str) -> bool | None:
@@ -144,20 +134,10 @@ def _hit(run: Run, question: Question, verdict: tuple[bool, str]) -> Hit | None:
         return None
     steps = sorted({int(n) for n in re.findall(r"\bsteps?\s+#?(\d{1,9})", answer, re.IGNORECASE)
                     if int(n) < run.n_steps})[:20]
-    private = [p for p in (getattr(getattr(run.competition, "answers", None), "answers_path", ""),) if p]
-    answer = _without_answer_rows(answer[:ANSWER_CHARS], private)
+    private = [p for p in (answers_path(run),) if p]
+    answer = without_answer_rows(answer[:ANSWER_CHARS], private)
     return Hit("warning", question.summary, steps,
                {"model": settings.TRUST_JUDGE_MODEL, "answer": quote(answer, private, ANSWER_CHARS)})
-
-
-def _without_answer_rows(answer: str, private: list[str]) -> str:
-    """The judge's answer less any line quoting a row of the answers (the log it read may show them,
-    had an uploaded agent printed the file): a finding never carries the answers' contents."""
-    rows = file_rows(Path(private[0])) if private else frozenset()
-    if not rows:
-        return answer
-    return "\n".join(line if not any(row in normalise(line) or row in line for row in rows)
-                     else "[a line quoting the answers, left out]" for line in answer.splitlines())
 
 
 # --- what the judge reads -------------------------------------------------------------------------

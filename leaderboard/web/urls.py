@@ -1,5 +1,7 @@
 from django.urls import path
 
+from leaderboard.questions import summary_views
+from leaderboard.questions import views as questions
 from leaderboard.search.views import search_page
 from leaderboard.web import findings, public_data, replay, run_files, runs_index, similarity, views
 from leaderboard.web import scaling as scaling_views
@@ -12,6 +14,12 @@ urlpatterns = [
     path("competitions/<str:slug>/data/<path:path>", public_data.public_file, name="competition-data-file"),
     path("runs/", runs_index.runs_index, name="runs-index"),
     path("search/", search_page, name="search"),
+    path("questions/", questions.questions_page, name="questions"),
+    path("questions/<int:pk>/edit/", questions.question_edit, name="question-edit"),
+    path("questions/<int:pk>/delete/", questions.question_delete, name="question-delete"),
+    path("questions/<int:pk>/runs/", questions.question_runs, name="question-runs"),
+    path("questions/summaries/", summary_views.summaries_page, name="summaries"),
+    path("questions/summaries/<int:pk>/", summary_views.summary_detail, name="summary-detail"),
     path("runs/<int:pk>/", replay.run_detail, name="run-detail"),
     path("runs/<int:pk>/steps/", replay.run_steps_window, name="run-steps-window"),
     path("runs/<int:pk>/trajectory.jsonl", replay.run_trajectory_download, name="run-trajectory"),

@@ -21,6 +21,7 @@ from leaderboard.competitions import humans, published
 from leaderboard.failures.breakdown import FAILURE_FIELDS, breakdown
 from leaderboard.grading import format_check, grader_for, grading_available
 from leaderboard.models import Competition, Experiment, Run, RunIntake, Split
+from leaderboard.questions import views as question_views
 from leaderboard.runs import artifacts, intake, quotas
 from leaderboard.runs import submission as services
 from leaderboard.trust import versions
@@ -433,6 +434,7 @@ def compare_experiments(request):
         "only_a": [competitions[c] for c in comparison.only_a],
         "only_b": [competitions[c] for c in comparison.only_b],
         "beaten_words": beaten_words({competitions[c].has_reference_leaderboard for c, _, _ in comparison.rows}),
+        **question_views.comparison_columns(request, ids, split.slug),
     })
 
 

@@ -37,3 +37,8 @@ def load_prices() -> dict[str, Price]:
 
     return {row.pattern: (float(row.input_usd_per_mtok), float(row.output_usd_per_mtok))
             for row in LlmPrice.objects.all()}
+
+
+def site_cost(model: str, tokens_in: int | None, tokens_out: int | None) -> float | None:
+    """What a call of the site's own (an LLM summary) cost, by the price table as it is now."""
+    return PriceTable(load_prices()).cost(model, tokens_in, tokens_out)

@@ -33,3 +33,17 @@ def test_experiment_and_competition_pages(db, client, catalogue, alice, bob):
     client.force_login(alice)
     page = client.get(reverse("competition-detail", args=["spaceship-titanic"])).content.decode()
     assert "<code>ZeroDivisionError: division by zero</code>" in page
+
+
+def test_the_leaderboard_row_links_to_its_experiments_failure_breakdown(db, client, catalogue):
+    from tests.web.test_leaderboard import experiment, make_runs
+
+    clean, failing_one = experiment("clean-agent"), experiment("failing-agent")
+    make_runs(22, [clean])
+    make_runs(22, [failing_one], valid_submission=False, submission_exists=False)
+    board = client.get("/?split=lite").content.decode()
+    assert f'href="/experiments/{failing_one.pk}/#failures"' in board
+    assert f'href="/experiments/{clean.pk}/#failures"' not in board  # every run valid: nothing to explain
+    page = client.get(f"/experiments/{failing_one.pk}/").content.decode()
+    assert 'id="failures"' in page and "<code>no submission</code></td><td class=\"num\">22</td>" in page
+    assert 'id="no-failures"' in client.get(f"/experiments/{clean.pk}/").content.decode()

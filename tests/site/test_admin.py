@@ -23,7 +23,8 @@ def test_every_model_of_ours_is_registered():
 READ_ONLY = {"seedaggregate", "leaderboardversion",  # the leaderboard aggregates and their version
              "competitionversion",  # made only by marking a competition's version as changed
              "codefingerprint", "codeposting", "codehashcount", "codematch",  # the code similarity index
-             "steptext"}  # the search index
+             "steptext",  # the search index
+             "runsummary"}  # a model's reply, kept as it came with its cost
 
 
 @pytest.mark.parametrize("app_label", ["leaderboard", "runner"])

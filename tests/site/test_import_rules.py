@@ -36,13 +36,18 @@ ALLOWED: dict[str, tuple[str, ...]] = {
     # the package re-exports the models other areas keep beside their code, so Django registers them
     "models": ("leaderboard.lib", "leaderboard.competitions.medals", "leaderboard.analysis.aggregates.models",
                "leaderboard.trust.models", "leaderboard.trust.similarity.models",
-               "leaderboard.competitions.research_models", "leaderboard.search.models"),
+               "leaderboard.competitions.research_models", "leaderboard.search.models",
+               "leaderboard.questions.models"),
     "grading": LEADERBOARD_BELOW_WEB,
     # the store keeps the search index in step as it writes steps
     "trajectories": ("leaderboard.lib", "leaderboard.models", "leaderboard.search.index"),
     # search across runs and failure signatures read runs and their stored steps
     "search": (*LEADERBOARD_BELOW_WEB, "leaderboard.trajectories"),
     "failures": (*LEADERBOARD_BELOW_WEB, "leaderboard.trajectories", "leaderboard.search"),
+    # saved questions count runs through search and failure signatures; the LLM summary reads the same
+    # rows and redacts them as the judge's answers are
+    "questions": (*LEADERBOARD_BELOW_WEB, "leaderboard.trajectories", "leaderboard.search", "leaderboard.failures",
+                  "leaderboard.analysis", "leaderboard.trust"),
     "analysis": LEADERBOARD_BELOW_WEB,
     "competitions": (*LEADERBOARD_BELOW_WEB, "leaderboard.grading", "leaderboard.analysis"),
     # rule checks, code similarity, disclosures, reproductions: they read runs and trajectories

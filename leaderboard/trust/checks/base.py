@@ -140,8 +140,12 @@ def quote(text: str, private_paths: Sequence[str] = (), limit: int = QUOTE_CHARS
     line = " ".join(text.split())
     for path in sorted(private_paths, key=len, reverse=True):
         line = line.replace(path, "<private answers path>")
-    line = _KEYS.sub("<redacted>", line)
+    line = mask_keys(line)
     return line if len(line) <= limit else line[:limit - 1] + "…"
+
+
+def mask_keys(text: str) -> str:
+    return _KEYS.sub("<redacted>", text)
 
 
 def first_steps(indexes: list[int]) -> list[int]:

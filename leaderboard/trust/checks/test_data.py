@@ -91,3 +91,18 @@ def file_rows(path: Path | None) -> frozenset[str]:
         lines = lines[:-1]  # a row cut by the limit
     rows = (normalise(line) for line in io.StringIO("\n".join(lines)))
     return frozenset(r for r in rows if len(r) >= MIN_ROW_CHARS and "," in r)
+
+
+def answers_path(run) -> str:
+    """The run's competition's private answers file, "" when none is registered."""
+    return getattr(getattr(run.competition, "answers", None), "answers_path", "") or ""
+
+
+def without_answer_rows(text: str, private: list[str]) -> str:
+    """The text less any line quoting a row of the answers (a log may show them, had an uploaded agent
+    printed the file): what the site's model answers, or is shown, never carries the answers' contents."""
+    rows = file_rows(Path(private[0])) if private else frozenset()
+    if not rows:
+        return text
+    return "\n".join(line if not any(row in normalise(line) or row in line for row in rows)
+                     else "[a line quoting the answers, left out]" for line in text.splitlines())

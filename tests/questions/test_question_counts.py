@@ -1,0 +1,128 @@
+"""A saved question counts, per experiment, exactly the runs a brute-force reading of the stored steps
+finds, among the runs its viewer may see (never another user's private run): on generated runs and on
+the real public trajectories, on whichever database the suite runs (SQLite's FTS5 or PostgreSQL's
+tsvector and pg_trgm)."""
+
+from __future__ import annotations
+
+import pytest
+
+from leaderboard.models import Run
+from leaderboard.questions import matching
+from leaderboard.questions.models import SavedQuestion
+from leaderboard.trajectories.importers import read_trajectories, save_steps
+from tests.conftest import TRAJECTORIES_DIR
+from tests.questions.support import brute_force_counts, generated_runs
+from tests.search.support import make_run
+from tests.search.test_search_equals_scan import REAL_FILES
+
+SEARCHES = [
+    ("error", {}),
+    ("err*", {}),
+    ('"out of memory"', {}),
+    ("'id'", {}),
+    ("train.csv", {}),
+    ("keyerror", {"kind": "error"}),
+    ("memory cuda", {}),
+    ("tok*", {"kind": "code"}),
+    ("zzzqqq", {}),
+    ('"test_labels"', {}),
+]
+SIGNATURES = ["out of memory", "KeyError: <str>", "FileNotFoundError: *", "no submission", "ValueError: *", "*"]
+
+
+def questions_for(owner) -> list[SavedQuestion]:
+    made = [
+        SavedQuestion(owner=owner, name=f"s{i}", kind="search", query=q, filters=f) for i, (q, f) in enumerate(SEARCHES)
+    ]
+    made += [SavedQuestion(owner=owner, name=f"f{i}", kind="failure", signature=s) for i, s in enumerate(SIGNATURES)]
+    return SavedQuestion.objects.bulk_create(made)
+
+
+def counted(question, user, runs) -> dict:
+    experiments = sorted({r.experiment_id for r in runs})
+    return dict(matching.counts(question, matching.scoped_runs(user, experiments)))
+
+
+@pytest.fixture(params=["rare", "common"])
+def read_first(request, monkeypatch):
+    """Both ways a search question is counted: candidates read in order, and (past READ_FIRST of them,
+    a common term) each run's first candidate first."""
+    if request.param == "common":
+        monkeypatch.setattr(matching, "READ_FIRST", 3)
+    return request.param
+
+
+def test_generated_runs_for_every_viewer(db, alice, bob, staff, read_first):
+    runs = generated_runs([alice, bob, None])
+    assert len({r.experiment_id for r in runs}) == 2 and any(r.is_private for r in runs)
+    differ, nonzero = [], 0
+    for question in questions_for(alice):
+        for user in (None, alice, bob, staff):
+            expected = brute_force_counts(question, user, runs)
+            nonzero += bool(expected)
+            if counted(question, user, runs) != dict(expected):
+                differ.append((question.describes, getattr(user, "username", None)))
+    assert differ == []
+    assert nonzero > 30  # the comparisons are not all empty
+
+
+def test_another_users_private_runs_are_never_counted(db, alice, bob):
+    mine = make_run(owner=alice, private=True, status=Run.Status.GRADED)
+    theirs = make_run(owner=bob, private=True, status=Run.Status.GRADED)
+    from leaderboard.trajectories.store import write_steps
+    from tests.search.support import steps_of
+
+    for run in (mine, theirs):
+        write_steps(run, steps_of([("error", "torch.cuda.OutOfMemoryError: CUDA out of memory")]))
+    search, failure = questions_for(alice)[2], SavedQuestion.objects.get(name="f0")
+    for question in (search, failure):
+        assert counted(question, alice, [mine]) == {mine.experiment_id: 1}
+        assert counted(question, bob, [mine]) == {mine.experiment_id: 1}  # bob's own, not alice's
+        assert counted(question, None, [mine]) == {}
+        assert list(matching.matching_runs(question, matching.scoped_runs(bob, mine.experiment_id))) == [theirs.pk]
+
+
+@pytest.fixture
+def real_runs(db, alice):
+    runs = []
+    for k, name in enumerate(REAL_FILES):
+        for parsed in read_trajectories(TRAJECTORIES_DIR / name):
+            run = make_run(agent=f"real-{k % 2}", owner=alice, private=k % 3 == 1, status=Run.Status.GRADED)
+            save_steps(run, parsed)
+            runs.append(run)
+    return runs
+
+
+REAL_SEARCHES = [
+    "error",
+    "Error*",
+    "import numpy",
+    '"import numpy as np"',
+    "submission.csv",
+    "KeyError",
+    "'id'",
+    '"No such file"',
+    "model*",
+    "x",
+    "/",
+    "zzzqqq",
+]
+
+
+def test_real_trajectories(real_runs, alice, bob, read_first):
+    questions = [SavedQuestion.objects.create(owner=alice, name=q, kind="search", query=q) for q in REAL_SEARCHES]
+    questions += [
+        SavedQuestion.objects.create(owner=alice, name=f"sig {s}", kind="failure", signature=s)
+        for s in ("*", "no submission", "KeyError: *")
+    ]
+    differ = [
+        (q.name, getattr(u, "username", None))
+        for q in questions
+        for u in (alice, bob, None)
+        if counted(q, u, real_runs) != dict(brute_force_counts(q, u, real_runs))
+    ]
+    assert differ == []
+    # alice's private runs make a difference somewhere, and something matches
+    assert any(sum(counted(q, alice, real_runs).values()) > sum(counted(q, bob, real_runs).values()) for q in questions)
+    assert sum(counted(questions[0], None, real_runs).values()) > 0
