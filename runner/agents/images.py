@@ -24,9 +24,8 @@ from pathlib import Path
 
 import docker
 import docker.errors
-from django.conf import settings
 
-from runner.agents import base_image, wheelhouse
+from runner.agents import base_image, build_layer, build_network, wheelhouse
 from runner.agents.dockerfile import DockerfileRefused, check_file, external_images
 from runner.agents.mlebench import BUILD_ARGS, Variant
 
@@ -70,14 +69,10 @@ class AgentBuildError(Exception):
         return {"error": str(self)[:4000], "step": self.step, "cause": self.cause}
 
 
-def build_network() -> str:
-    return getattr(settings, "AGENTS_BUILD_NETWORK", "none") or "none"
-
-
-def build_reach() -> str:
+def build_reach(reach: build_network.Reach) -> str:
     """What a build may reach, as its log says it."""
-    return (f"RUN steps use the network {build_network()!r} (MEDALBOARD_AGENTS_BUILD_NETWORK) and nothing else "
-            "reaches out: no ADD of a URL, no image pulled, nothing of the host mounted")
+    return (f"{reach.describe()} and nothing else reaches out: no ADD of a URL, no image pulled, nothing of the host "
+            "mounted")
 
 
 def build_image(variant: Variant, *, client=None, force: bool = False, log=print) -> dict:
@@ -98,19 +93,35 @@ def build_image(variant: Variant, *, client=None, force: bool = False, log=print
         log(f"{tag} was built on an older {base_image.TAG}: building it again")
     _check_bases_here(client, variant, text)
     stage = f"{tag}-stage"
-    log(f"building {tag} for {variant.id} from {variant.dockerfile}; {build_reach()}")
-    with tempfile.TemporaryDirectory(prefix="medalboard-agent-build-") as scratch:
+    with build_network.opened(client) as reach, tempfile.TemporaryDirectory(prefix="medalboard-build-") as scratch:
+        log(f"building {tag} for {variant.id} from {variant.dockerfile}; {build_reach(reach)}")
+        build = _builder(client, variant.id, reach)
+        text = _rebased(variant, text, build_layer.ensure(client, base, reach, build=build))
         dockerfile = Path(scratch) / "Dockerfile.checked"  # outside the context: docker-py sends it as it is
         dockerfile.write_text(text, encoding="utf-8")
         context = _context(variant, Path(scratch), log)
-        _build(client, variant.id, path=str(context), dockerfile=str(dockerfile), tag=stage,
-               buildargs=dict(BUILD_ARGS), pull=False)
+        build(path=str(context), dockerfile=str(dockerfile), tag=stage, network=reach.network,
+              buildargs={**BUILD_ARGS, **reach.buildargs}, pull=False)
     _check_stage(client, variant, stage)
     workdir = client.images.get(stage).attrs.get("Config", {}).get("WorkingDir") or "/home"
     image = _build(client, variant.id, fileobj=_layer_context(stage, workdir, variant, base.id), custom_context=True,
                    tag=tag, pull=False)
     client.images.remove(stage, noprune=True)
     return {"image": tag, "built": True, "id": image.id}
+
+
+def _builder(client, agent_id: str, reach: build_network.Reach):
+    def build(**kwargs):
+        return _build(client, agent_id, refused=reach.refused, **kwargs)
+
+    return build
+
+
+def _rebased(variant: Variant, text: str, layer: str | None) -> str:
+    try:
+        return build_layer.rebase(text, layer)
+    except ValueError as exc:
+        raise AgentBuildError(f"{variant.id}: {exc}") from None
 
 
 def _checked_text(variant: Variant) -> str:
@@ -175,23 +186,29 @@ def _layer_context(stage: str, workdir: str, variant: Variant, base_id: str) -> 
     return buffer
 
 
-def _build(client, agent_id: str, **kwargs):
+def _build(client, agent_id: str, *, network: str = "none", refused=(), **kwargs):
+    """`refused`: the build proxy's list of hosts it refused, read when the build has failed."""
     try:
-        image, _ = client.images.build(rm=True, forcerm=True, network_mode=build_network(), **kwargs)
+        image, _ = client.images.build(rm=True, forcerm=True, network_mode=network, **kwargs)
     except docker.errors.BuildError as exc:
-        raise failed_step(agent_id, exc.msg, list(exc.build_log or [])) from None
+        raise failed_step(agent_id, exc.msg, list(exc.build_log or []), refused=list(refused)) from None
     except docker.errors.APIError as exc:
         raise AgentBuildError(f"{agent_id}: docker build failed: {exc.explanation or exc}") from None
     return image
 
 
-def failed_step(agent_id: str, said: str, build_log: list[dict]) -> AgentBuildError:
-    """What a failed build says: its step (`Step 4/9 : RUN ...`), its last lines, the likely cause."""
+def failed_step(agent_id: str, said: str, build_log: list[dict], *,
+                refused: list[str] | None = None) -> AgentBuildError:
+    """What a failed build says: its step (`Step 4/9 : RUN ...`), its last lines, the likely cause
+    (`refused`: the hosts the build proxy refused it)."""
     lines = [str(entry.get("stream") or entry.get("error") or "").rstrip() for entry in build_log]
     steps = [line.strip() for line in lines if line.strip().startswith("Step ")]
     step = steps[-1] if steps else ""
     tail = _tail(build_log)
     cause, hint = likely_cause(f"{tail}\n{said}", step)
+    if refused:
+        cause, hint = "network", (f"network: the build reached for {', '.join(refused)}, which is not among the "
+                                  "registries it may reach (MEDALBOARD_AGENTS_BUILD_REGISTRIES); " + hint)
     where = f" at {step[:300]}" if step else ""
     message = f"{agent_id}: docker build failed{where}: {said}\nlikely cause: {hint}\nlast lines:\n{tail}"
     return AgentBuildError(message, step=step, cause=cause, tail=tail)
@@ -203,7 +220,7 @@ def likely_cause(text: str, step: str = "") -> tuple[str, str]:
     a build network."""
     lowered = text.lower()
     cause = next((name for name, signs in CAUSES if any(sign in lowered for sign in signs)), "")
-    network = build_network()
+    network = build_network.mode()
     if not cause and network == "none" and DOWNLOADERS.search(step.partition(" : ")[2]):
         cause = "network"
     if cause == "network":
