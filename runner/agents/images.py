@@ -75,10 +75,10 @@ def build_reach(reach: build_network.Reach) -> str:
             "mounted")
 
 
-def build_image(variant: Variant, *, client=None, force: bool = False, log=print) -> dict:
+def build_image(variant: Variant, *, client=None, force: bool = False, nocache: bool = False, log=print) -> dict:
     """The image of `variant` (shared by the variants of one folder and Dockerfile); skipped if its
-    tag exists and was built on the mlebench-env there now. Returns the tag, whether it was built and
-    the image id."""
+    tag exists and was built on the mlebench-env there now (`nocache`: not even Docker's layer cache
+    is used). Returns the tag, whether it was built and the image id."""
     client = client or docker.from_env()
     tag = variant.image
     text = _checked_text(variant)
@@ -101,7 +101,7 @@ def build_image(variant: Variant, *, client=None, force: bool = False, log=print
         dockerfile.write_text(text, encoding="utf-8")
         context = _context(variant, Path(scratch), log)
         build(path=str(context), dockerfile=str(dockerfile), tag=stage, network=reach.network,
-              buildargs={**BUILD_ARGS, **reach.buildargs}, pull=False)
+              buildargs={**BUILD_ARGS, **reach.buildargs}, pull=False, nocache=nocache)
     _check_stage(client, variant, stage)
     workdir = client.images.get(stage).attrs.get("Config", {}).get("WorkingDir") or "/home"
     image = _build(client, variant.id, fileobj=_layer_context(stage, workdir, variant, base.id), custom_context=True,
