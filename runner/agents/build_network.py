@@ -91,15 +91,7 @@ def ensure_network(client, name: str) -> tuple[str, str]:
     try:
         network = client.networks.get(name)
     except docker.errors.NotFound:
-        bridge = "mbb-" + hashlib.sha256(name.encode()).hexdigest()[:10]
-        network = client.networks.create(
-            name,
-            driver="bridge",
-            internal=True,
-            labels={LABEL: REGISTRIES},
-            options={"com.docker.network.bridge.name": bridge},
-        )
-        network.reload()
+        network = _create_network(client, name)
     attrs = network.attrs
     if not attrs.get("Internal") or attrs.get("Driver") != "bridge":
         raise docker.errors.InvalidArgument(f"the build network {name!r} must be an internal bridge network")
@@ -110,26 +102,41 @@ def ensure_network(client, name: str) -> tuple[str, str]:
     return bridge, gateway
 
 
+def _create_network(client, name: str):
+    """An internal bridge with a name of its own for its interface (the firewall's rules name it); a
+    concurrent build may have made it meanwhile."""
+    bridge = "mbb-" + hashlib.sha256(name.encode()).hexdigest()[:10]
+    try:
+        network = client.networks.create(
+            name,
+            driver="bridge",
+            internal=True,
+            labels={LABEL: REGISTRIES},
+            options={"com.docker.network.bridge.name": bridge},
+        )
+    except docker.errors.APIError:
+        network = client.networks.get(name)
+    network.reload()
+    return network
+
+
 NO_NAT = "no DNS and no NAT on that network, so a step ignoring the proxy gets no answer from outside"
 
 
 @contextmanager
 def firewall(bridge: str, gateway: str, port: int) -> Iterator[str]:
-    """Drop what the build network sends to this host (but the proxy's port) or through it, while the
-    block lasts; says what is enforced. Without iptables (or root) only the network's own design holds."""
+    """Drop what the build network sends to this host (but this build's proxy port) or through it;
+    says what is enforced. Without iptables (or root) only the network's own design holds.
+
+    The bridge's packets to the host go to a chain of its own, which ends in DROP and, above it,
+    accepts each running build's proxy port: concurrent builds add and remove only their own rule.
+    The jump, the DROP and the FORWARD drop stay: nothing but builds uses the bridge."""
     iptables = shutil.which("iptables")
-    rules = [
-        ("-I", "INPUT", "-i", bridge, "-d", gateway, "-p", "tcp", "--dport", str(port), "-j", "ACCEPT"),
-        ("-A", "INPUT", "-i", bridge, "-j", "DROP"),
-        ("-I", "FORWARD", "-i", bridge, "-j", "DROP"),
-    ]
-    added = []
+    chain = f"MB-{bridge}"[:28]
+    own = [chain, "-d", gateway, "-p", "tcp", "--dport", str(port), "-j", "ACCEPT"]
+    held = iptables is not None and _ensure_rules(str(iptables), chain, bridge) and _iptables(iptables, "-I", *own)
     try:
-        for rule in rules if iptables is not None else []:
-            if subprocess.run([str(iptables), "-w", *rule], capture_output=True).returncode != 0:
-                break
-            added.append(rule)
-        if len(added) == len(rules):
+        if held:
             yield f"{NO_NAT}; iptables drops its packets to this host (but the proxy's port) and any forwarded"
         else:
             yield (
@@ -137,5 +144,35 @@ def firewall(bridge: str, gateway: str, port: int) -> Iterator[str]:
                 "address are reachable from the build (bind them to 127.0.0.1)"
             )
     finally:
-        for rule in reversed(added):
-            subprocess.run([iptables or "iptables", "-w", "-D", *rule[1:]], capture_output=True)
+        if held:
+            _iptables(str(iptables), "-D", *own)
+
+
+def _ensure_rules(iptables: str, chain: str, bridge: str) -> bool:
+    _iptables(iptables, "-N", chain)  # fails when it exists
+    wanted = [
+        ("-I", ["INPUT", "-i", bridge, "-j", chain]),
+        ("-I", ["FORWARD", "-i", bridge, "-j", "DROP"]),
+        ("-A", [chain, "-j", "DROP"]),
+    ]
+    return all(_iptables(iptables, "-C", *rule) or _iptables(iptables, how, *rule) for how, rule in wanted)
+
+
+def _iptables(iptables: str, *args: str) -> bool:
+    return subprocess.run([iptables, "-w", *args], capture_output=True).returncode == 0
+
+
+def remove_network(client, name: str) -> None:
+    """The build network and its firewall rules, gone (no build may be running on it)."""
+    for network in client.networks.list(names=[name]):
+        bridge = (network.attrs.get("Options") or {}).get("com.docker.network.bridge.name") or f"br-{network.id[:12]}"
+        iptables = shutil.which("iptables")
+        if iptables is not None:
+            chain = f"MB-{bridge}"[:28]
+            while _iptables(iptables, "-D", "INPUT", "-i", bridge, "-j", chain):
+                pass
+            while _iptables(iptables, "-D", "FORWARD", "-i", bridge, "-j", "DROP"):
+                pass
+            _iptables(iptables, "-F", chain)
+            _iptables(iptables, "-X", chain)
+        network.remove()

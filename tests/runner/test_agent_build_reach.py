@@ -14,7 +14,7 @@ import uuid
 import docker
 import pytest
 
-from runner.agents import build_layer
+from runner.agents import build_layer, build_network
 from runner.agents.images import AgentBuildError, build_image
 from runner.agents.mlebench import Limits, read_agents
 from tests.git_mirror_support import bare_repository, served
@@ -47,8 +47,7 @@ def registries(settings):
     for image in client.images.list(name=build_layer.TAG):
         if image.id not in before:
             client.images.remove(image.id, force=True)
-    for network in client.networks.list(names=[settings.AGENTS_BUILD_REGISTRIES_NETWORK]):
-        network.remove()
+    build_network.remove_network(client, settings.AGENTS_BUILD_REGISTRIES_NETWORK)
 
 
 def _build(tmp_path, dockerfile: str, said: list[str] | None = None) -> dict:

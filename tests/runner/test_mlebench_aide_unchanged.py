@@ -21,6 +21,7 @@ import pytest
 
 from leaderboard.models import Run
 from runner import execution, leases
+from runner.agents import build_network
 from runner.agents.importer import import_agents
 from runner.backends.docker import DockerBackend
 from runner.models import AgentDefinition, JobTask
@@ -60,8 +61,7 @@ def mirrored_build(settings, tmp_path):
         settings.AGENTS_GIT_MIRROR = url
         yield asked
     client = docker.from_env()
-    for network in client.networks.list(names=[settings.AGENTS_BUILD_REGISTRIES_NETWORK]):
-        network.remove()
+    build_network.remove_network(client, settings.AGENTS_BUILD_REGISTRIES_NETWORK)
 
 
 def test_mlebench_aide_builds_from_a_git_mirror_and_runs_unchanged_to_a_graded_run(
