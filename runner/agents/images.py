@@ -48,7 +48,8 @@ CAUSES = (
     ("privileged", ("operation not permitted", "permission denied", "cannot mount", "mount:", "privileged",
                     "iptables", "cgroup", "/var/run/docker.sock")),
     ("base", ("cannot find command", "command not found", "no such file or directory: 'git'")),
-    ("mirror", ("unable to locate package", "unmet dependencies", "has no installation candidate", "404  not found",
+    ("mirror", ("fatal: repository '",
+                "unable to locate package", "unmet dependencies", "has no installation candidate", "404  not found",
                 "404 not found", "hash sum mismatch", "is not signed", "no longer has a release file",
                 "no matching distribution found", "could not find a version that satisfies")),
 )
@@ -231,6 +232,9 @@ def likely_cause(text: str, step: str = "") -> tuple[str, str]:
         if "github.com" in lowered:
             hint += "; a git host: give the build a git mirror, or vendor the repository into the agent's folder"
         return cause, hint
+    if cause == "mirror" and "fatal: repository '" in lowered:
+        return cause, ("mirror: the git host answered that it has no such repository; the host of "
+                       "MEDALBOARD_AGENTS_GIT_MIRROR must hold it at GitHub's path (owner/name)")
     if cause == "mirror":
         return cause, ("mirror: the package index answered but lacks what the step asks for, or the base's apt "
                        f"state is broken (rebuild {base_image.TAG}: build_agent_image --mlebench-env --force); "
