@@ -209,7 +209,7 @@ def failed_step(agent_id: str, said: str, build_log: list[dict], *,
     cause, hint = likely_cause(f"{tail}\n{said}", step)
     if refused:
         cause, hint = "network", (f"network: the build reached for {', '.join(refused)}, which is not among the "
-                                  "registries it may reach (MEDALBOARD_AGENTS_BUILD_REGISTRIES); " + hint)
+                                  "registries it may reach (MEDALBOARD_AGENTS_BUILD_REGISTRIES)")
     where = f" at {step[:300]}" if step else ""
     message = f"{agent_id}: docker build failed{where}: {said}\nlikely cause: {hint}\nlast lines:\n{tail}"
     return AgentBuildError(message, step=step, cause=cause, tail=tail)
