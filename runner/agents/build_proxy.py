@@ -24,6 +24,7 @@ REFUSED = "Not an allowed registry"
 CONNECT_TIMEOUT_S = 30
 IDLE_TIMEOUT_S = 300
 CHUNK = 64 * 1024
+HOP_HEADERS = {"host", "proxy-connection", "connection", "keep-alive", "proxy-authorization"}
 
 
 def parse_allowed(entries) -> set[tuple[str, int | None]]:
@@ -110,12 +111,11 @@ class _Handler(BaseHTTPRequestHandler):
         if upstream is None:
             return
         target = (url.path or "/") + (f"?{url.query}" if url.query else "")
-        headers = [
-            f"{k}: {v}"
-            for k, v in self.headers.items()
-            if k.lower() not in {"proxy-connection", "connection", "keep-alive", "proxy-authorization"}
-        ]
-        head = "\r\n".join([f"{self.command} {target} HTTP/1.1", *headers, "Connection: close", "", ""])
+        # The Host header is the allowed host's own: a CDN that serves several sites from one address
+        # would otherwise route by a Host the build chose (domain fronting).
+        headers = [f"{k}: {v}" for k, v in self.headers.items() if k.lower() not in HOP_HEADERS]
+        host = f"Host: {url.hostname}" + (f":{url.port}" if url.port else "")
+        head = "\r\n".join([f"{self.command} {target} HTTP/1.1", host, *headers, "Connection: close", "", ""])
         upstream.sendall(head.encode("latin-1"))
         length = int(self.headers.get("Content-Length") or 0)
         if length:

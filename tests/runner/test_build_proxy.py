@@ -19,7 +19,7 @@ def origin():
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self):  # noqa: N802 (http.server's name)
-            body = f"served {self.path}\n".encode()
+            body = f"served {self.path} for {self.headers['Host']}\n".encode()
             self.send_response(200)
             self.send_header("Content-Length", str(len(body)))
             self.end_headers()
@@ -42,6 +42,14 @@ def _get_through(proxy: FilteringProxy, url: str) -> tuple[int, str, bytes]:
     return response.status, response.reason, response.read()
 
 
+def test_plain_http_is_sent_with_the_allowed_hosts_own_host_header(origin):
+    """A build cannot name another site on an allowed address (a CDN routes by Host)."""
+    with FilteringProxy([f"127.0.0.1:{origin}"]) as proxy:
+        connection = http.client.HTTPConnection("127.0.0.1", proxy.port, timeout=10)
+        connection.request("GET", f"http://127.0.0.1:{origin}/x", headers={"Host": "elsewhere.example"})
+        assert connection.getresponse().read() == f"served /x for 127.0.0.1:{origin}\n".encode()
+
+
 def _connect_through(proxy: FilteringProxy, target: str) -> tuple[str, socket.socket]:
     sock = socket.create_connection(("127.0.0.1", proxy.port), timeout=10)
     sock.sendall(f"CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n".encode())
@@ -59,7 +67,7 @@ def test_plain_http_reaches_an_allowed_host_only(origin):
         assert _get_through(proxy, f"http://127.0.0.1:{origin}/debian/dists/bookworm/Release") == (
             200,
             "OK",
-            b"served /debian/dists/bookworm/Release\n",
+            f"served /debian/dists/bookworm/Release for 127.0.0.1:{origin}\n".encode(),
         )
         status, reason, body = _get_through(proxy, f"http://localhost:{origin}/simple/")  # the same server, unnamed
     assert (status, reason) == (403, REFUSED) and b"not among the registries" in body
@@ -70,12 +78,12 @@ def test_connect_tunnels_to_an_allowed_host_and_refuses_any_other(origin):
     with FilteringProxy(["127.0.0.1"]) as proxy:
         status, sock = _connect_through(proxy, f"127.0.0.1:{origin}")
         with sock:
-            sock.sendall(b"GET /simple/pip/ HTTP/1.0\r\n\r\n")
+            sock.sendall(b"GET /simple/pip/ HTTP/1.0\r\nHost: pypi.org\r\n\r\n")
             answer = b"".join(iter(lambda: sock.recv(4096), b""))
         refused, other = _connect_through(proxy, f"pypi.example:{origin}")
         other.close()
     assert status == "HTTP/1.1 200 Connection established"
-    assert answer.endswith(b"served /simple/pip/\n")
+    assert answer.endswith(b"served /simple/pip/ for pypi.org\n")
     assert refused == f"HTTP/1.1 403 {REFUSED}" and proxy.refused == [f"pypi.example:{origin}"]
 
 
