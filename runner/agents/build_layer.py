@@ -24,23 +24,20 @@ import tarfile
 import docker.errors
 from django.conf import settings
 
-from runner.agents import base_image
-from runner.agents.dockerfile import external_images
-
 TAG = "mlebench-env-build"
 LABEL = "medalboard.build-layer"
 CA_PATH = "/usr/local/share/medalboard/build-ca.pem"
-FROM_BASE = re.compile(rf"^(\s*from\s+){re.escape(base_image.TAG)}(?::latest)?(?=\s|$)", re.IGNORECASE | re.MULTILINE)
 GIT_IF_MISSING = (
     "RUN command -v git >/dev/null || (apt-get update && apt-get install -y --no-install-recommends git "
     "&& rm -rf /var/lib/apt/lists/*)"
 )
 
 
-def files() -> dict[str, bytes]:
-    """The layer's files by path in the image; empty when the operator set nothing to give."""
+def files(host_ca: str = "") -> dict[str, bytes]:
+    """The layer's files by path in the image; empty when the operator set nothing to give
+    (`host_ca`: the bundle this host's pip trusts, used unless the operator named one)."""
     found: dict[str, bytes] = {}
-    ca = _ca_bundle()
+    ca = _read(settings.AGENTS_BUILD_CA_BUNDLE or host_ca)
     if ca:
         found[CA_PATH] = ca
     pip = [f"index-url = {settings.AGENTS_BUILD_PIP_INDEX}"] if settings.AGENTS_BUILD_PIP_INDEX else []
@@ -56,10 +53,10 @@ def files() -> dict[str, bytes]:
     return found
 
 
-def ensure(client, base, reach, *, build) -> str | None:
-    """The tag of the layer over `base` for this reach (built if missing), or None: nothing to add,
-    or a build that reaches nothing (`none`)."""
-    given = files()
+def ensure(client, base, reach, *, build, base_tag: str, host_ca: str = "") -> str | None:
+    """The tag of the layer over `base` (tagged `base_tag`) for this reach (built if missing), or None:
+    nothing to add, or a build that reaches nothing (`none`)."""
+    given = files(host_ca)
     if reach.mode == "none" or not given:
         return None
     steps = [GIT_IF_MISSING] if settings.AGENTS_GIT_MIRROR else []
@@ -71,7 +68,7 @@ def ensure(client, base, reach, *, build) -> str | None:
     except docker.errors.ImageNotFound:
         pass
     dockerfile = [
-        f"FROM {base_image.TAG}",
+        f"FROM {base_tag}",
         *(f"COPY f{i} {path}" for i, path in enumerate(given)),
         *steps,
         f"LABEL {LABEL}={key}",
@@ -88,18 +85,13 @@ def ensure(client, base, reach, *, build) -> str | None:
     return tag
 
 
-def rebase(text: str, tag: str | None) -> str:
-    """`text` (checked) with its `FROM mlebench-env` lines building on `tag` instead."""
-    if not tag or base_image.TAG not in external_images(text):
-        return text
-    rebased = FROM_BASE.sub(lambda m: m.group(1) + tag, text)
-    if base_image.TAG in external_images(rebased):
-        raise ValueError(f"FROM {base_image.TAG} must be on one line of its own to be given the operator's mirrors")
-    return rebased
+def rebase(text: str, tag: str, base_tag: str) -> str:
+    """`text` with its one-line `FROM <base_tag>` instructions building on `tag` instead."""
+    pattern = re.compile(rf"^(\s*from\s+){re.escape(base_tag)}(?::latest)?(?=\s|$)", re.IGNORECASE | re.MULTILINE)
+    return pattern.sub(lambda m: m.group(1) + tag, text)
 
 
-def _ca_bundle() -> bytes:
-    path = settings.AGENTS_BUILD_CA_BUNDLE or base_image.host_ca_bundle(required=False)
+def _read(path: str) -> bytes:
     if not path:
         return b""
     with open(path, "rb") as handle:

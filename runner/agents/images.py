@@ -97,7 +97,9 @@ def build_image(variant: Variant, *, client=None, force: bool = False, nocache: 
     with build_network.opened(client) as reach, tempfile.TemporaryDirectory(prefix="medalboard-build-") as scratch:
         log(f"building {tag} for {variant.id} from {variant.dockerfile}; {build_reach(reach)}")
         build = _builder(client, variant.id, reach)
-        text = _rebased(variant, text, build_layer.ensure(client, base, reach, build=build))
+        layer = build_layer.ensure(client, base, reach, build=build, base_tag=base_image.TAG,
+                                   host_ca=base_image.host_ca_bundle(required=False))
+        text = _rebased(variant, text, layer)
         dockerfile = Path(scratch) / "Dockerfile.checked"  # outside the context: docker-py sends it as it is
         dockerfile.write_text(text, encoding="utf-8")
         context = _context(variant, Path(scratch), log)
@@ -119,10 +121,18 @@ def _builder(client, agent_id: str, reach: build_network.Reach):
 
 
 def _rebased(variant: Variant, text: str, layer: str | None) -> str:
-    try:
-        return build_layer.rebase(text, layer)
-    except ValueError as exc:
-        raise AgentBuildError(f"{variant.id}: {exc}") from None
+    """`text` (checked) building on the mirrors' layer where it builds on mlebench-env."""
+    if not layer or not _on_base(text):
+        return text
+    rebased = build_layer.rebase(text, layer, base_image.TAG)
+    if _on_base(rebased):
+        raise AgentBuildError(f"{variant.id}: FROM {base_image.TAG} must be on one line of its own to be given the "
+                              "operator's mirrors")
+    return rebased
+
+
+def _on_base(text: str) -> bool:
+    return bool({base_image.TAG, f"{base_image.TAG}:latest"} & external_images(text))
 
 
 def _checked_text(variant: Variant) -> str:
