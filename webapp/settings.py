@@ -230,7 +230,15 @@ MEDALBOARD_AGENT_IMAGE = os.environ.get("MEDALBOARD_AGENT_IMAGE") or "medalboard
 AGENTS_ALLOW_PRIVILEGED = env_bool("MEDALBOARD_AGENTS_ALLOW_PRIVILEGED", False)
 AGENTS_MAX_FOLDER_BYTES = env_int("MEDALBOARD_AGENTS_MAX_FOLDER_BYTES", 256 * 1024 * 1024)
 AGENTS_MAX_FILES = env_int("MEDALBOARD_AGENTS_MAX_FILES", 20_000)
+# What an agent image build may reach (runner.agents.build_network): `none`, `registries` (only the
+# hosts below, through a filtering proxy the site starts) or a Docker network (`host`: everything).
 AGENTS_BUILD_NETWORK = os.environ.get("MEDALBOARD_AGENTS_BUILD_NETWORK") or "none"
+AGENTS_BUILD_REGISTRIES = env_list("MEDALBOARD_AGENTS_BUILD_REGISTRIES",
+                                   ["pypi.org", "files.pythonhosted.org", "deb.debian.org"])
+AGENTS_BUILD_PIP_INDEX = os.environ.get("MEDALBOARD_AGENTS_BUILD_PIP_INDEX") or ""
+AGENTS_BUILD_CA_BUNDLE = os.environ.get("MEDALBOARD_AGENTS_BUILD_CA_BUNDLE") or ""
+AGENTS_GIT_MIRROR = os.environ.get("MEDALBOARD_AGENTS_GIT_MIRROR") or ""
+AGENTS_BUILD_REGISTRIES_NETWORK = os.environ.get("MEDALBOARD_AGENTS_BUILD_REGISTRIES_NETWORK") or "medalboard-build"
 # An agent's wheels.txt is fetched by pip on the building host (runner.agents.wheelhouse), bounded.
 AGENTS_MAX_WHEELS_BYTES = env_int("MEDALBOARD_AGENTS_MAX_WHEELS_BYTES", 1024 * 1024 * 1024)
 AGENTS_WHEELS_TIMEOUT_S = env_int("MEDALBOARD_AGENTS_WHEELS_TIMEOUT_S", 900)

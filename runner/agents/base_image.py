@@ -122,7 +122,7 @@ def install_requirements(rootfs: Path, steps: tuple[tuple[str, ...], ...]) -> No
             shutil.move(WHEELHOUSE, inside)
         (inside / "steps").mkdir(parents=True, exist_ok=True)
         shutil.copytree(REQUIREMENTS, rootfs / REQUIREMENTS_IN_ROOTFS)
-        shutil.copyfile(_host_ca_bundle(), rootfs / CA_IN_ROOTFS)
+        shutil.copyfile(host_ca_bundle(), rootfs / CA_IN_ROOTFS)
         try:
             for step in steps:
                 done = inside / "steps" / _step_key(step)
@@ -143,9 +143,12 @@ def _step_key(step: tuple[str, ...]) -> str:
     return hashlib.sha256(repr((step, files)).encode()).hexdigest()
 
 
-def _host_ca_bundle() -> str:
+def host_ca_bundle(*, required: bool = True) -> str:
+    """The CA bundle this host's pip trusts ("" if none and not `required`)."""
     named = [os.environ[name] for name in HOST_CA_BUNDLES if os.environ.get(name)]
     found = next((path for path in [*named, "/etc/ssl/certs/ca-certificates.crt"] if os.path.isfile(path)), None)
+    if found is None and not required:
+        return ""
     if found is None:
         raise ImageBuildError("no CA bundle on this host for pip to trust (PIP_CERT, REQUESTS_CA_BUNDLE, "
                               "SSL_CERT_FILE or /etc/ssl/certs/ca-certificates.crt)")

@@ -24,9 +24,8 @@ from pathlib import Path
 
 import docker
 import docker.errors
-from django.conf import settings
 
-from runner.agents import base_image, wheelhouse
+from runner.agents import base_image, build_layer, build_network, wheelhouse
 from runner.agents.dockerfile import DockerfileRefused, check_file, external_images
 from runner.agents.mlebench import BUILD_ARGS, Variant
 
@@ -49,7 +48,8 @@ CAUSES = (
     ("privileged", ("operation not permitted", "permission denied", "cannot mount", "mount:", "privileged",
                     "iptables", "cgroup", "/var/run/docker.sock")),
     ("base", ("cannot find command", "command not found", "no such file or directory: 'git'")),
-    ("mirror", ("unable to locate package", "unmet dependencies", "has no installation candidate", "404  not found",
+    ("mirror", ("fatal: repository '",
+                "unable to locate package", "unmet dependencies", "has no installation candidate", "404  not found",
                 "404 not found", "hash sum mismatch", "is not signed", "no longer has a release file",
                 "no matching distribution found", "could not find a version that satisfies")),
 )
@@ -70,20 +70,16 @@ class AgentBuildError(Exception):
         return {"error": str(self)[:4000], "step": self.step, "cause": self.cause}
 
 
-def build_network() -> str:
-    return getattr(settings, "AGENTS_BUILD_NETWORK", "none") or "none"
-
-
-def build_reach() -> str:
+def build_reach(reach: build_network.Reach) -> str:
     """What a build may reach, as its log says it."""
-    return (f"RUN steps use the network {build_network()!r} (MEDALBOARD_AGENTS_BUILD_NETWORK) and nothing else "
-            "reaches out: no ADD of a URL, no image pulled, nothing of the host mounted")
+    return (f"{reach.describe()} and nothing else reaches out: no ADD of a URL, no image pulled, nothing of the host "
+            "mounted")
 
 
-def build_image(variant: Variant, *, client=None, force: bool = False, log=print) -> dict:
+def build_image(variant: Variant, *, client=None, force: bool = False, nocache: bool = False, log=print) -> dict:
     """The image of `variant` (shared by the variants of one folder and Dockerfile); skipped if its
-    tag exists and was built on the mlebench-env there now. Returns the tag, whether it was built and
-    the image id."""
+    tag exists and was built on the mlebench-env there now (`nocache`: not even Docker's layer cache
+    is used). Returns the tag, whether it was built and the image id."""
     client = client or docker.from_env()
     tag = variant.image
     text = _checked_text(variant)
@@ -98,19 +94,45 @@ def build_image(variant: Variant, *, client=None, force: bool = False, log=print
         log(f"{tag} was built on an older {base_image.TAG}: building it again")
     _check_bases_here(client, variant, text)
     stage = f"{tag}-stage"
-    log(f"building {tag} for {variant.id} from {variant.dockerfile}; {build_reach()}")
-    with tempfile.TemporaryDirectory(prefix="medalboard-agent-build-") as scratch:
+    with build_network.opened(client) as reach, tempfile.TemporaryDirectory(prefix="medalboard-build-") as scratch:
+        log(f"building {tag} for {variant.id} from {variant.dockerfile}; {build_reach(reach)}")
+        build = _builder(client, variant.id, reach)
+        layer = build_layer.ensure(client, base, reach, build=build, base_tag=base_image.TAG,
+                                   host_ca=base_image.host_ca_bundle(required=False))
+        text = _rebased(variant, text, layer)
         dockerfile = Path(scratch) / "Dockerfile.checked"  # outside the context: docker-py sends it as it is
         dockerfile.write_text(text, encoding="utf-8")
         context = _context(variant, Path(scratch), log)
-        _build(client, variant.id, path=str(context), dockerfile=str(dockerfile), tag=stage,
-               buildargs=dict(BUILD_ARGS), pull=False)
+        build(path=str(context), dockerfile=str(dockerfile), tag=stage, network=reach.network,
+              buildargs={**BUILD_ARGS, **reach.buildargs}, pull=False, nocache=nocache)
     _check_stage(client, variant, stage)
     workdir = client.images.get(stage).attrs.get("Config", {}).get("WorkingDir") or "/home"
     image = _build(client, variant.id, fileobj=_layer_context(stage, workdir, variant, base.id), custom_context=True,
                    tag=tag, pull=False)
     client.images.remove(stage, noprune=True)
     return {"image": tag, "built": True, "id": image.id}
+
+
+def _builder(client, agent_id: str, reach: build_network.Reach):
+    def build(**kwargs):
+        return _build(client, agent_id, refused=reach.refused, **kwargs)
+
+    return build
+
+
+def _rebased(variant: Variant, text: str, layer: str | None) -> str:
+    """`text` (checked) building on the mirrors' layer where it builds on mlebench-env."""
+    if not layer or not _on_base(text):
+        return text
+    rebased = build_layer.rebase(text, layer, base_image.TAG)
+    if _on_base(rebased):
+        raise AgentBuildError(f"{variant.id}: FROM {base_image.TAG} must be on one line of its own to be given the "
+                              "operator's mirrors")
+    return rebased
+
+
+def _on_base(text: str) -> bool:
+    return bool({base_image.TAG, f"{base_image.TAG}:latest"} & external_images(text))
 
 
 def _checked_text(variant: Variant) -> str:
@@ -175,23 +197,29 @@ def _layer_context(stage: str, workdir: str, variant: Variant, base_id: str) -> 
     return buffer
 
 
-def _build(client, agent_id: str, **kwargs):
+def _build(client, agent_id: str, *, network: str = "none", refused=(), **kwargs):
+    """`refused`: the build proxy's list of hosts it refused, read when the build has failed."""
     try:
-        image, _ = client.images.build(rm=True, forcerm=True, network_mode=build_network(), **kwargs)
+        image, _ = client.images.build(rm=True, forcerm=True, network_mode=network, **kwargs)
     except docker.errors.BuildError as exc:
-        raise failed_step(agent_id, exc.msg, list(exc.build_log or [])) from None
+        raise failed_step(agent_id, exc.msg, list(exc.build_log or []), refused=list(refused)) from None
     except docker.errors.APIError as exc:
         raise AgentBuildError(f"{agent_id}: docker build failed: {exc.explanation or exc}") from None
     return image
 
 
-def failed_step(agent_id: str, said: str, build_log: list[dict]) -> AgentBuildError:
-    """What a failed build says: its step (`Step 4/9 : RUN ...`), its last lines, the likely cause."""
+def failed_step(agent_id: str, said: str, build_log: list[dict], *,
+                refused: list[str] | None = None) -> AgentBuildError:
+    """What a failed build says: its step (`Step 4/9 : RUN ...`), its last lines, the likely cause
+    (`refused`: the hosts the build proxy refused it)."""
     lines = [str(entry.get("stream") or entry.get("error") or "").rstrip() for entry in build_log]
     steps = [line.strip() for line in lines if line.strip().startswith("Step ")]
     step = steps[-1] if steps else ""
     tail = _tail(build_log)
     cause, hint = likely_cause(f"{tail}\n{said}", step)
+    if refused:
+        cause, hint = "network", (f"network: the build reached for {', '.join(refused)}, which is not among the "
+                                  "registries it may reach (MEDALBOARD_AGENTS_BUILD_REGISTRIES)")
     where = f" at {step[:300]}" if step else ""
     message = f"{agent_id}: docker build failed{where}: {said}\nlikely cause: {hint}\nlast lines:\n{tail}"
     return AgentBuildError(message, step=step, cause=cause, tail=tail)
@@ -203,7 +231,7 @@ def likely_cause(text: str, step: str = "") -> tuple[str, str]:
     a build network."""
     lowered = text.lower()
     cause = next((name for name, signs in CAUSES if any(sign in lowered for sign in signs)), "")
-    network = build_network()
+    network = build_network.mode()
     if not cause and network == "none" and DOWNLOADERS.search(step.partition(" : ")[2]):
         cause = "network"
     if cause == "network":
@@ -214,6 +242,9 @@ def likely_cause(text: str, step: str = "") -> tuple[str, str]:
         if "github.com" in lowered:
             hint += "; a git host: give the build a git mirror, or vendor the repository into the agent's folder"
         return cause, hint
+    if cause == "mirror" and "fatal: repository '" in lowered:
+        return cause, ("mirror: the git host answered that it has no such repository; the host of "
+                       "MEDALBOARD_AGENTS_GIT_MIRROR must hold it at GitHub's path (owner/name)")
     if cause == "mirror":
         return cause, ("mirror: the package index answered but lacks what the step asks for, or the base's apt "
                        f"state is broken (rebuild {base_image.TAG}: build_agent_image --mlebench-env --force); "

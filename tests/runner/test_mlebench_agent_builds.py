@@ -49,6 +49,8 @@ def _log(*lines: str) -> list[dict]:
     (["Step 8/12 : RUN git clone https://github.com/thesofakillers/aideml.git",
       "fatal: unable to access 'https://github.com/thesofakillers/aideml.git/': Could not resolve host: "
       "github.com"], "network"),
+    (["Step 16/19 : RUN git clone https://github.com/JunShern/MLAgentBench.git /home/agent/MLAgentBench",
+      "fatal: repository 'http://127.0.0.1:8123/JunShern/MLAgentBench.git/' not found"], "mirror"),
     (["Step 3/5 : RUN mount -t tmpfs none /mnt", "mount: /mnt: permission denied."], "privileged"),
     (["Step 15/16 : RUN conda run -n agent pip install -r /home/agent/requirements.txt",  # git+https:// in light
       "\x1b[91mERROR: Cannot find command 'git' - do you have 'git' installed and in your PATH?\x1b[0m"], "base"),
