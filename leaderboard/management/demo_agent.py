@@ -34,7 +34,7 @@ import numpy as np
 from django.conf import settings
 
 AGENT = Path(settings.BASE_DIR) / "runner" / "agent_tools" / "baseline_agent.py"
-TIME_LIMIT_S = 15.0  # the budget (less its 2 s margin): a constant at once, a linear model, then trees if time allows
+TIME_LIMIT_S = 10.0  # the budget (less its 2 s margin): a constant at once, a linear model, then trees if time allows
 POLL_S = 0.05
 MARKER = "agent-run.json"
 

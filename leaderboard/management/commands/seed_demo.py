@@ -137,6 +137,7 @@ class Command(BaseCommand):
 
         for snapshot in run.snapshots.filter(status=Snapshot.Status.PENDING):
             snapshots.grade_stored_snapshot(snapshot, answers_path=answers_path)
+        run.refresh_from_db()  # the snapshots' timeline, which the run's save below would overwrite
         submission = run.artifacts.get(kind="submission")
         report = grade_submission(competition, artifacts.artifact_path(submission, answers_path.parent),
                                   answers_path=answers_path)
