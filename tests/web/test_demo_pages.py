@@ -56,6 +56,8 @@ def test_every_page_kind_of_the_demo_has_content_labelled_demo(demo_site, client
         assert 'id="demo-label"' in replay and not VERIFIED_BADGE.search(replay)
         assert 'data-kind="code"' in replay and 'id="snapshots-chart"' in replay
     assert not VERIFIED_BADGE.search(_page(client, "/runs/?split=demo"))
+    verified = _page(client, "/runs/?verification=verified")
+    assert not [run.pk for run in runs if f'href="/runs/{run.pk}/"' in verified]
 
     for pk in experiments:
         page = _page(client, f"/experiments/{pk}/")
