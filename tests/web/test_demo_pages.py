@@ -75,8 +75,9 @@ def test_every_page_kind_of_the_demo_has_content_labelled_demo(demo_site, client
     assert len(hours) >= 3 and min(hours) * 3600 == pytest.approx(first, abs=0.01)
 
     a, b = experiments
-    paired = _text(_page(client, f"/compare/experiments/?a={a}&b={b}&split=demo"))
-    assert "Paired by competition (2 competitions both attempted)" in paired
+    paired = _page(client, f"/compare/experiments/?a={a}&b={b}&split=demo")
+    assert "Paired by competition (2 competitions both attempted)" in _text(paired)
+    assert 'id="demo-label"' in paired and "CPU, 1 core" in paired and "CPU, 2 cores" in paired
     one, other = runs[0], next(r for r in runs if r.competition_id == runs[0].competition_id and r != runs[0])
     compared = _page(client, f"/compare/?runs={one.pk},{other.pk}")
     assert "demo · synthetic answers" in compared and "Steps side by side" in compared
