@@ -85,8 +85,8 @@ class _Linker:
     def forget(self, step: StepData) -> None:
         self.calls = [(call, reply) for call, reply in self.calls if call is not step]
         data = step.data if isinstance(step.data, dict) else {}
-        if data.get("tree_node") is True:
-            self.nodes.pop(data.get("node_id"), None)
+        if data.get("tree_node") is True and isinstance(data.get("node_id"), str):
+            self.nodes.pop(data["node_id"], None)
 
     def _call(self, step: StepData, data: dict) -> None:
         reply = data.get("reply")
@@ -124,7 +124,7 @@ class _Linker:
     def _link(call: StepData, key: str, node: _Node) -> None:
         call.data = {**call.data, key: node.first.index}
         call.raw = None
-        node.calls.append(call.index)
+        node.calls.append(call.index)  # type: ignore[arg-type]  # every step is numbered once joined
         node.first.data = {**node.first.data, CALLS: sorted(node.calls)}
         node.first.raw = None
 
