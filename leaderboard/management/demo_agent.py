@@ -180,11 +180,17 @@ def _run_agent(task: Task, hardware: Hardware, seed: int, folder: Path) -> float
         target=_snapshots, args=(dirs["submission"] / "submission.csv", dirs["snapshots"], started, stop), daemon=True
     )
     watcher.start()
-    _, stderr = agent.communicate(timeout=TIME_LIMIT_S * 6 + 60)
+    try:
+        _, stderr = agent.communicate(timeout=TIME_LIMIT_S * 6 + 60)  # it stops itself at its budget
+    except subprocess.TimeoutExpired:
+        agent.kill()
+        _, stderr = agent.communicate()
+        stderr += b"\nkilled: it ran far past its time limit"
+    finally:
+        stop.set()
+        watcher.join()
+        shutil.rmtree(data, ignore_errors=True)
     duration = time.monotonic() - started
-    stop.set()
-    watcher.join()
-    shutil.rmtree(data, ignore_errors=True)
     if agent.returncode != 0:
         raise RuntimeError(f"the baseline agent failed on {task.slug}: {stderr.decode(errors='replace')[-500:]}")
     return round(duration, 3)
