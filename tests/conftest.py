@@ -99,6 +99,26 @@ def django_db_setup(django_db_setup, django_db_blocker):
         import_catalogue(CATALOGUE_DIR)
 
 
+@pytest.fixture(scope="session")
+def demo_agent_runs(tmp_path_factory) -> Path:
+    """Where seed_demo keeps the baseline agent's run folders, shared by a session's tests: the agent
+    runs once per test process, and each test's seed_demo imports the kept folders."""
+    return tmp_path_factory.mktemp("demo-agent-runs")
+
+
+@pytest.fixture
+def demo_site(settings, tmp_path, catalogue, demo_agent_runs) -> str:
+    """The demo content `make run` loads (seed_demo) in this test's database; what the command printed."""
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    settings.VAR_DIR = tmp_path
+    out = StringIO()
+    call_command("seed_demo", "--agent-runs", str(demo_agent_runs), stdout=out)
+    return out.getvalue()
+
+
 @pytest.fixture
 def alice(db, django_user_model):
     return django_user_model.objects.create_user("alice", "alice@example.org", "alice-password-1")

@@ -375,7 +375,7 @@ DISCLOSURE_VALUES = {"yes": Disclosure.YES, "no": Disclosure.NO, "unknown": Disc
 def filter_runs(runs, filters: LeaderboardFilters):
     runs = runs.filter(experiment_filter(filters))
     if filters.verified_only:
-        runs = runs.filter(verification=Run.Verification.VERIFIED)
+        runs = runs.filter(verification=Run.Verification.VERIFIED, is_demo=False)  # synthetic answers verify nothing
     return runs
 
 

@@ -184,9 +184,10 @@ def save_final_trajectory(run: Run, files: Iterable[tuple[Path | str | None, str
     gateway's record of its LLM calls, as the importer reads them: one trajectory of their steps in
     time order, on one clock counted from `agent_started_at`. Only the gateway's steps carry its mark
     (leaderboard.trajectories.provenance), and none of the files' own figures (tokens, cost, duration,
-    start) becomes the run's: those are the runner's and the gateway's. A file that cannot be read is
-    named in a warning; with none readable the steps streamed live stay."""
-    from leaderboard.trajectories import provenance
+    start) becomes the run's: those are the runner's and the gateway's. Where the agent's format allows
+    (AIDE's journal), each call is linked to the node it wrote or reviewed (call_links). A file that
+    cannot be read is named in a warning; with none readable the steps streamed live stay."""
+    from leaderboard.trajectories import call_links, provenance
     from leaderboard.trajectories.importers import save_steps
 
     parts = [part for path, name in files if (part := _read_part(run, path, name)) is not None]
@@ -199,7 +200,10 @@ def save_final_trajectory(run: Run, files: Iterable[tuple[Path | str | None, str
     if parts:
         run.refresh_from_db()
         warnings = list(run.import_warnings)
-        save_steps(run, _joined(parts), take_totals=False)
+        joined = _joined(parts)
+        if record is not None and any(part.format == "aide" for part in parts):
+            joined.steps = call_links.aide_links(joined.steps)
+        save_steps(run, joined, take_totals=False)
         Run.objects.filter(pk=run.pk).update(import_warnings=[*warnings, *run.import_warnings])
 
 

@@ -100,8 +100,9 @@ def grade_pending_now(run_id: int) -> dict[str, int]:
     return outcomes
 
 
-def grade_stored_snapshot(snapshot: Snapshot) -> Snapshot:
-    """Grade the snapshot's file against its run's competition, exactly as a final submission."""
+def grade_stored_snapshot(snapshot: Snapshot, *, answers_path: Path | None = None) -> Snapshot:
+    """Grade the snapshot's file against its run's competition, exactly as a final submission
+    (`answers_path`: other answers than the competition's, as seed_demo's synthetic ones)."""
     from leaderboard.grading import grade_submission
     from leaderboard.runs.artifacts import artifact_path
     from leaderboard.runs.outcome import copy_outcome
@@ -113,7 +114,7 @@ def grade_stored_snapshot(snapshot: Snapshot) -> Snapshot:
         return snapshot
     with tempfile.TemporaryDirectory(prefix="medalboard-snapshot-") as scratch:
         path = artifact_path(snapshot.artifact, Path(scratch)) if snapshot.artifact_id else None
-        report = grade_submission(competition, path)
+        report = grade_submission(competition, path, answers_path=answers_path)
     available = copy_outcome(snapshot, report, competition)
     snapshot.status = Snapshot.Status.GRADED if available else Snapshot.Status.FAILED
     with transaction.atomic():

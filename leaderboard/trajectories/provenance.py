@@ -6,7 +6,8 @@ where the step came from tells them apart. The mark `data.recorded_by = "gateway
 by the runner's path alone, on the steps it read from the gateway's file, and every step read from
 anyone else's file loses it on import. An `llm` step without the mark is the agent's claim about a
 call (shown as such on the replay; leaderboard.trust.checks.llm_calls compares it with the gateway's
-record).
+record). The links between a call and the step it produced (leaderboard.trajectories.call_links)
+are the site's too, and dropped the same way.
 """
 
 from __future__ import annotations
@@ -15,17 +16,21 @@ from typing import Any
 
 MARK = "recorded_by"
 GATEWAY = "gateway"
+PRODUCED, REVIEWED, CALLS = "produced_step", "for_step", "llm_steps"  # see call_links
+SITE_KEYS = (MARK, PRODUCED, REVIEWED, CALLS)
 
 
-def strip_mark(step) -> bool:
-    """Remove a mark the file's author wrote; True if there was one (the step's raw line is dropped,
-    so the store serializes the step without it)."""
+def strip_mark(step) -> list[str]:
+    """Remove the site's keys the file's author wrote; the names removed (the step's raw line is
+    dropped, so the store serializes the step without them)."""
     data = step.data
-    if not isinstance(data, dict) or MARK not in data:
-        return False
-    step.data = {name: value for name, value in data.items() if name != MARK}
-    step.raw = None
-    return True
+    if not isinstance(data, dict):
+        return []
+    found = [name for name in SITE_KEYS if name in data]
+    if found:
+        step.data = {name: value for name, value in data.items() if name not in SITE_KEYS}
+        step.raw = None
+    return found
 
 
 def mark_gateway(step) -> None:

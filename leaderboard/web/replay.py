@@ -20,7 +20,7 @@ from leaderboard.lib.research_failures import LABELS as FAILURE_LABELS
 from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, Snapshot, StepKind
 from leaderboard.trajectories import mlagentbench_export
 from leaderboard.trajectories.exports import trajectory_lines
-from leaderboard.trajectories.provenance import recorded_by_gateway
+from leaderboard.trajectories.provenance import CALLS, PRODUCED, REVIEWED, recorded_by_gateway
 from leaderboard.trajectories.store import StoredStep, StoredTrajectory
 from leaderboard.web import charts, static_export
 from leaderboard.web.runs_index import runs_index
@@ -109,6 +109,7 @@ class StepCard:
     binary: bool
     fields: dict = field(default_factory=dict)
     cut: dict | None = None  # stored cut at import: {"bytes", "artifact"} (leaderboard.trajectories.step_size)
+    links: list[tuple[str, int]] = field(default_factory=list)  # (what, step index): calls and their nodes
 
     @classmethod
     def of(cls, step: StoredStep) -> StepCard:
@@ -123,6 +124,7 @@ class StepCard:
             binary=binary,
             fields=_card_fields(step.kind, data),
             cut=_cut_at_import(data),
+            links=_call_links(data),
         )
 
 
@@ -133,6 +135,19 @@ def _cut_at_import(data: dict) -> dict | None:
         return None
     artifact = note.get("artifact")
     return {"bytes": note["bytes"], "artifact": artifact if type(artifact) is int else None}
+
+
+LINK_LABELS = ((PRODUCED, "wrote node"), (REVIEWED, "reviewed node"))
+
+
+def _call_links(data: dict) -> list[tuple[str, int]]:
+    """The links the site made between an LLM call and the node it wrote or reviewed
+    (leaderboard.trajectories.call_links); only integers, as step data is the agent's."""
+    links = [(label, data[key]) for key, label in LINK_LABELS if type(data.get(key)) is int]
+    calls = data.get(CALLS)
+    if isinstance(calls, list):
+        links += [("LLM call", index) for index in calls if type(index) is int]
+    return links
 
 
 _CONTROL = re.compile("[\x00-\x08\x0b\x0e-\x1f]")  # control characters that are not whitespace

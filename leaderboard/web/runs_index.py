@@ -52,6 +52,13 @@ class RunFilters:
         return cls(**values)
 
 
+def _verification(value: str) -> Q:
+    """Demo runs are graded here, but against synthetic answers: never among the verified ones."""
+    if value not in Run.Verification.values:
+        return Q()
+    return Q(verification=value, is_demo=False) if value == Run.Verification.VERIFIED else Q(verification=value)
+
+
 def filtered_runs(*, user, filters: RunFilters) -> QuerySet[Run]:
     runs = Run.objects.visible_to(user).select_related(
         "competition", "experiment__agent", "experiment__model", "owner")
@@ -59,8 +66,7 @@ def filtered_runs(*, user, filters: RunFilters) -> QuerySet[Run]:
     exact = {"competition": Q(competition__slug=filters.competition) | Q(task_name=filters.competition),
              "owner": Q(owner__username=filters.owner),
              "status": Q(status=filters.status) if filters.status in Run.Status.values else Q(),
-             "verification": Q(verification=filters.verification)
-             if filters.verification in Run.Verification.values else Q()}
+             "verification": _verification(filters.verification)}
     for name, condition in exact.items():
         if getattr(filters, name):
             runs = runs.filter(condition)

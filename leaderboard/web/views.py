@@ -423,7 +423,7 @@ def compare_experiments(request):
     competitions = {c.pk: c for c in split.competitions.all()}
     runs = list(Run.objects.visible_to(request.user)
                 .filter(status=Run.Status.GRADED, experiment_id__in=ids, competition_id__in=competitions)
-                .only("id", "experiment_id", "competition_id", "seed", "any_medal", "beats_human_pct")
+                .only("id", "experiment_id", "competition_id", "seed", "any_medal", "beats_human_pct", "is_demo")
                 .order_by("created_at", "id"))
     comparison = paired.compare([r for r in runs if r.experiment_id == ids[0]],
                                 [r for r in runs if r.experiment_id == ids[1]], set(competitions))
@@ -435,6 +435,7 @@ def compare_experiments(request):
         "only_b": [competitions[c] for c in comparison.only_b],
         "beaten_words": beaten_words({competitions[c].has_reference_leaderboard for c, _, _ in comparison.rows}),
         **question_views.comparison_columns(request, ids, split.slug),
+        "has_demo_runs": any(r.is_demo for r in runs),
     })
 
 

@@ -95,6 +95,11 @@ def test_aide_runs_through_the_gateway_and_its_tree_and_model_calls_are_replayed
     assert len(llm) == len(calls)
     assert all(step.data["tokens_in"] == USAGE[0] and step.data["tokens_out"] == USAGE[1] for step in llm)
     assert {"plan", "code", "command", "score"} <= {step.kind for step in steps}
+    # Each node is linked to the call that wrote it and to its review; the final report to none.
+    assert [step.data.get("produced_step") for step in llm if "produced_step" in step.data] == [
+        node["index"] for node in tree]
+    assert [step.data.get("for_step") for step in llm if "for_step" in step.data] == [node["index"] for node in tree]
+    assert not {"produced_step", "for_step"} & set(llm[-1].data)
 
     assert run.usage_metered and (run.tokens_in, run.tokens_out) == (USAGE[0] * len(calls), USAGE[1] * len(calls))
     assert REAL_KEY.encode() not in everything_about(run, job, client) and REAL_KEY not in _database()

@@ -57,12 +57,12 @@ DURATION_TEXTS = """() => {
 
 
 @pytest.fixture
-def built_site(settings, tmp_path, catalogue):
+def built_site(settings, tmp_path, catalogue, demo_agent_runs):
     from leaderboard.models import Experiment, Run
     from tests.analysis.test_scaling_short_runs import short_world
 
     settings.VAR_DIR = tmp_path
-    call_command("seed_demo", stdout=StringIO())
+    call_command("seed_demo", "--agent-runs", str(demo_agent_runs), stdout=StringIO())
     call_command("make_smoke_competitions", stdout=StringIO())
     short = short_world(with_snapshots=True)
     a, b = Run.objects.filter(experiment=short).order_by("pk").values_list("pk", flat=True)[:2]

@@ -4,20 +4,12 @@ always shown, and an empty chart says what it lacks."""
 
 from __future__ import annotations
 
-from io import StringIO
-
 import pytest
-from django.core.management import call_command
 
 from tests.web.test_scaling_pages import KINDS, _embedded
 
 pytestmark = pytest.mark.django_db
 
-
-@pytest.fixture
-def demo_site(settings, tmp_path, catalogue):
-    settings.VAR_DIR = tmp_path
-    call_command("seed_demo", stdout=StringIO())
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -39,10 +31,10 @@ def test_a_named_split_without_complete_seeds_says_why_the_chart_is_empty(demo_s
     html = client.get(f"/scaling/{kind}/?split=lite").content.decode()
     assert 'id="opened-on"' not in html and '<option value="lite" selected>' in html
     # the demo runs touch 2 of Lite's 22 competitions
-    assert "so there is nothing to draw. Tick" in html and "(3 experiments.)</span></p>" in html
+    assert "so there is nothing to draw. Tick" in html and "(2 experiments.)</span></p>" in html
     assert f'data-kind="{kind}" data-revision="0" hidden>' in html  # no bare 0-4 % axes
     padded = client.get(f"/scaling/{kind}/?split=lite&pad=on").content.decode()
-    assert "(3 experiments.)" not in padded and f'data-kind="{kind}" data-revision="0">' in padded
+    assert "(2 experiments.)" not in padded and f'data-kind="{kind}" data-revision="0">' in padded
     assert 'id="scaling-empty" data-none=' in padded and '." hidden></p>' in padded
 
 

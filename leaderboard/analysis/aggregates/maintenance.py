@@ -53,7 +53,7 @@ class RunRow(NamedTuple):
 def audiences(run: RunRow) -> list[str]:
     """The audiences that see a run: staff see every run, everyone else the public ones."""
     seen = [Audience.ALL] if run.is_private else [Audience.ALL, Audience.PUBLIC]
-    if run.verification == VERIFIED:
+    if run.verification == VERIFIED and not run.is_demo:  # a demo run's synthetic answers verify nothing
         seen += [Audience.of(everyone=a == Audience.ALL, verified_only=True) for a in seen]
     return seen
 

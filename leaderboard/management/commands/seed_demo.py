@@ -2,12 +2,16 @@
 
 1. Real agent trajectories from ../shared/data/trajectories (read in place), imported through the
    same importers and service as any upload.
-2. Graded runs for two Lite competitions, with SYNTHETIC answers made from scikit-learn's bundled
-   datasets: "demo: synthetic answers, not the real Kaggle test set". The answers are written under
-   var/demo/ and used for these runs only; they are never registered as the competition's answers,
-   so real uploads are never graded against them.
+2. Runs of the site's built-in baseline agent on the two demo competitions, with SYNTHETIC tasks
+   made from scikit-learn's bundled datasets (leaderboard.management.demo_agent): its trajectory,
+   code, snapshots and timings are real, graded here against synthetic answers, "DEMO: synthetic
+   answers, not the real Kaggle test set". Two experiments that differ only in hardware (1 and 2
+   CPU cores), three seeds each, so every board, experiment page, scaling curve, comparison and
+   similarity page has something to show. The answers are written under var/demo/ and used for
+   these runs only; they are never registered as the competition's answers, so real uploads are
+   never graded against them, and the runs are marked `is_demo`, never counted as verified.
 
-Running it again changes nothing (uploads are idempotent by content).
+Running it again changes nothing (the agent's folders are kept, uploads are idempotent by content).
 """
 
 from __future__ import annotations
@@ -15,17 +19,17 @@ from __future__ import annotations
 from io import StringIO
 from pathlib import Path
 
-import numpy as np
 from django.conf import settings
-from django.core.files.base import ContentFile
 from django.core.management import call_command
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from leaderboard.models import Benchmark, Competition, Run, Split
-from leaderboard.runs import artifacts, outcome
+from leaderboard.management import demo_agent
+from leaderboard.models import Benchmark, Competition, Run, Snapshot, Split
+from leaderboard.runs import artifacts, outcome, snapshots
 from leaderboard.runs import submission as services
 from leaderboard.runs.experiments import ExperimentSpec
+from leaderboard.trust.review import review_run
 
 SYNTHETIC_LABEL = "DEMO: synthetic answers, not the real Kaggle test set"
 # (file, agent, model, task as the fixture's source describes it in PROVENANCE.md; "" = as the log names it)
@@ -37,19 +41,26 @@ TRAJECTORY_FILES = [
     ("inspect/log_read_sample.json", "Inspect agent", "", ""),
 ]
 SEEDS = (0, 1, 2)
-DEMO_COMPETITIONS = ("tabular-playground-series-may-2022", "tabular-playground-series-dec-2021")
+DEMO_COMPETITIONS = {"tabular-playground-series-may-2022": demo_agent.binary_task,
+                     "tabular-playground-series-dec-2021": demo_agent.multiclass_task}
+HARDWARE = [demo_agent.Hardware("CPU, 1 core (demo machine)", 1), demo_agent.Hardware("CPU, 2 cores (demo machine)", 2)]
+AGENT_NAME = "DEMO medalboard-baseline"
+MODEL_NAME = "none (no LLM)"
+OLD_DEMO_AGENTS = "DEMO scikit-learn"  # the demo's runs before the baseline agent made them
 
 
 class Command(BaseCommand):
-    help = "Create clearly labelled DEMO runs: real trajectories and synthetic-answer graded runs."
+    help = "Create clearly labelled DEMO runs: real trajectories, and the baseline agent on synthetic tasks."
 
     def add_arguments(self, parser):
         parser.add_argument("--trajectories", default=str(Path(settings.SHARED_DIR) / "data"
                                                            / "trajectories"))
+        parser.add_argument("--agent-runs", default="", help="where the baseline agent's run folders are kept "
+                            "(default var/demo/agent-runs); kept folders are imported without running it again")
 
-    def handle(self, *args, trajectories: str, **options):
+    def handle(self, *args, trajectories: str, agent_runs: str, **options):
         self.import_trajectories(Path(trajectories))
-        self.graded_demo_runs()
+        self.graded_demo_runs(Path(agent_runs) if agent_runs else Path(settings.VAR_DIR) / "demo" / "agent-runs")
         self.demo_split()
 
     def import_trajectories(self, root: Path) -> None:
@@ -81,92 +92,54 @@ class Command(BaseCommand):
             "description": "The two demo competitions; " + SYNTHETIC_LABEL})
         split.competitions.set(Competition.objects.filter(slug__in=DEMO_COMPETITIONS))
 
-    def graded_demo_runs(self) -> None:
-        demo_dir = Path(settings.VAR_DIR) / "demo"
-        demo_dir.mkdir(parents=True, exist_ok=True)
-        for slug, make in zip(DEMO_COMPETITIONS, (_binary_task, _multiclass_task), strict=True):
-            competition = Competition.objects.filter(slug=slug).first()
-            if competition is None:
+    def graded_demo_runs(self, root: Path) -> None:
+        competitions = {c.slug: c for c in Competition.objects.filter(slug__in=DEMO_COMPETITIONS)}
+        for slug in DEMO_COMPETITIONS:
+            if slug not in competitions:
                 self.stdout.write(f"{slug} is not in the catalogue: run import_competitions first")
-                continue
-            answers, submissions = make()
-            answers_path = demo_dir / f"{slug}-synthetic-answers.csv"
-            answers_path.write_text(answers)
-            for (agent, seed), csv_text in submissions.items():
-                run = self._graded_run(competition, answers_path, agent, seed, csv_text)
-                self.stdout.write(f"demo run {run.pk}: {agent} on {slug} seed {seed}: "
-                                  f"score {run.score}, {run.medals().label}")
+        if not competitions:
+            return
+        Run.objects.filter(is_demo=True, experiment__agent__name__startswith=OLD_DEMO_AGENTS).delete()
+        tasks = [make(slug) for slug, make in DEMO_COMPETITIONS.items() if slug in competitions]
+        answers_dir = Path(settings.VAR_DIR) / "demo"
+        answers_dir.mkdir(parents=True, exist_ok=True)
+        for task in tasks:
+            (answers_dir / f"{task.slug}-synthetic-answers.csv").write_text(task.answers)
+        made_now = []
+        for made in demo_agent.run_all(tasks, HARDWARE, SEEDS, root, say=self.stdout.write):
+            answers = answers_dir / f"{made.task.slug}-synthetic-answers.csv"
+            run = self._graded_run(competitions[made.task.slug], answers, made)
+            review_run(run)  # the rule checks and code similarity now, not when a worker gets to them
+            made_now.append(run.pk)
+            self.stdout.write(f"demo run {run.pk}: {AGENT_NAME} ({made.hardware.label}) on {made.task.slug} "
+                              f"seed {made.seed}: score {run.score}, {run.medals().label}, "
+                              f"{run.snapshots.count()} snapshots")
+        # runs an earlier version of the agent or of this command made would stand beside them as other rows
+        Run.objects.filter(is_demo=True, experiment__agent__name=AGENT_NAME).exclude(pk__in=made_now).delete()
 
-    @transaction.atomic  # grade before the commit, so the queued grade_run finds nothing pending
-    def _graded_run(self, competition: Competition, answers_path: Path, agent: str, seed: int, csv_text: str) -> Run:
+    @transaction.atomic  # grade before the commit, so the queued gradings find nothing pending
+    def _graded_run(self, competition: Competition, answers_path: Path, made: demo_agent.AgentRun) -> Run:
         run = services.submit_run(
-            owner=None, competition=competition.slug, seed=seed, origin=Run.Origin.IMPORT,
-            experiment=ExperimentSpec(agent_name=f"DEMO {agent}", model_name="none (scikit-learn baseline)",
-                                      hardware="CPU"),
-            submission=ContentFile(csv_text.encode(), name="submission.csv"),
-            notes=f"{SYNTHETIC_LABEL}: answers generated from scikit-learn's bundled data.",
+            owner=None, competition=competition.slug, seed=made.seed, origin=Run.Origin.IMPORT,
+            experiment=ExperimentSpec(agent_name=AGENT_NAME, agent_version="1.0", model_name=MODEL_NAME,
+                                      hardware=made.hardware.label, gpu_count=0, cpu_count=made.hardware.cpus,
+                                      time_limit_hours=demo_agent.TIME_LIMIT_S / 3600),
+            run_folder=made.folder,
+            notes=f"{SYNTHETIC_LABEL}: Medalboard's baseline agent run by seed_demo on a task made from "
+                  "scikit-learn's bundled data; no LLM, so no tokens and no cost.",
         )
-        Run.objects.filter(pk=run.pk).update(is_demo=True)
-        run.is_demo = True
+        Run.objects.filter(pk=run.pk).update(is_demo=True, duration_s=made.duration_s, tokens_in=0, tokens_out=0,
+                                             cost_usd=0.0)
+        run.refresh_from_db()
         if run.status == Run.Status.GRADED:
             return run
         from leaderboard.grading import grade_submission
 
+        for snapshot in run.snapshots.filter(status=Snapshot.Status.PENDING):
+            snapshots.grade_stored_snapshot(snapshot, answers_path=answers_path)
+        run.refresh_from_db()  # the snapshots' timeline, which the run's save below would overwrite
         submission = run.artifacts.get(kind="submission")
         report = grade_submission(competition, artifacts.artifact_path(submission, answers_path.parent),
                                   answers_path=answers_path)
         outcome.store_report(run, report)
         return run
-
-
-def _split(n: int, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    order = np.random.default_rng(seed).permutation(n)
-    return order[: n // 2], order[n // 2:]
-
-
-def _binary_task() -> tuple[str, dict[tuple[str, int], str]]:
-    """Breast-cancer data as a binary task scored by ROC AUC (columns id, target)."""
-    from sklearn.datasets import load_breast_cancer
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.naive_bayes import GaussianNB
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    x, y = load_breast_cancer(return_X_y=True)
-    train, test = _split(len(y), 2024)
-    answers = "id,target\n" + "".join(f"{i},{y[i]}\n" for i in test)
-    models = {"scikit-learn logistic regression": lambda s: make_pipeline(StandardScaler(), LogisticRegression()),
-              "scikit-learn naive Bayes": lambda s: GaussianNB()}
-    submissions = {}
-    for name, build in models.items():
-        for seed in SEEDS:
-            rows = np.random.default_rng(seed).choice(train, size=len(train) // 2, replace=False)
-            p = build(seed).fit(x[rows], y[rows]).predict_proba(x[test])[:, 1]
-            submissions[(name, seed)] = "id,target\n" + "".join(f"{i},{v:.6f}\n" for i, v in zip(test, p, strict=True))
-    return answers, submissions
-
-
-def _multiclass_task() -> tuple[str, dict[tuple[str, int], str]]:
-    """Wine data as a multi-class task scored by accuracy (columns Id, Cover_Type)."""
-    from sklearn.datasets import load_wine
-    from sklearn.ensemble import RandomForestClassifier
-    from sklearn.linear_model import LogisticRegression
-    from sklearn.pipeline import make_pipeline
-    from sklearn.preprocessing import StandardScaler
-
-    x, y = load_wine(return_X_y=True)
-    y = y + 1  # classes 1..3, like Cover_Type's 1..7
-    train, test = _split(len(y), 2021)
-    answers = "Id,Cover_Type\n" + "".join(f"{i},{y[i]}\n" for i in test)
-    models = {
-        "scikit-learn logistic regression": lambda s: make_pipeline(StandardScaler(), LogisticRegression()),
-        "scikit-learn random forest": lambda s: RandomForestClassifier(n_estimators=50, random_state=s),
-    }
-    submissions = {}
-    for name, build in models.items():
-        for seed in SEEDS:
-            rows = np.random.default_rng(seed).choice(train, size=len(train) // 2, replace=False)
-            pred = build(seed).fit(x[rows], y[rows]).predict(x[test])
-            submissions[(name, seed)] = "Id,Cover_Type\n" + "".join(
-                f"{i},{v}\n" for i, v in zip(test, pred, strict=True))
-    return answers, submissions

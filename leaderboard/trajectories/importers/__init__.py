@@ -59,8 +59,10 @@ def _checked(parsed: ParsedTrajectory, steps: Iterator[StepData]) -> Iterator[St
     expected = 0
     try:
         for step in steps:
-            if provenance.strip_mark(step):
-                parsed.warn(f"step {step.index}: data.{provenance.MARK} is set by the site only; dropped")
+            if dropped := provenance.strip_mark(step):
+                names = ", ".join(f"data.{name}" for name in dropped)
+                verb = "is" if len(dropped) == 1 else "are"
+                parsed.warn(f"step {step.index}: {names} {verb} set by the site only; dropped")
             if step.raw is not None and step.index == expected:  # validated by its importer already
                 expected += 1
                 yield step
