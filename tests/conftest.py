@@ -100,10 +100,22 @@ def django_db_setup(django_db_setup, django_db_blocker):
 
 
 @pytest.fixture(scope="session")
-def demo_agent_runs(tmp_path_factory) -> Path:
-    """Where seed_demo keeps the baseline agent's run folders, shared by a session's tests: the agent
-    runs once per test process, and each test's seed_demo imports the kept folders."""
-    return tmp_path_factory.mktemp("demo-agent-runs")
+def demo_agent_runs() -> Path:
+    """Where seed_demo keeps the baseline agent's run folders: made once on this machine and shared by every
+    test process and later sessions (each folder is keyed by the agent's code, the task and the budget, so a
+    change runs it anew). The first process makes them under a lock; the others wait, then import them."""
+    import fcntl
+
+    from leaderboard.management import demo_agent
+    from leaderboard.management.commands.seed_demo import DEMO_COMPETITIONS, HARDWARE, SEEDS
+
+    root = Path(os.environ.get("MEDALBOARD_TEST_DEMO_RUNS_DIR", "/var/cache/medalboard/demo-agent-runs"))
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        demo_agent.run_all([make(slug) for slug, make in DEMO_COMPETITIONS.items()], HARDWARE, SEEDS, root,
+                           say=lambda line: None)
+    return root
 
 
 @pytest.fixture
