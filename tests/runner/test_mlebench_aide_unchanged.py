@@ -1,5 +1,6 @@
-"""MLE-bench's own `agents/aide` directory (tests/mlebench_agents/aide, byte for byte as at mle-bench
-783b15a), built and run unchanged (marker docker).
+"""MLE-bench's own `agents/aide` directory, read from an MLE-bench checkout named by MEDALBOARD_MLEBENCH_DIR
+(checked byte for byte against mle-bench 783b15a: nothing of it is copied into this project), built and run
+unchanged (marker docker).
 
 Its Dockerfile runs `apt-get install ffmpeg libsm6 libxext6` and `pip install -r requirements.txt`,
 which names `git+https://github.com/thesofakillers/aideml@v6.3.3`. The build gets the `registries`
@@ -13,6 +14,7 @@ graded run. Needs Debian's mirror and PyPI (about 150 MB of packages on a first 
 from __future__ import annotations
 
 import hashlib
+import os
 import shutil
 import time
 from pathlib import Path
@@ -32,7 +34,7 @@ from tests.git_mirror_support import bare_repository, served
 from tests.job_support import COMPETITION, needs_agent_tools
 
 pytestmark = [pytest.mark.docker, needs_agent_tools]
-UNCHANGED = Path(__file__).resolve().parent.parent / "mlebench_agents"
+MLEBENCH = os.environ.get("MEDALBOARD_MLEBENCH_DIR", "")
 SHA256 = {  # MLE-bench 783b15a, agents/aide
     "Dockerfile": "f8645460f03c040ecdc81e119acf7caf1b0ac3e12fe98054fa1afc6bed122942",
     "additional_notes.txt": "0dbd723720145e77d671bbb8b0c9ba684aa565f99634b6f50b47a50b72915595",
@@ -41,6 +43,13 @@ SHA256 = {  # MLE-bench 783b15a, agents/aide
     "start.sh": "38b106593621f46a5a990d19ce05dc205de13743f02c81ffe7b38ba33dc4e66d",
 }
 REAL_KEY = "sk-real-upstream-key-mlebench-aide"
+
+
+@pytest.fixture
+def mlebench_checkout() -> Path:
+    if not MLEBENCH or not (Path(MLEBENCH) / "agents" / "aide").is_dir():
+        pytest.skip("MEDALBOARD_MLEBENCH_DIR does not name an MLE-bench checkout (.ci/run sets it from a local mirror)")
+    return Path(MLEBENCH)
 
 
 @pytest.fixture
@@ -65,10 +74,11 @@ def mirrored_build(settings, tmp_path):
 
 
 def test_mlebench_aide_builds_from_a_git_mirror_and_runs_unchanged_to_a_graded_run(
-    db, alice, job_world, mlebench_env, mirrored_build, tmp_path, settings, django_capture_on_commit_callbacks
+    mlebench_checkout, db, alice, job_world, mlebench_env, mirrored_build, tmp_path, settings,
+    django_capture_on_commit_callbacks,
 ):
     agents = tmp_path / "agents"
-    shutil.copytree(UNCHANGED / "aide", agents / "aide")
+    shutil.copytree(mlebench_checkout / "agents" / "aide", agents / "aide")
     assert {p.name: hashlib.sha256(p.read_bytes()).hexdigest() for p in (agents / "aide").iterdir()} == SHA256
 
     started = time.monotonic()
