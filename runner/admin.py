@@ -1,12 +1,29 @@
-from django.contrib import admin
+from django.contrib import admin, messages
 
 from runner import models
+from runner.api_v1 import tokens
 
 
 @admin.register(models.Runner)
 class RunnerAdmin(admin.ModelAdmin):
-    list_display = ["name", "hostname", "backend", "status", "cpu_count", "memory_gb", "last_heartbeat"]
+    list_display = ["name", "hostname", "backend", "status", "cpu_count", "memory_gb", "last_heartbeat",
+                    "token_revoked_at"]
     list_filter = ["status", "backend"]
+    exclude = ["token_hash"]
+    readonly_fields = ["token_revoked_at"]
+    actions = ["issue_token", "revoke_token"]
+
+    @admin.action(description="Issue a new runner API token (shown once; the old one stops working)")
+    def issue_token(self, request, queryset) -> None:
+        for runner in queryset:
+            _, token = tokens.issue(runner.name)
+            messages.warning(request, f"{runner.name}: {token} (shown only now)")
+
+    @admin.action(description="Revoke the runner API token (its tasks go back to the queue)")
+    def revoke_token(self, request, queryset) -> None:
+        for runner in queryset:
+            back = tokens.revoke(runner)
+            messages.info(request, f"{runner.name}: token revoked, {back} task(s) back in the queue")
 
 
 @admin.register(models.AgentDefinition)

@@ -93,14 +93,6 @@ def clean_stale(work_dir: Path, keep: set[int]) -> int:
     return removed
 
 
-def held_elsewhere(runner_name: str) -> set[int]:
-    """Tasks that other runners hold now: their scratch may share this work folder and stays."""
-    from runner.models import JobTask
-
-    held = JobTask.objects.filter(status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING))
-    return set(held.exclude(runner__name=runner_name).values_list("pk", flat=True))
-
-
 def _remove_tree(path: Path) -> None:
     """The folder and everything in it, folders the agent closed to the runner (mode 000) included."""
     sandbox_files.open_up(path)
