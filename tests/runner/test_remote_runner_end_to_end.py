@@ -5,73 +5,19 @@ the run it uploads is graded by the site's own grading worker."""
 
 from __future__ import annotations
 
-import io
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from django.conf import settings
-from django.core.management import call_command
 
 from leaderboard.models import Run, Snapshot
 from runner.models import JobTask, RemoteUpload
 from tests.job_support import WorkerProcess, needs_agent_tools, scripted_job, wait_until
+from tests.remote_runner_support import RemoteRunner, new_token
 
 pytestmark = [needs_agent_tools, pytest.mark.serial]
-
-RUNNER_ENV_ALLOWED = {
-    "PATH",
-    "HOME",
-    "MEDALBOARD_SITE_URL",
-    "MEDALBOARD_RUNNER_TOKEN",
-    "MEDALBOARD_RUNNER_WORK_DIR",
-    "MEDALBOARD_RUNNER_LOST_SITE_S",
-}
-
-
-def new_token(name: str) -> str:
-    out = io.StringIO()
-    call_command("create_runner", name, stdout=out, stderr=io.StringIO())
-    return out.getvalue().strip().splitlines()[-1]
-
-
-class RemoteRunner:
-    """`manage.py runner` with the URL and the token in its environment, and nothing of the site's."""
-
-    def __init__(self, url: str, token: str, folder: Path, *args: str) -> None:
-        self.env = {
-            "PATH": os.environ["PATH"],
-            "HOME": str(folder),
-            "MEDALBOARD_SITE_URL": url,
-            "MEDALBOARD_RUNNER_TOKEN": token,
-            "MEDALBOARD_RUNNER_WORK_DIR": str(folder / "work"),
-            "MEDALBOARD_RUNNER_LOST_SITE_S": "30",
-        }
-        assert set(self.env) <= RUNNER_ENV_ALLOWED
-        self.log_path = folder / "runner.log"
-        self.log = open(self.log_path, "ab")  # noqa: SIM115 - closed in wait()
-        self.process = subprocess.Popen(
-            [sys.executable, "manage.py", "runner", "--name", "remote-test", *args],
-            cwd=settings.BASE_DIR,
-            env=self.env,
-            stdout=self.log,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-
-    def wait(self, timeout: float) -> int:
-        try:
-            return self.process.wait(timeout)
-        finally:
-            if self.process.poll() is None:
-                self.process.kill()
-                self.process.wait()
-            self.log.close()
-
-    def output(self) -> str:
-        return self.log_path.read_text(errors="replace")[-5000:]
 
 
 @pytest.fixture
