@@ -35,7 +35,9 @@ class RemoteRunner:
     """`manage.py runner` with the URL and the token in its environment and nothing of the site's;
     `prefix` runs it inside something (`ip netns exec NAME`)."""
 
-    def __init__(self, url: str, token: str, folder: Path, *args: str, prefix: tuple[str, ...] = ()) -> None:
+    def __init__(
+        self, url: str, token: str, folder: Path, *args: str, prefix: tuple[str, ...] = (), name: str = "remote-test"
+    ) -> None:
         from django.conf import settings
 
         path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"  # the agents' Python: scikit-learn and all

@@ -125,3 +125,42 @@ def _folder(netns: Netns):
     from pathlib import Path
 
     return Path(tempfile.mkdtemp(prefix=f"{netns.name}-"))
+
+
+@pytest.mark.docker
+def test_a_runner_in_its_own_network_namespace_runs_a_docker_agent(
+    transactional_db, alice, job_world, grading_worker, behind_netns
+):
+    from django.conf import settings
+
+    from runner.backends.docker import DockerBackend
+    from runner.models import AgentDefinition
+    from tests.job_support import SCRIPTED_AGENT
+
+    if not DockerBackend().image_exists(settings.MEDALBOARD_AGENT_IMAGE):
+        pytest.skip(f"agent image {settings.MEDALBOARD_AGENT_IMAGE} not built (python manage.py build_agent_image)")
+    # The scripted test agent, inline: the image has Debian's python3, the test folder is not mounted.
+    AgentDefinition.objects.filter(name="scripted").update(command=["python3", "-c", SCRIPTED_AGENT.read_text()])
+    url, _, netns = behind_netns
+    job = scripted_job(alice, steps=3, sleep=0.3)
+    name = f"remote-docker-{os.getpid()}"
+    runner = RemoteRunner(
+        url,
+        new_token("remote-docker"),
+        _folder(netns),
+        "--tasks",
+        "1",
+        "--backend",
+        "docker",
+        prefix=tuple(netns.exec),
+        name=name,
+    )
+    assert runner.wait(240) == 0, runner.output()
+    task = JobTask.objects.get(job=job)
+    assert task.status == JobTask.Status.SUCCEEDED, (task.error, runner.output())
+    run = wait_until(
+        lambda: Run.objects.filter(pk=task.run_id, status=Run.Status.GRADED).first(), 90, "graded", grading_worker
+    )
+    assert run.score == pytest.approx(1.0) and run.n_steps == 3
+    assert run.recipe["runner"]["backend"] == "docker" and run.recipe["image"] == settings.MEDALBOARD_AGENT_IMAGE
+    assert DockerBackend(runner_name=name).client.containers.list(all=True, filters={"name": name}) == []
