@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from runner import execution, leases
 from runner.api_v1 import data
+from runner.gateway.keys import provider_for_key
 from runner.models import AgentDefinition, JobTask, RemoteAttempt, Runner
 from runner.outputs import Limits
 from runner.research import jobs as research_jobs
@@ -56,9 +57,17 @@ def _candidates(runner: Runner):
     for task in queued[:50]:
         if research_jobs.is_research(task.competition) or not runner.meets(task.job.requirements or {}):
             continue
+        if needs_gateway(task.job):  # the metered gateway does not run on a remote runner yet
+            continue
         if task.job.agent.image and not ({"*", agent_image(task.job.agent)} & set(runner.images)):
             continue
         yield task
+
+
+def needs_gateway(job) -> bool:
+    """Whether the job holds an LLM provider's key: in-process, the runner's gateway keeps it and the
+    sandbox gets a run token. A remote runner would pass it to the agent as is, so it never gets one."""
+    return any(provider_for_key(name) for name in job.secrets())
 
 
 def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:

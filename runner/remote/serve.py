@@ -64,7 +64,14 @@ def serve(
     client: SiteClient, backend: Backend, *, work_dir: Path, cache_dir: Path, stop: threading.Event, tasks: int = 0
 ) -> str:
     """Serve until `stop` is set, the token is revoked ("revoked"), or `tasks` tasks ran (0: no end)."""
-    name = register(client, backend)["runner"]
+    while True:  # a site that is down when the runner starts is waited for, as during a task
+        try:
+            name = register(client, backend)["runner"]
+            break
+        except SiteLost as exc:
+            log.warning("runner: %s; trying again", exc)
+            if stop.wait(OUTAGE_PAUSE_S):
+                return "stopped"
     cache, done = DataCache(cache_dir), 0
     backend.remove_stale()
     while not stop.is_set() and (not tasks or done < tasks):

@@ -178,3 +178,20 @@ def test_the_runner_api_is_in_the_openapi_schema(client, db):
         "/api/runner/v1/tasks/{id}/finish/",
     ):
         assert path in schema
+
+
+def test_a_job_holding_an_llm_key_is_never_given_to_a_remote_runner(
+    alice, job_world, django_capture_on_commit_callbacks
+):
+    from runner.services import create_job
+
+    with django_capture_on_commit_callbacks(execute=False):
+        create_job(
+            user=alice,
+            agent="scripted",
+            competitions=["spaceship-titanic"],
+            time_limit_minutes=1,
+            env={"OPENAI_API_KEY": "sk-test-not-for-a-runner"},
+        )
+    client = runner_client("remote-d")
+    assert client.post(API + "claim/", {"wait_s": 0}, format="json").status_code == 204
