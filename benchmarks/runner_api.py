@@ -38,6 +38,7 @@ ENV = {
     "MEDIA_ROOT": str(VAR / "artifacts"),
     "MEDALBOARD_RUNNER_UPLOAD_DIR": str(VAR / "uploads"),
     "MEDALBOARD_API_RATE_USER": "1000000/min",
+    "MEDALBOARD_MAX_SEEDS": "1000",
 }
 os.environ.update(ENV)
 os.environ.pop("DATABASE_URL", None)

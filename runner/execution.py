@@ -38,17 +38,17 @@ from django.utils import timezone
 from leaderboard.models import Run
 from runner import ending, leases, llm_access, recipes, slots
 from runner.agents import sandbox as agent_sandbox
-from runner.backends import KILLED_OUTSIDE, Backend, BackendUnavailable, SandboxSpec
+from runner.backends import Backend, BackendUnavailable, SandboxSpec
 from runner.gateway import STEPS_FILE
 from runner.leases import Claim, LeaseLost
 from runner.live import SnapshotWatch
 from runner.live_steps import TrajectoryStream
 from runner.models import Job, JobTask, Runner
-from runner.outcomes import SIGKILLED, Outcome, ended  # noqa: F401 - Outcome and SIGKILLED: named here too
+from runner.outcomes import SIGKILLED, Outcome, sandbox_ended  # noqa: F401 - Outcome and SIGKILLED: named here too
 from runner.output_budget import Budget
 from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits
 from runner.research import jobs as research_jobs
-from runner.scratch import QUOTA_CHECK_S, Scratch
+from runner.scratch import Scratch
 
 log = logging.getLogger(__name__)
 TOOLS_DIR = Path(__file__).resolve().parent / "agent_tools"
@@ -275,7 +275,6 @@ class Supervisor:
                                        Budget.share_of(Limits.from_settings(), SNAPSHOT_SHARE))
         self.started = time.monotonic()
         self.last_tail = 0.0
-        self.last_quota = time.monotonic()
         self.research = research_jobs.Snapshots(spec) if spec.workspace_dir is not None else None
         self.gateway = access.gateway if access is not None else None
 
@@ -288,34 +287,21 @@ class Supervisor:
                 code = self.sandbox.poll()
                 self.tick(final=code is not None)  # after the exit: the last lines, the last submission
                 if code is not None:
-                    return self._ended(code)
+                    return sandbox_ended(self.sandbox, self.scratch, code)
                 if self._cancelled():
                     return self._stop(JobTask.Status.CANCELLED, "cancelled")
                 if spent := self._budget_spent():
                     return self._stop(JobTask.Status.SUCCEEDED, spent)
                 if self.elapsed() >= self.spec.time_limit_s:
                     return self._stop(JobTask.Status.TIMED_OUT, f"stopped at the {self.spec.time_limit_s:g} s limit")
-                if self._over_quota():
-                    return self._stop(JobTask.Status.FAILED, self._quota_note())
+                if self.scratch.over_quota_due():
+                    return self._stop(JobTask.Status.FAILED, self.scratch.quota_note)
                 time.sleep(settings.JOB_POLL_S)
         finally:
             self.stream.close()
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
-
-    def _ended(self, code: int) -> Outcome:
-        """The outcome of an agent that ended without this runner stopping it."""
-        cause = self._end_cause()
-        return ended(code, cause=cause, over_quota=code != 0 and cause != KILLED_OUTSIDE and self.scratch.over_quota(),
-                     quota_note=self._quota_note(), memory_bytes=self.spec.memory_bytes)
-
-    def _end_cause(self) -> str:
-        try:
-            return self.sandbox.end_cause()
-        except Exception:  # noqa: BLE001 - the engine could not say: the exit code is all there is
-            log.exception("could not ask how sandbox %s ended", self.spec.name)
-            return ""
 
     def _budget_spent(self) -> str:
         """Why to stop the agent now ("" to let it go on): the gateway refused it a call for the job's
@@ -360,15 +346,6 @@ class Supervisor:
         except SnapshotError as exc:
             self.snapshots.give_back(content)
             log.warning("run %s: snapshot at %s s not kept: %s", self.run.pk, seconds, exc)
-
-    def _over_quota(self) -> bool:
-        if time.monotonic() - self.last_quota < QUOTA_CHECK_S:
-            return False
-        self.last_quota = time.monotonic()
-        return self.scratch.over_quota()
-
-    def _quota_note(self) -> str:
-        return f"stopped: the agent wrote more than the {self.scratch.quota_bytes:,}-byte disk quota of its folders"
 
     def _cancelled(self) -> bool:
         return Job.objects.filter(pk=self.task.job_id, cancel_requested=True).exists()

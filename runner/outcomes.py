@@ -3,10 +3,12 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 
 from runner.backends.base import KILLED_OUTSIDE, OUT_OF_MEMORY
 
+log = logging.getLogger(__name__)
 # A task's statuses as runner.models.JobTask.Status names them (this module touches no database).
 SUCCEEDED, FAILED, TIMED_OUT, CANCELLED = "succeeded", "failed", "timed_out", "cancelled"
 SIGKILLED = 128 + 9  # the exit code of a process killed by SIGKILL, as shells and Docker say it
@@ -51,3 +53,17 @@ def ended(code: int, *, cause: str, over_quota: bool, quota_note: str, memory_by
             code,
         )
     return Outcome(SUCCEEDED if code == 0 else FAILED, "" if code == 0 else f"the agent exited with code {code}", code)
+
+
+def sandbox_ended(sandbox, scratch, code: int) -> Outcome:
+    """`ended` for a sandbox that exited with `code`, asking its engine how (runner.backends.Sandbox)
+    and its scratch (runner.scratch.Scratch) whether it was past its disk quota."""
+    try:
+        cause = sandbox.end_cause()
+    except Exception:  # noqa: BLE001 - the engine could not say: the exit code is all there is
+        log.exception("could not ask how sandbox %s ended", sandbox.spec.name)
+        cause = ""
+    over = code != 0 and cause != KILLED_OUTSIDE and scratch.over_quota()
+    return ended(
+        code, cause=cause, over_quota=over, quota_note=scratch.quota_note, memory_bytes=sandbox.spec.memory_bytes
+    )

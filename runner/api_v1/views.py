@@ -19,6 +19,11 @@ from runner.models import JobTask, Runner
 TAG = ["runner v1"]
 
 
+def documented(summary: str):
+    """A JSON endpoint of the runner API in the OpenAPI schema."""
+    return extend_schema(tags=TAG, request=OpenApiTypes.OBJECT, responses=OpenApiTypes.OBJECT, summary=summary)
+
+
 class RunnerView(APIView):
     authentication_classes = [RunnerTokenAuthentication]
     permission_classes = [IsRunner]
@@ -41,12 +46,7 @@ def _lease_from_headers(request) -> dict:
     return {"owner": request.headers.get("X-Lease-Owner", ""), "attempt": request.headers.get("X-Lease-Attempt", "")}
 
 
-@extend_schema(
-    tags=TAG,
-    request=OpenApiTypes.OBJECT,
-    responses=OpenApiTypes.OBJECT,
-    summary="Register: the hardware and images this runner has",
-)
+@documented("Register: the hardware and images this runner has")
 class RegisterView(RunnerView):
     def post(self, request):
         fields = {
@@ -61,12 +61,7 @@ class RegisterView(RunnerView):
         return Response({"runner": request.auth.name})
 
 
-@extend_schema(
-    tags=TAG,
-    request=OpenApiTypes.OBJECT,
-    responses=OpenApiTypes.OBJECT,
-    summary="Claim a task this runner can serve (long-poll up to `wait_s`); 204 if none came",
-)
+@documented("Claim a task this runner can serve (long-poll up to `wait_s`); 204 if none came")
 class ClaimView(RunnerView):
     def post(self, request):
         found = claims.claim_next(request.auth, float(request.data.get("wait_s", 0) or 0))
@@ -80,34 +75,19 @@ class ClaimView(RunnerView):
             raise
 
 
-@extend_schema(
-    tags=TAG,
-    request=OpenApiTypes.OBJECT,
-    responses=OpenApiTypes.OBJECT,
-    summary="Renew the lease (with the output's tail); answers whether the job was cancelled",
-)
+@documented("Renew the lease (with the output's tail); answers whether the job was cancelled")
 class LeaseView(RunnerView):
     def post(self, request, pk: int):
         return Response(writes.renew(self.held(request, pk), request.data.get("log_tail")))
 
 
-@extend_schema(
-    tags=TAG,
-    request=OpenApiTypes.OBJECT,
-    responses=OpenApiTypes.OBJECT,
-    summary="The agent started (once per attempt), with the run's recipe",
-)
+@documented("The agent started (once per attempt), with the run's recipe")
 class StartView(RunnerView):
     def post(self, request, pk: int):
         return Response(writes.started(self.held(request, pk), request.data.get("recipe") or {}))
 
 
-@extend_schema(
-    tags=TAG,
-    request=OpenApiTypes.OBJECT,
-    responses=OpenApiTypes.OBJECT,
-    summary="New trajectory lines, [[line number, text]] per stream; lines sent again are skipped",
-)
+@documented("New trajectory lines, [[line number, text]] per stream; lines sent again are skipped")
 class StepsView(RunnerView):
     def post(self, request, pk: int):
         held = self.held(request, pk)
@@ -160,24 +140,14 @@ class UploadView(RunnerView):
         )
 
 
-@extend_schema(
-    tags=TAG,
-    request=OpenApiTypes.OBJECT,
-    responses=OpenApiTypes.OBJECT,
-    summary="An uploaded submission as a snapshot at `seconds` into the run",
-)
+@documented("An uploaded submission as a snapshot at `seconds` into the run")
 class SnapshotView(RunnerView):
     def post(self, request, pk: int):
         held = self.held(request, pk)
         return Response(writes.snapshot(held, str(request.data.get("key", "")), float(request.data.get("seconds", 0))))
 
 
-@extend_schema(
-    tags=TAG,
-    request=OpenApiTypes.OBJECT,
-    responses=OpenApiTypes.OBJECT,
-    summary="The end: status, error, exit code, notes, the uploaded files; the site grades the run",
-)
+@documented("The end: status, error, exit code, notes, the uploaded files; the site grades the run")
 class FinishView(RunnerView):
     def post(self, request, pk: int):
         return Response(writes.finish(self.held(request, pk), request.data))

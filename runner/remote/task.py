@@ -30,7 +30,7 @@ from runner.outcomes import Outcome
 from runner.output_budget import Budget
 from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits, Stored, collect_outputs
 from runner.remote.data import DataCache
-from runner.scratch import QUOTA_CHECK_S, Scratch
+from runner.scratch import Scratch
 from runner.secrets import Redactor
 
 log = logging.getLogger(__name__)
@@ -104,20 +104,20 @@ class Watch:
             spec.host_submission_dir, SUBMISSION_FILE, redactor, Budget.share_of(limits, SNAPSHOT_SHARE)
         )
         self.started = time.monotonic()
-        self.last_tail, self.last_quota, self.cancelled, self.kept = 0.0, time.monotonic(), False, 0
+        self.last_tail, self.cancelled, self.kept = 0.0, False, 0
 
     def run(self) -> Outcome:
         while True:
             code = self.sandbox.poll()
             self.tick(final=code is not None)
             if code is not None:
-                return self._ended(code)
+                return outcomes.sandbox_ended(self.sandbox, self.scratch, code)
             if self.cancelled:
                 return self._stop(outcomes.CANCELLED, "cancelled")
             if self.elapsed() >= self.spec.time_limit_s:
                 return self._stop(outcomes.TIMED_OUT, f"stopped at the {self.spec.time_limit_s:g} s limit")
-            if self._over_quota():
-                return self._stop(outcomes.FAILED, self._quota_note())
+            if self.scratch.over_quota_due():
+                return self._stop(outcomes.FAILED, self.scratch.quota_note)
             time.sleep(self.timing["poll_s"])
 
     def elapsed(self) -> float:
@@ -157,29 +157,6 @@ class Watch:
         if not self.client.snapshot(self.claim, key, seconds).get("kept"):
             self.snapshots.give_back(content)
         path.unlink()
-
-    def _ended(self, code: int) -> Outcome:
-        try:
-            cause = self.sandbox.end_cause()
-        except Exception:  # noqa: BLE001 - the engine could not say: the exit code is all there is
-            log.exception("could not ask how sandbox %s ended", self.spec.name)
-            cause = ""
-        return outcomes.ended(
-            code,
-            cause=cause,
-            over_quota=code != 0 and self.scratch.over_quota(),
-            quota_note=self._quota_note(),
-            memory_bytes=self.spec.memory_bytes,
-        )
-
-    def _over_quota(self) -> bool:
-        if time.monotonic() - self.last_quota < QUOTA_CHECK_S:
-            return False
-        self.last_quota = time.monotonic()
-        return self.scratch.over_quota()
-
-    def _quota_note(self) -> str:
-        return f"stopped: the agent wrote more than the {self.scratch.quota_bytes:,}-byte disk quota of its folders"
 
     def _stop(self, status: str, why: str) -> Outcome:
         code = self.sandbox.stop(self.timing["stop_grace_s"])
