@@ -70,13 +70,20 @@ def renew(held: leases.Claim, log_tail: str | None) -> dict:
 def started(held: leases.Claim, recipe: dict) -> dict:
     """The agent's start: the run's clock, set once per attempt (a retry keeps the first)."""
     task = JobTask.objects.select_related("run").get(pk=held.pk)
+    started_at = task.agent_started_at or timezone.now()
     with transaction.atomic():
         if task.agent_started_at is None:
-            leases.fence(held, agent_started_at=timezone.now())
-            job_runs.record_recipe(task.run, recipe)
+            leases.fence(held, agent_started_at=started_at)
+            job_runs.record_recipe(_run_of(task), recipe)
         else:
             leases.fence(held)
-    return {"agent_started_at": JobTask.objects.get(pk=held.pk).agent_started_at.isoformat()}
+    return {"agent_started_at": started_at.isoformat()}
+
+
+def _run_of(task: JobTask) -> Run:
+    if task.run is None:  # the claim creates it: a task without one was never claimed through the API
+        raise Refused(f"task {task.pk} has no run", 409)
+    return task.run
 
 
 # --- steps ----------------------------------------------------------------------------------------
@@ -128,9 +135,7 @@ def _live_steps(held: leases.Claim) -> job_runs.LiveSteps:
         if key not in _live:
             run = Run.objects.get(job_task__pk=held.pk)
             live = job_runs.LiveSteps(run)
-            live.append(
-                *(_staged_lines(held, stream) for stream in (AGENT,)), lambda: None, _staged_lines(held, GATEWAY)
-            )
+            live.append(_staged_lines(held, AGENT), lambda: None, _staged_lines(held, GATEWAY))
             _live[key] = live
         return _live[key]
 
@@ -281,12 +286,13 @@ def finish(held: leases.Claim, report: dict) -> dict:
     _close_live(held)
     with transaction.atomic():
         leases.fence(held, status=JobTask.Status.GRADING, error=str(report.get("error", ""))[:5000])
-        stored = _store(held, task.run, report)
-        ending._record(task.run, task, stored, [str(note) for note in report.get("notes", [])] + stored.notes)
-        ending._final_trajectory(task.run, task, stored, _gateway_lines(held))
-        _end_run(task.run, status, report, stored)
+        run = _run_of(task)
+        stored = _store(held, run, report)
+        ending._record(run, task, stored, [str(note) for note in report.get("notes", [])] + stored.notes)
+        ending._final_trajectory(run, task, stored, _gateway_lines(held))
+        _end_run(run, status, report, stored)
         leases.finish(held, status)
-        answer = {"status": status, "run": task.run.pk}
+        answer = {"status": status, "run": run.pk}
         RemoteAttempt.objects.filter(pk=state.pk).update(finished=answer)
     transaction.on_commit(lambda: shutil.rmtree(staging(held), ignore_errors=True))
     return answer

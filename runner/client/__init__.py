@@ -76,7 +76,7 @@ class SiteClient:
     def start(self, task: dict, recipe: dict) -> dict:
         return self._call("POST", f"tasks/{task['task']}/start/", json={"lease": task["lease"], "recipe": recipe})
 
-    def steps(self, task: dict, agent: list[tuple[int, bytes]], gateway: list[tuple[int, bytes]] = ()) -> dict:
+    def steps(self, task: dict, agent: list[tuple[int, bytes]], gateway: list[tuple[int, bytes]] | None = None) -> dict:
         def text(lines):
             return [[n, line.decode("utf-8", "replace")] for n, line in lines]
 

@@ -1,7 +1,11 @@
 """The public data of a task on a remote runner: each file fetched from the site by its sha256,
 checked, and kept in the cache folder by that hash, so a second task of the same competition (or
 another competition sharing files) fetches nothing. A task's data folder is a tree of hard links
-to the cached files, named by the manifest's version, made read-only."""
+to the cached files, named by the manifest's version, made read-only.
+
+A runner that already has MLE-bench's prepared data (`mlebench prepare`) names its folder
+(MEDALBOARD_RUNNER_DATA_DIR: `<id>/prepared/public/...` beneath it): a file there whose sha256 is the
+one the site names is copied into the cache instead of fetched; any other is fetched."""
 
 from __future__ import annotations
 
@@ -13,9 +17,9 @@ from runner.client import SiteClient, file_sha256
 
 
 class DataCache:
-    def __init__(self, root: Path) -> None:
-        self.blobs, self.trees = root / "blobs", root / "data"
-        self.fetched = 0  # files fetched from the site (the rest came from the cache)
+    def __init__(self, root: Path, prepared: Path | None = None) -> None:
+        self.blobs, self.trees, self.prepared = root / "blobs", root / "data", prepared
+        self.fetched = 0  # files fetched from the site (the rest came from the cache or `prepared`)
 
     def folder(self, client: SiteClient, claim: dict, tick=lambda: None) -> Path:
         manifest = claim["data"]
@@ -26,7 +30,7 @@ class DataCache:
         shutil.rmtree(partial, ignore_errors=True)
         for item in manifest["files"]:
             tick()
-            blob = self._blob(client, claim, item["sha256"])
+            blob = self._blob(client, claim, item["sha256"], self._local(claim, item["path"]))
             target = partial / _safe(item["path"])
             target.parent.mkdir(parents=True, exist_ok=True)
             os.link(blob, target)
@@ -36,12 +40,22 @@ class DataCache:
         done.touch()
         return tree
 
-    def _blob(self, client: SiteClient, claim: dict, sha256: str) -> Path:
+    def _local(self, claim: dict, relative: str) -> Path | None:
+        if self.prepared is None:
+            return None
+        return self.prepared / claim["competition"] / "prepared" / "public" / _safe(relative)
+
+    def _blob(self, client: SiteClient, claim: dict, sha256: str, local: Path | None) -> Path:
         path = self.blobs / sha256[:2] / sha256
         if path.is_file() and file_sha256(path) == sha256:  # a damaged cache entry is fetched again
             return path
         path.parent.mkdir(parents=True, exist_ok=True)
-        client.fetch(claim, sha256, path)
+        if local is not None and local.is_file() and not local.is_symlink() and file_sha256(local) == sha256:
+            partial = path.with_name(path.name + ".part")
+            shutil.copyfile(local, partial)
+            partial.rename(path)
+        else:
+            client.fetch(claim, sha256, path)
         path.chmod(0o444)
         self.fetched += 1
         return path

@@ -57,11 +57,19 @@ def register(client: SiteClient, backend: Backend) -> dict:
 def _images(backend: Backend) -> list[str]:
     if backend.name == "local":
         return ["*"]
-    return sorted({tag for image in backend.client.images.list() for tag in image.tags})
+    client = getattr(backend, "client", None)  # the Docker engine's
+    return sorted({tag for image in client.images.list() for tag in image.tags}) if client else []
 
 
 def serve(
-    client: SiteClient, backend: Backend, *, work_dir: Path, cache_dir: Path, stop: threading.Event, tasks: int = 0
+    client: SiteClient,
+    backend: Backend,
+    *,
+    work_dir: Path,
+    cache_dir: Path,
+    stop: threading.Event,
+    tasks: int = 0,
+    prepared: Path | None = None,
 ) -> str:
     """Serve until `stop` is set, the token is revoked ("revoked"), or `tasks` tasks ran (0: no end)."""
     while True:  # a site that is down when the runner starts is waited for, as during a task
@@ -72,7 +80,7 @@ def serve(
             log.warning("runner: %s; trying again", exc)
             if stop.wait(OUTAGE_PAUSE_S):
                 return "stopped"
-    cache, done = DataCache(cache_dir), 0
+    cache, done = DataCache(cache_dir, prepared), 0
     backend.remove_stale()
     while not stop.is_set() and (not tasks or done < tasks):
         try:

@@ -20,6 +20,7 @@ SITE_URL = os.environ.get("MEDALBOARD_SITE_URL", "")
 RUNNER_TOKEN = os.environ.get("MEDALBOARD_RUNNER_TOKEN", "")
 RUNNER_WORK_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_WORK_DIR", BASE_DIR / "var" / "remote-runner"))
 RUNNER_CACHE_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_CACHE_DIR", RUNNER_WORK_DIR / "cache"))
+RUNNER_PREPARED_DATA_DIR = os.environ.get("MEDALBOARD_RUNNER_DATA_DIR", "")  # MLE-bench's prepared data, if here
 DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME", "runc")
 LOST_SITE_S = float(os.environ.get("MEDALBOARD_RUNNER_LOST_SITE_S", "300"))
 JOB_DISK_QUOTA_MOUNT = False  # measured by the supervisor (a loop mount needs root)

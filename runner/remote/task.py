@@ -218,8 +218,9 @@ def _spec(claim: dict, backend: Backend, scratch: Scratch, data_dir: Path, runne
     box = claim["sandbox"]
     scratch.create()
     (scratch.path / "code").mkdir(parents=True, exist_ok=True)
+    site = getattr(backend, "site", "")[:8]  # several sites can share one Docker host
     spec = SandboxSpec(
-        name=f"medalboard-{runner_name}-{backend.site[:8]}-task-{claim['task']}-a{claim['lease']['attempt']}",
+        name=f"medalboard-{runner_name}-{site}-task-{claim['task']}-a{claim['lease']['attempt']}",
         command=list(box["command"]),
         data_dir=data_dir,
         workdir=scratch.path,

@@ -9,6 +9,7 @@ import logging
 import signal
 import socket
 import threading
+from pathlib import Path
 
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
@@ -49,6 +50,7 @@ class Command(BaseCommand):
             cache_dir=settings.RUNNER_CACHE_DIR,
             stop=stop,
             tasks=tasks,
+            prepared=Path(settings.RUNNER_PREPARED_DATA_DIR) if settings.RUNNER_PREPARED_DATA_DIR else None,
         )
         self.stdout.write(f"runner: {ended}")
         if ended == "revoked":
