@@ -64,3 +64,25 @@ class PublicDataVersionAdmin(admin.ModelAdmin):
 
     list_display = ["path", "digest", "n_files", "n_bytes", "computed_at"]
     search_fields = ["path", "digest"]
+
+
+@admin.register(models.RemoteAttempt)
+class RemoteAttemptAdmin(admin.ModelAdmin):
+    """What a remote runner sent for one attempt of a task (runner.api_v1); written only by the API."""
+
+    list_display = ["task", "attempt", "agent_lines", "gateway_lines", "created_at"]
+    raw_id_fields = ["task"]
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False
+
+
+@admin.register(models.RemoteUpload)
+class RemoteUploadAdmin(admin.ModelAdmin):
+    """A remote runner's upload, staged until its task ends (never served from here)."""
+
+    list_display = ["task", "attempt", "key", "name", "size", "received", "complete", "used"]
+    raw_id_fields = ["task"]
+
+    def has_change_permission(self, request, obj=None) -> bool:
+        return False

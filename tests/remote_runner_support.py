@@ -36,7 +36,14 @@ class RemoteRunner:
     `prefix` runs it inside something (`ip netns exec NAME`)."""
 
     def __init__(
-        self, url: str, token: str, folder: Path, *args: str, prefix: tuple[str, ...] = (), name: str = "remote-test"
+        self,
+        url: str,
+        token: str,
+        folder: Path,
+        *args: str,
+        prefix: tuple[str, ...] = (),
+        name: str = "remote-test",
+        lost_site_s: float = 60,
     ) -> None:
         from django.conf import settings
 
@@ -47,7 +54,7 @@ class RemoteRunner:
             "MEDALBOARD_SITE_URL": url,
             "MEDALBOARD_RUNNER_TOKEN": token,
             "MEDALBOARD_RUNNER_WORK_DIR": str(folder / "work"),
-            "MEDALBOARD_RUNNER_LOST_SITE_S": "60",
+            "MEDALBOARD_RUNNER_LOST_SITE_S": str(lost_site_s),
         }
         assert set(self.env) <= RUNNER_ENV
         self.work = folder / "work"
@@ -101,6 +108,11 @@ class Proxy:
     def close(self) -> None:
         self.listener.close()
         self._cut_all()
+
+    def outage(self, seconds: float) -> None:
+        """Cut every connection now and refuse new ones for `seconds` (in the background)."""
+        self.down_s = seconds
+        threading.Thread(target=self._outage, daemon=True).start()
 
     def _accept(self) -> None:
         while True:

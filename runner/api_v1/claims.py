@@ -13,7 +13,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from runner import execution, leases
+from runner import leases
 from runner.api_v1 import data
 from runner.gateway.keys import provider_for_key
 from runner.models import AgentDefinition, JobTask, RemoteAttempt, Runner
@@ -75,7 +75,9 @@ def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
     task = JobTask.objects.select_related("job__agent", "job__experiment", "job__created_by", "competition").get(
         pk=task.pk
     )
-    run = execution.prepare_run(held, task)
+    from runner.execution import prepare_run  # it loads the sandboxes' libraries: only when a task is claimed
+
+    run = prepare_run(held, task)
     RemoteAttempt.objects.get_or_create(task=task, attempt=held.attempt)
     job, secrets = task.job, task.job.secrets()
     folder = Path(task.competition.public_data_dir or "/nonexistent")

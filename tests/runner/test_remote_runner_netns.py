@@ -120,6 +120,33 @@ def test_a_revoked_runner_stops_and_its_task_goes_back_to_the_queue(transactiona
     assert not any((folder / "work").glob("task-*")), "the sandbox's folders are left behind"
 
 
+def test_a_runner_that_loses_the_site_drops_its_task_and_takes_it_again_once_back(
+    transactional_db, alice, job_world, grading_worker, behind_netns
+):
+    url, proxy, netns = behind_netns
+    job = scripted_job(alice, steps=20, sleep=0.3)
+    runner = RemoteRunner(
+        url, new_token("remote-lost"), _folder(netns), "--tasks", "2", prefix=tuple(netns.exec), lost_site_s=4
+    )
+    wait_until(lambda: Run.objects.filter(job_task__job=job, n_steps__gte=3).exists(), 90, "running")
+    proxy.outage(15)  # past the runner's bounded wait (4 s) and the task's lease (5 s): the sweep re-queues it
+    task = wait_until(
+        lambda: JobTask.objects.filter(job=job, status=JobTask.Status.SUCCEEDED).first(),
+        120,
+        "succeeded again",
+        grading_worker,
+    )
+    runner.process.terminate()
+    runner.wait(30)
+    assert "abandoned" in runner.output() and "site unreachable" in runner.output()
+    assert task.attempts == 2, task.attempts
+    run = wait_until(
+        lambda: Run.objects.filter(pk=task.run_id, status=Run.Status.GRADED).first(), 90, "graded", grading_worker
+    )
+    assert run.score == pytest.approx(1.0) and run.n_steps == 20  # the second attempt's steps only
+    assert Artifact.objects.filter(run=run, name="submission/submission.csv").count() == 1
+
+
 def _folder(netns: Netns):
     import tempfile
     from pathlib import Path
