@@ -58,6 +58,7 @@ class RemoteRunner:
         }
         assert set(self.env) <= RUNNER_ENV
         self.work = folder / "work"
+        folder.mkdir(parents=True, exist_ok=True)
         self.log_path = folder / "runner.log"
         self.log = open(self.log_path, "ab")  # noqa: SIM115 - closed in wait()
         argv = [

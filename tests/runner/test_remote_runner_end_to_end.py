@@ -55,6 +55,26 @@ def test_a_runner_with_only_the_url_and_a_token_runs_a_job_the_site_grades(
     assert "Traceback" not in runner.output()
 
 
+def test_a_jobs_secret_never_lands_on_the_runners_disk(live_server, transactional_db, alice, job_world, tmp_path):
+    from runner.services import create_job
+
+    secret = "remote-secret-7f3a9c1e"
+    create_job(
+        user=alice,
+        agent="scripted",
+        competitions=["spaceship-titanic"],
+        time_limit_minutes=1,
+        settings={"steps": 2, "sleep": 0.1},
+        env={"MEDALBOARD_TEST_SECRET": secret},
+    )
+    runner = RemoteRunner(live_server.url, new_token("remote-secret"), tmp_path / "host", "--tasks", "1")
+    assert runner.wait(120) == 0, runner.output()
+    task = JobTask.objects.get(job__created_by=alice)
+    assert task.status == JobTask.Status.SUCCEEDED, task.error
+    left = [p for p in (tmp_path / "host").rglob("*") if p.is_file() and secret.encode() in p.read_bytes()]
+    assert left == [], left
+
+
 def test_the_runners_settings_refuse_the_database():
     env = {"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "runner.remote.settings"}
     probe = (
