@@ -24,7 +24,10 @@ from runner.models import Job, JobTask, RemoteAttempt, RemoteUpload, Runner
 from runner.outputs import Limits, Stored
 
 AGENT, GATEWAY = "agent", "gateway"
-USAGE_FIELDS = ("tokens_in", "tokens_out", "cost_usd", "usage_metered")  # the gateway's sums (runner.llm_access)
+USAGE_FIELDS = ("tokens_in", "tokens_out", "cost_usd", "usage_metered")
+# What a runner may upload: the kinds of a run's own files (runner.outputs) and snapshots; never a
+# grading report or a trajectory of the site's making.
+UPLOAD_KINDS = ("submission", "log", "code", "other", "snapshot")  # the gateway's sums (runner.llm_access)
 
 
 class Forbidden(Exception):
@@ -171,6 +174,8 @@ def upload_chunk(
     bytes already received are skipped, a gap is refused with what the site has. The last byte in
     checks the hash: a mismatch drops the file, to be sent again."""
     limits = Limits.from_settings()
+    if kind not in UPLOAD_KINDS:
+        raise Refused(f"Upload-Kind: one of {', '.join(UPLOAD_KINDS)}")
     if size > limits.file_bytes:
         raise Refused(f"{name}: {size:,} bytes, over the {limits.file_bytes:,}-byte limit per file", 413)
     with transaction.atomic():
@@ -304,7 +309,7 @@ def _store(held: leases.Claim, run: Run, report: dict) -> Stored:
     )
     for key in report.get("files", []):
         upload = _complete(held, str(key))
-        if upload.used:
+        if upload.used or upload.kind == "snapshot":
             continue
         path = _staged_file(held, upload)
         try:

@@ -140,6 +140,24 @@ def test_an_upload_cut_mid_way_resumes_and_the_finish_sent_twice_stores_once(cla
     assert Artifact.objects.filter(run_id=claim["run"]).count() == 1
 
 
+def test_a_runner_cannot_upload_a_grading_report(claimed):
+    client, claim, _ = claimed
+    answer = client.generic(
+        "PUT",
+        f"{API}tasks/{claim['task']}/uploads/out-1/",
+        b"{}",
+        content_type="application/octet-stream",
+        HTTP_X_LEASE_OWNER=claim["lease"]["owner"],
+        HTTP_X_LEASE_ATTEMPT=str(claim["lease"]["attempt"]),
+        HTTP_UPLOAD_OFFSET="0",
+        HTTP_UPLOAD_LENGTH="2",
+        HTTP_UPLOAD_SHA256=hashlib.sha256(b"{}").hexdigest(),
+        HTTP_UPLOAD_NAME="report.json",
+        HTTP_UPLOAD_KIND="report",
+    )
+    assert answer.status_code == 400 and not RemoteUpload.objects.exists()
+
+
 def test_an_upload_whose_bytes_do_not_match_its_hash_is_dropped(claimed):
     client, claim, _ = claimed
     wrong = put(client, claim, "out-1", b"abd", 0, b"abc", "logs/x")
