@@ -19,16 +19,16 @@ def manifest(folder: Path, tick=lambda: None) -> dict:
     """{"version": the folder's content hash, "files": [{"path", "sha256", "size"}]}; links are left
     out (a runner gets regular files only), as runner.recipes hashes them without following them."""
     entries = recipes.listing(folder, tick)
-    signature = recipes._hash(f"{e.path}\0{e.kind}\0{e.size}\0{e.mtime_ns}\0{e.target}" for e in entries)
+    signature = recipes.listing_signature(entries)
     key = "runner-data:" + hashlib.sha256(f"{folder}\0{signature}".encode()).hexdigest()
     found = cache.get(key)
     if found is None:
         files = [
-            {"path": e.path, "sha256": recipes._file_hash(folder / e.path, tick), "size": e.size}
+            {"path": e.path, "sha256": recipes.file_hash(folder / e.path, tick), "size": e.size}
             for e in entries
             if e.kind == "file"
         ]
-        found = {"version": recipes._hash(f"{f['path']}\0{f['sha256']}" for f in files), "files": files}
+        found = {"version": recipes.hash_lines(f"{f['path']}\0{f['sha256']}" for f in files), "files": files}
         cache.set(key, found, MANIFEST_TTL_S)
     return found
 
