@@ -6,6 +6,7 @@ this task), what to redact, the data manifest and the site's limits."""
 from __future__ import annotations
 
 import json
+import shutil
 import time
 from pathlib import Path
 
@@ -79,6 +80,7 @@ def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
 
     run = prepare_run(held, task)
     RemoteAttempt.objects.get_or_create(task=task, attempt=held.attempt)
+    _forget_earlier_attempts(task.pk)
     job, secrets = task.job, task.job.secrets()
     folder = Path(task.competition.public_data_dir or "/nonexistent")
     if not task.competition.public_data_dir or not folder.is_dir():
@@ -125,6 +127,13 @@ def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
             "stop_grace_s": settings.JOB_STOP_GRACE_S,
         },
     }
+
+
+def _forget_earlier_attempts(task_id: int) -> None:
+    """An earlier attempt's staged files (one that lost its lease, or whose runner was revoked) are
+    never stored: the new attempt starts the run afresh."""
+    for folder in Path(settings.RUNNER_UPLOAD_DIR).glob(f"task-{task_id}-a*"):
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 def _name_chars() -> int:

@@ -90,6 +90,9 @@ def test_another_runners_task_is_403_for_every_read_and_write(claimed):
 def test_a_runner_whose_lease_was_handed_on_writes_nothing(claimed, settings):
     client, claim, job = claimed
     task = job.tasks.get()
+    first = {"lease": claim["lease"], "agent": [[1, '{"kind": "plan"}']]}
+    assert client.post(f"{API}tasks/{task.pk}/steps/", first, format="json").status_code == 200
+    assert any(settings.RUNNER_UPLOAD_DIR.glob(f"task-{task.pk}-a1-*"))  # staged lines of the first attempt
     JobTask.objects.filter(pk=task.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
     recovery.sweep_tasks()
     assert JobTask.objects.get(pk=task.pk).status == JobTask.Status.QUEUED
@@ -103,6 +106,7 @@ def test_a_runner_whose_lease_was_handed_on_writes_nothing(claimed, settings):
     )
     assert put(client, claim, "out-1", b"abc", 0, b"abc", "logs/x").status_code == 409
     assert Run.objects.get(pk=again["run"]).n_steps == 0
+    assert not any(settings.RUNNER_UPLOAD_DIR.glob(f"task-{task.pk}-a1-*"))
     assert JobTask.objects.get(pk=task.pk).status == JobTask.Status.RUNNING
 
 
