@@ -52,7 +52,7 @@ def behind_netns(live_server, settings):
 
 
 def test_a_runner_in_its_own_network_namespace_runs_the_baseline_and_the_site_grades_it(
-    live_server, transactional_db, staff, job_world, grading_worker, behind_netns, smoke_root
+    live_server, transactional_db, staff, job_world, grading_worker, behind_netns, tmp_path, smoke_root
 ):
     from leaderboard.competitions.catalogue import import_catalogue
 
@@ -66,7 +66,7 @@ def test_a_runner_in_its_own_network_namespace_runs_the_baseline_and_the_site_gr
     runner = RemoteRunner(
         url,
         new_token("remote-netns"),
-        _folder(netns),
+        tmp_path / "host",
         "--tasks",
         "1",
         prefix=tuple(netns.exec),
@@ -82,12 +82,12 @@ def test_a_runner_in_its_own_network_namespace_runs_the_baseline_and_the_site_gr
 
 
 def test_a_connection_cut_mid_upload_resumes_and_nothing_is_stored_twice(
-    transactional_db, alice, job_world, grading_worker, behind_netns
+    transactional_db, alice, job_world, grading_worker, behind_netns, tmp_path
 ):
     url, proxy, netns = behind_netns
     job = scripted_job(alice, steps=2, sleep=0.1, big_log_mb=8)
     proxy.cut_once_after(3 << 20, down_s=3.0)  # in the middle of the 8 MiB file, for 3 s
-    runner = RemoteRunner(url, new_token("remote-cut"), _folder(netns), "--tasks", "1", prefix=tuple(netns.exec))
+    runner = RemoteRunner(url, new_token("remote-cut"), tmp_path / "host", "--tasks", "1", prefix=tuple(netns.exec))
     assert runner.wait(180) == 0, runner.output()
     assert proxy.cuts == 1 and "site unreachable" in runner.output()
     task = JobTask.objects.get(job=job)
@@ -104,10 +104,12 @@ def test_a_connection_cut_mid_upload_resumes_and_nothing_is_stored_twice(
     assert run.score == pytest.approx(1.0)
 
 
-def test_a_revoked_runner_stops_and_its_task_goes_back_to_the_queue(transactional_db, alice, job_world, behind_netns):
+def test_a_revoked_runner_stops_and_its_task_goes_back_to_the_queue(
+    transactional_db, alice, job_world, behind_netns, tmp_path
+):
     url, _, netns = behind_netns
     job = scripted_job(alice, steps=200, sleep=0.5)
-    folder = _folder(netns)
+    folder = tmp_path / "host"
     runner = RemoteRunner(url, new_token("remote-revoked"), folder, prefix=tuple(netns.exec))
     try:
         wait_until(lambda: Run.objects.filter(job_task__job=job, n_steps__gte=2).exists(), 90, "running")
@@ -121,12 +123,12 @@ def test_a_revoked_runner_stops_and_its_task_goes_back_to_the_queue(transactiona
 
 
 def test_a_runner_that_loses_the_site_drops_its_task_and_takes_it_again_once_back(
-    transactional_db, alice, job_world, grading_worker, behind_netns
+    transactional_db, alice, job_world, grading_worker, behind_netns, tmp_path
 ):
     url, proxy, netns = behind_netns
     job = scripted_job(alice, steps=20, sleep=0.3)
     runner = RemoteRunner(
-        url, new_token("remote-lost"), _folder(netns), "--tasks", "2", prefix=tuple(netns.exec), lost_site_s=4
+        url, new_token("remote-lost"), tmp_path / "host", "--tasks", "2", prefix=tuple(netns.exec), lost_site_s=4
     )
     wait_until(lambda: Run.objects.filter(job_task__job=job, n_steps__gte=3).exists(), 90, "running")
     proxy.outage(15)  # past the runner's bounded wait (4 s) and the task's lease (5 s): the sweep re-queues it
@@ -147,16 +149,9 @@ def test_a_runner_that_loses_the_site_drops_its_task_and_takes_it_again_once_bac
     assert Artifact.objects.filter(run=run, name="submission/submission.csv").count() == 1
 
 
-def _folder(netns: Netns):
-    import tempfile
-    from pathlib import Path
-
-    return Path(tempfile.mkdtemp(prefix=f"{netns.name}-"))
-
-
 @pytest.mark.docker
 def test_a_runner_in_its_own_network_namespace_runs_a_docker_agent(
-    transactional_db, alice, job_world, grading_worker, behind_netns
+    transactional_db, alice, job_world, grading_worker, behind_netns, tmp_path
 ):
     from django.conf import settings
 
@@ -174,7 +169,7 @@ def test_a_runner_in_its_own_network_namespace_runs_a_docker_agent(
     runner = RemoteRunner(
         url,
         new_token("remote-docker"),
-        _folder(netns),
+        tmp_path / "host",
         "--tasks",
         "1",
         "--backend",
