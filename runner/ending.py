@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from django.core.files import File
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,7 +19,8 @@ from runner.backends import Backend, SandboxSpec
 from runner.gateway import STEPS_FILE
 from runner.leases import Claim
 from runner.models import Job, JobTask
-from runner.outputs import TRAJECTORY_FILE, Stored, store_outputs
+from runner.output_budget import Budget
+from runner.outputs import TRAJECTORY_FILE, FileRefused, Limits, Stored, collect_outputs
 from runner.research import jobs as research_jobs
 from runner.secrets import Redactor
 from webapp.leases import Heartbeat
@@ -135,3 +137,19 @@ def _grade(held: Claim, run: Run) -> None:
 
     grade(run, owner=f"job-task-{held.pk}-{held.owner[:8]}")
 
+
+def store_outputs(run, spec: SandboxSpec, redactor: Redactor, limits: Limits | None = None,
+                  spent: Budget | None = None) -> Stored:
+    """Store every file the run should keep as its artifacts; returns what was stored and the notes
+    on the rest. `spent`: what the run's snapshots already took of its limits (files and bytes)."""
+    from leaderboard.runs.job_runs import MAX_NAME_CHARS, store_file
+    from leaderboard.runs.job_runs import FileRefused as Refused
+
+    def store(kind: str, name: str, path: Path) -> None:
+        try:
+            with open(path, "rb") as f:
+                store_file(run, kind, name, File(f, name=Path(name).name))
+        except Refused as exc:
+            raise FileRefused(str(exc)) from exc
+
+    return collect_outputs(spec, redactor, store, limits, spent, name_chars=MAX_NAME_CHARS)

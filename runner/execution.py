@@ -29,7 +29,6 @@ import logging
 import re
 import shutil
 import time
-from dataclasses import dataclass
 from pathlib import Path
 
 from django.conf import settings
@@ -39,31 +38,24 @@ from django.utils import timezone
 from leaderboard.models import Run
 from runner import ending, leases, llm_access, recipes, slots
 from runner.agents import sandbox as agent_sandbox
-from runner.backends import KILLED_OUTSIDE, OUT_OF_MEMORY, Backend, BackendUnavailable, SandboxSpec
+from runner.backends import Backend, BackendUnavailable, SandboxSpec
 from runner.gateway import STEPS_FILE
 from runner.leases import Claim, LeaseLost
-from runner.live import SnapshotWatch, TrajectoryStream
+from runner.live import SnapshotWatch
+from runner.live_steps import TrajectoryStream
 from runner.models import Job, JobTask, Runner
+from runner.outcomes import SIGKILLED, Outcome, sandbox_ended  # noqa: F401 - Outcome and SIGKILLED: named here too
 from runner.output_budget import Budget
 from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits
 from runner.research import jobs as research_jobs
-from runner.scratch import QUOTA_CHECK_S, Scratch
+from runner.scratch import Scratch
 
 log = logging.getLogger(__name__)
 TOOLS_DIR = Path(__file__).resolve().parent / "agent_tools"
 LOG_TAIL_BYTES = 16_384
 LOG_TAIL_EVERY_S = 3.0
 OUTPUT_LOG_BYTES = 8 << 20
-SIGKILLED = 128 + 9  # the exit code of a process killed by SIGKILL, as shells and Docker say it
 SNAPSHOT_SHARE = 2  # snapshots' part of the run's output limits: 1/2
-
-
-@dataclass
-class Outcome:
-    status: str
-    error: str = ""
-    exit_code: int | None = None
-    counted: bool = True  # False: the run did not end as the agent's own (killed from outside): never graded
 
 
 # --- the entry point ------------------------------------------------------------------------------
@@ -81,7 +73,7 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
         leases.release(held, error=f"{backend.name} unavailable: {exc}")
         raise
     gpus = leases.take_gpus(held, runner, task.job.gpus, task.job.gpu_type) if task.job.gpus else []
-    run = _prepare_run(held, task)
+    run = prepare_run(held, task)
     scratch = _scratch(task, held)
     access = None
     try:
@@ -160,7 +152,7 @@ def _stop(sandbox) -> None:
 # --- before the start ---------------------------------------------------------------------------
 
 
-def _prepare_run(held: Claim, task: JobTask) -> Run:
+def prepare_run(held: Claim, task: JobTask) -> Run:
     """The task's Run, created on the first attempt; a re-run starts it afresh."""
     job = task.job
     with transaction.atomic():
@@ -285,7 +277,6 @@ class Supervisor:
                                        Budget.share_of(Limits.from_settings(), SNAPSHOT_SHARE))
         self.started = time.monotonic()
         self.last_tail = 0.0
-        self.last_quota = time.monotonic()
         self.research = research_jobs.Snapshots(spec) if spec.workspace_dir is not None else None
         self.gateway = access.gateway if access is not None else None
 
@@ -298,51 +289,21 @@ class Supervisor:
                 code = self.sandbox.poll()
                 self.tick(final=code is not None)  # after the exit: the last lines, the last submission
                 if code is not None:
-                    return self._ended(code)
+                    return sandbox_ended(self.sandbox, self.scratch, code)
                 if self._cancelled():
                     return self._stop(JobTask.Status.CANCELLED, "cancelled")
                 if spent := self._budget_spent():
                     return self._stop(JobTask.Status.SUCCEEDED, spent)
                 if self.elapsed() >= self.spec.time_limit_s:
                     return self._stop(JobTask.Status.TIMED_OUT, f"stopped at the {self.spec.time_limit_s:g} s limit")
-                if self._over_quota():
-                    return self._stop(JobTask.Status.FAILED, self._quota_note())
+                if self.scratch.over_quota_due():
+                    return self._stop(JobTask.Status.FAILED, self.scratch.quota_note)
                 time.sleep(settings.JOB_POLL_S)
         finally:
             self.stream.close()
 
     def elapsed(self) -> float:
         return time.monotonic() - self.started
-
-    def _ended(self, code: int) -> Outcome:
-        """The outcome of an agent that ended without this runner stopping it."""
-        cause = self._end_cause()
-        if cause == KILLED_OUTSIDE:  # not the agent's own end: no grade, nothing on the board
-            return Outcome(JobTask.Status.FAILED, f"the agent was {KILLED_OUTSIDE} (exit code {code}); the run is "
-                                                  "not counted as finished", code, counted=False)
-        if code != 0 and self.scratch.over_quota():
-            # It may have been killed past its quota before our check came round (its memory
-            # limit counts the page cache of what it wrote): the quota is what ended it.
-            return Outcome(JobTask.Status.FAILED, self._quota_note(), code)
-        limit = f"its {self.spec.memory_bytes / (1 << 30):g} GiB memory limit"
-        if cause == OUT_OF_MEMORY and code != 0:
-            return Outcome(JobTask.Status.FAILED, f"the agent was {OUT_OF_MEMORY} at {limit} (exit code {code})", code)
-        if cause == OUT_OF_MEMORY:
-            return Outcome(JobTask.Status.SUCCEEDED, f"a process of the agent was {OUT_OF_MEMORY} at {limit}; the "
-                                                     "agent went on and exited with code 0", code)
-        if code == SIGKILLED:  # an agent can kill itself so: its run stays counted, with what is known
-            return Outcome(JobTask.Status.FAILED, f"the agent was killed by SIGKILL (exit code {code}), not by this "
-                                                  "runner and not reported as out of memory: by itself, or from "
-                                                  "outside with no trace in the engine", code)
-        return Outcome(JobTask.Status.SUCCEEDED if code == 0 else JobTask.Status.FAILED,
-                       "" if code == 0 else f"the agent exited with code {code}", code)
-
-    def _end_cause(self) -> str:
-        try:
-            return self.sandbox.end_cause()
-        except Exception:  # noqa: BLE001 - the engine could not say: the exit code is all there is
-            log.exception("could not ask how sandbox %s ended", self.spec.name)
-            return ""
 
     def _budget_spent(self) -> str:
         """Why to stop the agent now ("" to let it go on): the gateway refused it a call for the job's
@@ -387,15 +348,6 @@ class Supervisor:
         except SnapshotError as exc:
             self.snapshots.give_back(content)
             log.warning("run %s: snapshot at %s s not kept: %s", self.run.pk, seconds, exc)
-
-    def _over_quota(self) -> bool:
-        if time.monotonic() - self.last_quota < QUOTA_CHECK_S:
-            return False
-        self.last_quota = time.monotonic()
-        return self.scratch.over_quota()
-
-    def _quota_note(self) -> str:
-        return f"stopped: the agent wrote more than the {self.scratch.quota_bytes:,}-byte disk quota of its folders"
 
     def _cancelled(self) -> bool:
         return Job.objects.filter(pk=self.task.job_id, cancel_requested=True).exists()

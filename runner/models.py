@@ -50,6 +50,10 @@ class Runner(models.Model):
     started_at = models.DateTimeField(null=True, blank=True)
     version = models.CharField(max_length=50, blank=True)
     runtime = models.CharField(max_length=50, blank=True, help_text="The OCI runtime of a Docker runner (runc, runsc)")
+    # A runner attached over the runner API (runner.api_v1) holds a token; only its sha256 is kept.
+    token_hash = models.CharField(max_length=64, blank=True, db_index=True,
+                                  help_text="sha256 of the runner API token (manage.py create_runner shows it once)")
+    token_revoked_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]
@@ -335,3 +339,38 @@ class LlmPrice(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pattern}: ${self.input_usd_per_mtok} in, ${self.output_usd_per_mtok} out per 1M tokens"
+
+
+class RemoteAttempt(models.Model):
+    """What the site received from a remote runner for one attempt of a task (runner.api_v1): how many
+    lines of each stream it has, so a retried request adds nothing twice, and the answer to its finish."""
+
+    task = models.ForeignKey(JobTask, on_delete=models.CASCADE, related_name="remote_attempts")
+    attempt = models.PositiveIntegerField()
+    agent_lines = models.PositiveIntegerField(default=0)
+    gateway_lines = models.PositiveIntegerField(default=0)
+    finished = models.JSONField(null=True, blank=True, help_text="The answer to the finish, given again on a retry")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "attempt"], name="one_remote_attempt")]
+
+
+class RemoteUpload(models.Model):
+    """A file a remote runner uploads in chunks for one attempt of a task, staged on the site until the
+    finish (or a snapshot) stores it; `received` bytes so far, checked against `size` and `sha256`."""
+
+    task = models.ForeignKey(JobTask, on_delete=models.CASCADE, related_name="remote_uploads")
+    attempt = models.PositiveIntegerField()
+    key = models.CharField(max_length=64, help_text="The runner's name for the upload, unique per attempt")
+    name = models.CharField(max_length=1000)
+    kind = models.CharField(max_length=20)
+    size = models.BigIntegerField()
+    sha256 = models.CharField(max_length=64)
+    received = models.BigIntegerField(default=0)
+    complete = models.BooleanField(default=False)
+    used = models.BooleanField(default=False, help_text="Stored as an artifact or snapshot (never twice)")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["task", "attempt", "key"], name="one_remote_upload_per_key")]

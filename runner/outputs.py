@@ -21,11 +21,11 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from django.conf import settings
-from django.core.files import File
 
 from runner import sandbox_files
 from runner.backends import SandboxSpec
@@ -39,6 +39,13 @@ TRAJECTORY_FILE = "trajectory.jsonl"
 # AIDE's journal (its solution tree; agents/aide writes it to LOGS_DIR).
 TRAJECTORY_ARTIFACTS = (f"logs/{TRAJECTORY_FILE}", "logs/journal.json")
 OUTPUT_ARTIFACT = f"logs/{OUTPUT_LOG}"
+
+
+class Artifact:
+    """The kinds of a run's stored files, as leaderboard.models.Artifact.Kind names them."""
+
+    class Kind:
+        SUBMISSION, LOG, CODE, OTHER = "submission", "log", "code", "other"
 
 
 @dataclass(frozen=True)
@@ -74,11 +81,21 @@ class _Source:
     keep_end: bool = False
 
 
-def store_outputs(run, spec: SandboxSpec, redactor: Redactor, limits: Limits | None = None,
-                  spent: Budget | None = None) -> Stored:
-    """Store every file the run should keep; returns what was stored and the notes on the rest (the
-    notes name the agent's files, so they are redacted too: a file may be named after a secret).
-    `spent`: what the run's snapshots already took of its limits (files and bytes)."""
+class FileRefused(Exception):
+    """The place a file is kept (the site's storage) refused this one file; the message says why."""
+
+
+# store(kind, name, path): keep the staged, redacted copy at `path` as the run's file `name`; raises
+# FileRefused for one file the store cannot take. The in-process runner stores it as an artifact
+# (runner.ending.store_outputs); a remote runner queues it for upload to the site (runner.remote).
+Store = Callable[[str, str, Path], None]
+
+
+def collect_outputs(spec: SandboxSpec, redactor: Redactor, store: Store, limits: Limits | None = None,
+                    spent: Budget | None = None, *, name_chars: int) -> Stored:
+    """Hand every file the run should keep to `store`, within the limits; returns what was kept and
+    the notes on the rest (the notes name the agent's files, so they are redacted too: a file may be
+    named after a secret). `name_chars`: the longest name a kept file may be shown under."""
     limits = limits or Limits.from_settings()
     stored = Stored(total=spent.total, count=spent.count) if spent else Stored()
     stage = spec.runner_dir / "stage"
@@ -87,15 +104,13 @@ def store_outputs(run, spec: SandboxSpec, redactor: Redactor, limits: Limits | N
     stored.notes += skipped
     stored.submission_problem = _submission_problem(spec, limits)
     for source in sources:
-        _store_one(run, source, stage, redactor, limits, stored)
+        _store_one(store, source, stage, redactor, limits, stored, name_chars)
     stored.notes = [redactor.text(note) for note in stored.notes]
     stored.submission_problem = redactor.text(stored.submission_problem)
     return stored
 
 
 def _sources(spec: SandboxSpec) -> tuple[list[_Source], list[str]]:
-    from leaderboard.models import Artifact
-
     first: list[_Source] = []
     rest: list[_Source] = []
     skipped: list[str] = []
@@ -141,9 +156,8 @@ def _submission_problem(spec: SandboxSpec, limits: Limits) -> str:
     return ""
 
 
-def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Limits, stored: Stored) -> None:
-    from leaderboard.runs.job_runs import FileRefused, store_file
-
+def _store_one(store: Store, source: _Source, stage: Path, redactor: Redactor, limits: Limits, stored: Stored,
+               name_chars: int) -> None:
     is_submission = source.name == f"submission/{SUBMISSION_FILE}"
     if is_submission and stored.submission_problem:
         return
@@ -161,10 +175,9 @@ def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Li
     if copy is None:
         return
     path, size, cut = copy
-    name = _artifact_name(redactor.text(source.name), stored)
+    name = _artifact_name(redactor.text(source.name), stored, name_chars)
     try:
-        with open(path, "rb") as f:
-            store_file(run, source.kind, name, File(f, name=Path(name).name))
+        store(source.kind, name, path)
     except FileRefused as exc:  # one odd file never costs the run its others, nor its grade
         stored.notes.append(f"{name}: not stored, {redactor.text(str(exc))}")
         return
@@ -176,17 +189,15 @@ def _store_one(run, source: _Source, stage: Path, redactor: Redactor, limits: Li
         stored.trajectory, stored.trajectory_cut = (None, True) if cut else (path, False)
 
 
-def _artifact_name(name: str, stored: Stored) -> str:
+def _artifact_name(name: str, stored: Stored, most: int) -> str:
     """The name shown for a stored file: the agent's own (any characters; bytes that are not UTF-8
     shown as U+FFFD), shortened with a note when an artifact's name cannot hold it."""
-    from leaderboard.runs.job_runs import MAX_NAME_CHARS
-
-    if len(name) <= MAX_NAME_CHARS:
+    if len(name) <= most:
         return name
     digest = hashlib.sha256(name.encode()).hexdigest()[:16]
-    short = f"{name[:MAX_NAME_CHARS - 40]}...{digest}"
+    short = f"{name[:most - 40]}...{digest}"
     stored.notes.append(f"{short}: its name is {len(name):,} characters long, shown shortened "
-                        f"(the limit is {MAX_NAME_CHARS})")
+                        f"(the limit is {most})")
     return short
 
 

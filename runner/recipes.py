@@ -108,11 +108,16 @@ def data_version(folder: Path, tick: Tick | None = None) -> dict:
     """{"version": sha256, "files", "bytes"} of the folder, from the cache when its listing is unchanged."""
     tick = _throttled(tick)
     entries = listing(folder, tick)
-    signature = _hash(f"{e.path}\0{e.kind}\0{e.size}\0{e.mtime_ns}\0{e.target}" for e in entries)
+    signature = listing_signature(entries)
     cached = PublicDataVersion.objects.filter(path=str(folder), signature=signature).first()
     if cached is None:
         cached = _remember(folder, signature, entries, tick)
     return {"version": cached.digest, "files": cached.n_files, "bytes": cached.n_bytes}
+
+
+def listing_signature(entries: list[Entry]) -> str:
+    """A hash of the listing (names, sizes, times): unchanged while the folder is."""
+    return hash_lines(f"{e.path}\0{e.kind}\0{e.size}\0{e.mtime_ns}\0{e.target}" for e in entries)
 
 
 def listing(folder: Path, tick: Tick = lambda: None) -> list[Entry]:
@@ -137,7 +142,7 @@ def listing(folder: Path, tick: Tick = lambda: None) -> list[Entry]:
 
 def content_digest(folder: Path, entries: list[Entry], tick: Tick = lambda: None) -> str:
     """sha256 over each entry's path and the sha256 of its content (a link: of its target's text)."""
-    return _hash(f"{e.path}\0{e.kind}\0{_file_hash(folder / e.path, tick) if e.kind == 'file' else e.target}"
+    return hash_lines(f"{e.path}\0{e.kind}\0{file_hash(folder / e.path, tick) if e.kind == 'file' else e.target}"
                  for e in entries)
 
 
@@ -152,7 +157,7 @@ def _remember(folder: Path, signature: str, entries: list[Entry], tick: Tick) ->
     return row
 
 
-def _file_hash(path: Path, tick: Tick) -> str:
+def file_hash(path: Path, tick: Tick = lambda: None) -> str:
     digest = hashlib.sha256()
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
     with os.fdopen(fd, "rb") as f:
@@ -176,7 +181,7 @@ def _throttled(tick: Tick | None) -> Tick:
     return throttled
 
 
-def _hash(lines) -> str:
+def hash_lines(lines) -> str:
     digest = hashlib.sha256()
     for line in lines:
         digest.update(line.encode("utf-8", "surrogateescape") + b"\n")

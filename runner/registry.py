@@ -11,7 +11,7 @@ from django.utils import timezone
 from runner.backends import Backend
 from runner.hardware import Hardware
 from runner.leases import sync_gpu_slots
-from runner.models import Runner
+from runner.models import JobTask, Runner
 from runner.networks import offered_networks
 from runner.routing import GRADING_QUEUE, queues_for_hardware
 
@@ -71,3 +71,9 @@ def set_draining(name: str, draining: bool = True) -> bool:
 
 def is_draining(name: str) -> bool:
     return Runner.objects.filter(name=name, status=Runner.Status.DRAINING).exists()
+
+
+def held_elsewhere(runner_name: str) -> set[int]:
+    """Tasks that other runners hold now: their scratch may share this work folder and stays."""
+    held = JobTask.objects.filter(status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING))
+    return set(held.exclude(runner__name=runner_name).values_list("pk", flat=True))

@@ -18,6 +18,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from pathlib import Path
 
 from runner import sandbox_files
@@ -31,6 +32,7 @@ class Scratch:
     def __init__(self, path: Path, quota_bytes: int, mount: bool = True) -> None:
         self.path, self.quota_bytes, self.want_mount = path, quota_bytes, mount
         self.mounted = False
+        self.last_check = time.monotonic()
 
     @property
     def image(self) -> Path:
@@ -57,6 +59,17 @@ class Scratch:
 
     def over_quota(self) -> bool:
         return not self.mounted and self.used_bytes() > self.quota_bytes
+
+    def over_quota_due(self) -> bool:
+        """`over_quota`, measured at most every QUOTA_CHECK_S (a supervisor asks at every poll)."""
+        if time.monotonic() - self.last_check < QUOTA_CHECK_S:
+            return False
+        self.last_check = time.monotonic()
+        return self.over_quota()
+
+    @property
+    def quota_note(self) -> str:
+        return f"stopped: the agent wrote more than the {self.quota_bytes:,}-byte disk quota of its folders"
 
     def delete(self) -> None:
         _unmount(self.path)
@@ -91,14 +104,6 @@ def clean_stale(work_dir: Path, keep: set[int]) -> int:
             _remove_tree(entry)
         removed += 1
     return removed
-
-
-def held_elsewhere(runner_name: str) -> set[int]:
-    """Tasks that other runners hold now: their scratch may share this work folder and stays."""
-    from runner.models import JobTask
-
-    held = JobTask.objects.filter(status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING))
-    return set(held.exclude(runner__name=runner_name).values_list("pk", flat=True))
 
 
 def _remove_tree(path: Path) -> None:

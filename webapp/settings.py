@@ -280,6 +280,9 @@ CELERY_TASK_TIME_LIMIT = env_int("CELERY_TASK_TIME_LIMIT", 3900)
 RUNNER_HEARTBEAT_S = env_float("MEDALBOARD_RUNNER_HEARTBEAT_S", 10.0)
 RUNNER_OFFLINE_AFTER_HEARTBEATS = env_int("MEDALBOARD_RUNNER_OFFLINE_AFTER_HEARTBEATS", 3)
 RUNNER_WORK_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_WORK_DIR", VAR_DIR / "runner"))
+# Files remote runners upload (runner.api_v1), staged here until their task ends; never served.
+RUNNER_UPLOAD_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_UPLOAD_DIR", VAR_DIR / "runner-uploads"))
+RUNNER_UPLOAD_CHUNK_BYTES = env_int("MEDALBOARD_RUNNER_UPLOAD_CHUNK_BYTES", 8 << 20)  # one request's most
 MAX_TIME_LIMIT_MINUTES = env_float("MEDALBOARD_MAX_TIME_LIMIT_MINUTES", 24 * 60)
 MAX_SEEDS = env_int("MEDALBOARD_MAX_SEEDS", 20)
 MAX_GPUS = env_int("MEDALBOARD_MAX_GPUS", 8)  # a job's GPU count while no runner has registered yet

@@ -56,6 +56,7 @@ STORAGES = {**STORAGES, "staticfiles": {"BACKEND": "django.contrib.staticfiles.s
 MEDIA_ROOT = VAR_DIR / "test-artifacts"  # noqa: F405
 if TEST_WORKER:
     MEDIA_ROOT = _scratch / "artifacts"
+RUNNER_UPLOAD_DIR = MEDIA_ROOT.with_name(MEDIA_ROOT.name + "-runner-uploads")
 PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]  # fast personas
 ALLOWED_HOSTS = ["testserver", "localhost", "127.0.0.1"]
 STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # noqa: F405  (whitenoise warns about a missing folder)

@@ -41,6 +41,7 @@ urlpatterns = [
     path("api/scaling/pass-at-k/", PassAtKAPIView.as_view(), name="api-scaling-pass-at-k"),
     path("api/scaling/hardware/", HardwareAPIView.as_view(), name="api-scaling-hardware"),
     path("api/runners/", RunnerListView.as_view(), name="api-runners"),
+    path("api/runner/v1/", include("runner.api_v1.urls")),
     path("api/experiments/<int:pk>/reproductions/", ExperimentReproductionsView.as_view(),
          name="api-experiment-reproductions"),
     path("api/experiments/<int:pk>/reproduce/", ExperimentReproduceView.as_view(), name="api-experiment-reproduce"),

@@ -40,7 +40,7 @@ from leaderboard.trust.reproductions import may_reproduce
 
 __all__ = [
     "MAX_NAME_CHARS", "ExperimentSpec", "FileRefused", "LiveSteps", "ResearchEvidence", "SnapshotError",
-    "add_snapshot", "experiment_for", "grade", "header_line", "may_reproduce", "record_recipe",
+    "add_snapshot", "experiment_for", "grade", "grade_on_site", "header_line", "may_reproduce", "record_recipe",
     "record_research_result", "report_prices_with", "report_progress_with", "reproduction_of",
     "save_final_trajectory", "settle_model", "step_line", "store_file", "to_count", "to_float", "Workspaces",
     "claim_trace_scoring", "record_trace_scores", "unpack_workspaces",
@@ -341,3 +341,12 @@ def grade(run: Run, owner: str) -> None:
             grade_claimed(run.pk, owner)
     except TRANSIENT_ERRORS as exc:
         log.warning("run %s: grading deferred to the sweep: %s", run.pk, exc)
+
+
+def grade_on_site(run: Run) -> None:
+    """Queue the finished run's grading for the site's own grading workers (a remote runner's run:
+    the runner holds no answers), once the caller's transaction commits."""
+    from leaderboard.runs.submission import enqueue_grading
+
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.PENDING)
+    transaction.on_commit(lambda: enqueue_grading(run))

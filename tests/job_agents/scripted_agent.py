@@ -3,8 +3,8 @@ submission as it "improves", with behaviour chosen by AGENT_SETTINGS (JSON):
 steps (how many), sleep (seconds between steps), exit (exit code), ignore_term (keep going after
 SIGTERM), hang (sleep this long after the steps), trajectory (false: no trajectory.jsonl), journal
 (an AIDE journal.json to write in LOGS_DIR, as agents/aide leaves it), seed_errors (true: SEED % 3 rows
-stay wrong, so seeds score apart). `--worse N` on the command line leaves N more rows wrong (a perturbed
-agent). Reads ids from DATA_DIR/sample_submission.csv."""
+stay wrong, so seeds score apart), big_log_mb (a LOGS_DIR/big.log of that many MiB). `--worse N` on the
+command line leaves N more rows wrong (a perturbed agent). Reads ids from DATA_DIR/sample_submission.csv."""
 
 import csv
 import json
@@ -46,5 +46,10 @@ for n in range(steps):
     print(f"step {n}: {correct}/{len(ids)}", flush=True)
     time.sleep(float(settings.get("sleep", 0.3)))
 (Path(os.environ["CODE_DIR"]) / "solution.py").write_text("# final\n")
+if settings.get("big_log_mb"):  # a large output file, for the tests of uploads
+    block = bytes(range(256)) * 4096
+    with open(logs / "big.log", "wb") as f:
+        for n in range(int(settings["big_log_mb"])):
+            f.write(block[n % 256:] + block[:n % 256])
 time.sleep(float(settings.get("hang", 0)))
 sys.exit(int(settings.get("exit", 0)))

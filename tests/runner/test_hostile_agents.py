@@ -22,7 +22,7 @@ import pytest
 from django.conf import settings
 
 from leaderboard.models import Run
-from runner import execution, leases
+from runner import execution, leases, scratch
 from runner.backends.docker import DockerBackend
 from runner.models import AgentDefinition, JobTask
 from runner.services import create_job
@@ -270,7 +270,7 @@ def test_the_measured_quota_stops_an_agent_that_fills_its_folders(alice, job_wor
                                                                  monkeypatch):
     settings.JOB_DISK_QUOTA_MOUNT = False
     settings.JOB_DISK_QUOTA_BYTES = 16 << 20
-    monkeypatch.setattr(execution, "QUOTA_CHECK_S", 0.5)
+    monkeypatch.setattr(scratch, "QUOTA_CHECK_S", 0.5)
     job = hostile_job(alice, """
         valid_submission()
         with open(code / "fill.bin", "wb") as f:
@@ -291,7 +291,7 @@ def test_an_agent_that_dies_past_its_quota_before_the_check_fails_on_the_quota(a
     on its own between two checks: the quota it passed is what the run says, not an exit code."""
     settings.JOB_DISK_QUOTA_MOUNT = False
     settings.JOB_DISK_QUOTA_BYTES = 16 << 20
-    monkeypatch.setattr(execution, "QUOTA_CHECK_S", 3600)
+    monkeypatch.setattr(scratch, "QUOTA_CHECK_S", 3600)
     job = hostile_job(alice, """
         valid_submission()
         (code / "fill.bin").write_bytes(b"f" * (24 << 20))

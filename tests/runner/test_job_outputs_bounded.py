@@ -15,7 +15,7 @@ import time
 import pytest
 
 from leaderboard.models import Run
-from runner import execution, leases
+from runner import execution, leases, scratch
 from runner.backends.local import LocalBackend
 from runner.models import AgentDefinition, JobTask
 from runner.services import create_job
@@ -93,7 +93,7 @@ def test_the_measured_quota_stops_an_agent_filling_its_folders_and_its_run_is_gr
                                                                                        monkeypatch):
     settings.JOB_DISK_QUOTA_MOUNT = False
     settings.JOB_DISK_QUOTA_BYTES = 8 << 20
-    monkeypatch.setattr(execution, "QUOTA_CHECK_S", 0.3)
+    monkeypatch.setattr(scratch, "QUOTA_CHECK_S", 0.3)
     outcome, run, seconds = run_agent(alice, job_world, """
         valid_submission()
         for n in range(64):  # many files across the folders: the quota is on all of them together

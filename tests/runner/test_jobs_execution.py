@@ -135,7 +135,7 @@ def test_a_running_runs_steps_so_far_show_on_its_page(client, alice, job_world, 
         job = scripted_job(alice)
     task = job.tasks.get()
     held = leases.claim(task.pk, job_world)
-    run = execution._prepare_run(held, JobTask.objects.select_related("job__experiment", "competition").get(pk=task.pk))
+    run = execution.prepare_run(held, JobTask.objects.select_related("job__experiment", "competition").get(pk=task.pk))
     live = LiveTrajectory(run)
     live.append([StepData(index=0, kind="plan", title="look at the data <b>", text="first")])
     live.append([StepData(index=1, kind="code", title="try lightgbm", data={"file": "a.py", "content": "x = 1\n"},

@@ -48,7 +48,8 @@ def test_the_heartbeat_reports_stuck_slots_and_the_runner_shows_stuck(settings, 
 @pytest.mark.django_db
 def test_a_restarted_runner_removes_the_scratch_a_killed_one_left_and_keeps_others(tmp_path, job_world):
     from runner.models import Job, JobTask
-    from runner.scratch import clean_stale, held_elsewhere
+    from runner.registry import held_elsewhere
+    from runner.scratch import clean_stale
 
     other = Runner.objects.create(name="other-box", last_heartbeat=timezone.now())
     job = Job.objects.create(experiment_id=_experiment(), agent_id=_agent(), time_limit_s=60)

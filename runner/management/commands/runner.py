@@ -17,7 +17,8 @@ from django.core.management.base import BaseCommand, CommandError
 from runner import registry
 from runner.backends import BackendUnavailable, StartFailed, get_backend
 from runner.hardware import detect
-from runner.scratch import clean_stale, held_elsewhere
+from runner.registry import held_elsewhere
+from runner.scratch import clean_stale
 
 log = logging.getLogger(__name__)
 RESTART_S = (1, 2, 5, 10, 30)  # waits before restarting a worker that exited, growing while it keeps failing

@@ -1,0 +1,142 @@
+"""A remote runner's claim: the next queued task its hardware serves, taken with the same lease as a
+Celery runner's (runner.leases), its run created as the in-process supervisor creates it, and the
+answer that carries everything the runner needs to run it: the sandbox, the secrets (only here, for
+this task), what to redact, the data manifest and the site's limits."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import time
+from pathlib import Path
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from runner import leases
+from runner.api_v1 import data
+from runner.gateway.keys import provider_for_key
+from runner.models import AgentDefinition, JobTask, RemoteAttempt, Runner
+from runner.outputs import Limits
+from runner.research import jobs as research_jobs
+from runner.services import agent_image
+
+CLAIM_POLL_S = 0.5
+MAX_WAIT_S = 25.0
+
+
+def heartbeat(runner: Runner) -> None:
+    Runner.objects.filter(pk=runner.pk).update(last_heartbeat=timezone.now())
+
+
+def claim_next(runner: Runner, wait_s: float) -> tuple[leases.Claim, JobTask] | None:
+    """Long-poll: the first task this runner can serve, claimed, within `wait_s` (at most MAX_WAIT_S)."""
+    deadline = time.monotonic() + min(max(wait_s, 0.0), MAX_WAIT_S)
+    while True:
+        heartbeat(runner)
+        runner.refresh_from_db()
+        if runner.status != Runner.Status.DRAINING:
+            for task in _candidates(runner):
+                held = leases.claim(task.pk, runner)
+                if held is not None:
+                    return held, task
+        if time.monotonic() >= deadline:
+            return None
+        time.sleep(CLAIM_POLL_S)
+
+
+def _candidates(runner: Runner):
+    queued = (
+        JobTask.objects.filter(
+            status=JobTask.Status.QUEUED, job__cancel_requested=False, job__gpus__lte=runner.gpu_count
+        )
+        .exclude(job__agent__package_format=AgentDefinition.Format.MLEBENCH)
+        .select_related("job__agent", "competition")
+        .order_by("pk")
+    )
+    for task in queued[:50]:
+        if research_jobs.is_research(task.competition) or not runner.meets(task.job.requirements or {}):
+            continue
+        if needs_gateway(task.job):  # the metered gateway does not run on a remote runner yet
+            continue
+        if task.job.agent.image and not ({"*", agent_image(task.job.agent)} & set(runner.images)):
+            continue
+        yield task
+
+
+def needs_gateway(job) -> bool:
+    """Whether the job holds an LLM provider's key: in-process, the runner's gateway keeps it and the
+    sandbox gets a run token. A remote runner would pass it to the agent as is, so it never gets one."""
+    return any(provider_for_key(name) for name in job.secrets())
+
+
+def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
+    """Create (or restart) the task's run and describe the task to the runner that claimed it."""
+    task = JobTask.objects.select_related("job__agent", "job__experiment", "job__created_by", "competition").get(
+        pk=task.pk
+    )
+    from runner.execution import prepare_run  # it loads the sandboxes' libraries: only when a task is claimed
+
+    run = prepare_run(held, task)
+    RemoteAttempt.objects.get_or_create(task=task, attempt=held.attempt)
+    _forget_earlier_attempts(task.pk)
+    job, secrets = task.job, task.job.secrets()
+    folder = Path(task.competition.public_data_dir or "/nonexistent")
+    if not task.competition.public_data_dir or not folder.is_dir():
+        raise FileNotFoundError(f"the public data of {task.competition.slug} is not on the site")
+    limits = Limits.from_settings()
+    gpus = leases.take_gpus(held, runner, job.gpus, job.gpu_type) if job.gpus else []
+    with transaction.atomic():
+        leases.fence(held)
+    return {
+        "task": task.pk,
+        "run": run.pk,
+        "lease": {"owner": held.owner, "attempt": held.attempt},
+        "competition": task.competition.slug,
+        "seed": task.seed,
+        "sandbox": {
+            "command": list(job.agent.command),
+            "image": job.agent_image or agent_image(job.agent),
+            "env": {
+                **secrets,
+                "SEED": str(task.seed),
+                "COMPETITION_ID": task.competition.slug,
+                "MODEL": job.model_name,
+                "AGENT_SETTINGS": json.dumps(job.settings, sort_keys=True),
+            },
+            "gpus": gpus,
+            "cpus": job.cpus,
+            "memory_bytes": int(job.memory_gb * (1 << 30)),
+            "time_limit_s": job.time_limit_s,
+            "network": job.network,
+        },
+        "redact": list(secrets.values()),
+        "description": task.competition.description or "",
+        "data": data.manifest(folder),
+        "limits": {
+            "file_bytes": limits.file_bytes,
+            "total_bytes": limits.total_bytes,
+            "files": limits.files,
+            "name_chars": _name_chars(),
+            "disk_quota_bytes": settings.JOB_DISK_QUOTA_BYTES,
+        },
+        "timing": {
+            "lease_s": settings.JOB_LEASE_S,
+            "poll_s": settings.JOB_POLL_S,
+            "stop_grace_s": settings.JOB_STOP_GRACE_S,
+        },
+    }
+
+
+def _forget_earlier_attempts(task_id: int) -> None:
+    """An earlier attempt's staged files (one that lost its lease, or whose runner was revoked) are
+    never stored: the new attempt starts the run afresh."""
+    for folder in Path(settings.RUNNER_UPLOAD_DIR).glob(f"task-{task_id}-a*"):
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _name_chars() -> int:
+    from leaderboard.runs.job_runs import MAX_NAME_CHARS
+
+    return MAX_NAME_CHARS

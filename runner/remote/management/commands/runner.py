@@ -1,0 +1,57 @@
+"""`manage.py runner --site URL --token TOKEN`: a runner attached to a site over its runner API.
+
+manage.py starts this command with runner.remote.settings (no database, no site secrets) whenever
+`--site` or MEDALBOARD_SITE_URL is given; without them `manage.py runner` is the Celery runner."""
+
+from __future__ import annotations
+
+import logging
+import signal
+import socket
+import threading
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+
+from runner.client import SiteClient
+from runner.remote.serve import make_backend, serve
+
+
+class Command(BaseCommand):
+    help = "Attach this machine to a site as a runner, with the site's URL and a runner token (no database)."
+    requires_system_checks: list = []
+
+    def add_arguments(self, parser):
+        parser.add_argument("--site", default=settings.SITE_URL, help="The site's URL (MEDALBOARD_SITE_URL)")
+        parser.add_argument(
+            "--token",
+            default=settings.RUNNER_TOKEN,
+            help="The runner's token (MEDALBOARD_RUNNER_TOKEN; from manage.py create_runner on the site)",
+        )
+        parser.add_argument("--backend", choices=["local", "docker"], default="local")
+        parser.add_argument("--runtime", default=settings.DOCKER_RUNTIME)
+        parser.add_argument("--name", default=socket.gethostname(), help="Names its sandboxes on this host")
+        parser.add_argument("--tasks", type=int, default=0, help="Exit after this many tasks (default: never)")
+
+    def handle(self, *args, site, token, backend, runtime, name, tasks, **options):
+        if not site or not token:
+            raise CommandError("--site and --token (or MEDALBOARD_SITE_URL and MEDALBOARD_RUNNER_TOKEN) are needed")
+        logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+        stop = threading.Event()
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stop.set())
+        client = SiteClient(site, token, lost_site_s=settings.LOST_SITE_S)
+        sandboxes = make_backend(backend, runner_name=name, site=site, runtime=runtime)
+        ended = serve(
+            client,
+            sandboxes,
+            work_dir=settings.RUNNER_WORK_DIR,
+            cache_dir=settings.RUNNER_CACHE_DIR,
+            stop=stop,
+            tasks=tasks,
+            prepared=Path(settings.RUNNER_PREPARED_DATA_DIR) if settings.RUNNER_PREPARED_DATA_DIR else None,
+        )
+        self.stdout.write(f"runner: {ended}")
+        if ended == "revoked":
+            raise SystemExit(3)

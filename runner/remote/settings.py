@@ -1,0 +1,27 @@
+"""Settings of a remote runner's process: the site's URL, a token, a work and a cache folder, and
+nothing else. The database backend is Django's dummy one, so any query raises; there is no
+SECRET_KEY of the site's (a random one, for Django's own needs) and no broker."""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+SECRET_KEY = secrets.token_urlsafe(50)  # the process's own; signs nothing of the site's
+DEBUG = False
+INSTALLED_APPS = ["runner.remote"]
+DATABASES = {"default": {"ENGINE": "django.db.backends.dummy"}}
+USE_TZ = True
+LOGGING_CONFIG = None
+
+SITE_URL = os.environ.get("MEDALBOARD_SITE_URL", "")
+RUNNER_TOKEN = os.environ.get("MEDALBOARD_RUNNER_TOKEN", "")
+RUNNER_WORK_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_WORK_DIR", BASE_DIR / "var" / "remote-runner"))
+RUNNER_CACHE_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_CACHE_DIR", RUNNER_WORK_DIR / "cache"))
+RUNNER_PREPARED_DATA_DIR = os.environ.get("MEDALBOARD_RUNNER_DATA_DIR", "")  # MLE-bench's prepared data, if here
+DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME", "runc")
+LOST_SITE_S = float(os.environ.get("MEDALBOARD_RUNNER_LOST_SITE_S", "300"))
+JOB_DISK_QUOTA_MOUNT = False  # measured by the supervisor (a loop mount needs root)
+SANDBOX_NETWORKS: list[str] = []

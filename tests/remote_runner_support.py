@@ -1,0 +1,214 @@
+"""Helpers for the tests of runners attached by URL and token: the runner process (with nothing of
+the site's in its environment), a TCP proxy in front of the live server that a test can cut, and a
+network namespace whose only way out is a veth pair to that proxy's port."""
+
+from __future__ import annotations
+
+import io
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+RUNNER_ENV = {
+    "PATH",
+    "HOME",
+    "MEDALBOARD_SITE_URL",
+    "MEDALBOARD_RUNNER_TOKEN",
+    "MEDALBOARD_RUNNER_WORK_DIR",
+    "MEDALBOARD_RUNNER_LOST_SITE_S",
+}
+
+
+def new_token(name: str) -> str:
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("create_runner", name, stdout=out, stderr=io.StringIO())
+    return out.getvalue().strip().splitlines()[-1]
+
+
+class RemoteRunner:
+    """`manage.py runner` with the URL and the token in its environment and nothing of the site's;
+    `prefix` runs it inside something (`ip netns exec NAME`)."""
+
+    def __init__(
+        self,
+        url: str,
+        token: str,
+        folder: Path,
+        *args: str,
+        prefix: tuple[str, ...] = (),
+        name: str = "remote-test",
+        lost_site_s: float = 60,
+    ) -> None:
+        from django.conf import settings
+
+        path = f"{Path(sys.executable).parent}:{os.environ['PATH']}"  # the agents' Python: scikit-learn and all
+        self.env = {
+            "PATH": path,
+            "HOME": str(folder),
+            "MEDALBOARD_SITE_URL": url,
+            "MEDALBOARD_RUNNER_TOKEN": token,
+            "MEDALBOARD_RUNNER_WORK_DIR": str(folder / "work"),
+            "MEDALBOARD_RUNNER_LOST_SITE_S": str(lost_site_s),
+        }
+        assert set(self.env) <= RUNNER_ENV
+        self.work = folder / "work"
+        folder.mkdir(parents=True, exist_ok=True)
+        self.log_path = folder / "runner.log"
+        self.log = open(self.log_path, "ab")  # noqa: SIM115 - closed in wait()
+        argv = [
+            *prefix,
+            "env",
+            "-i",
+            *(f"{k}={v}" for k, v in self.env.items()),
+            sys.executable,
+            "manage.py",
+            "runner",
+            "--name",
+            "remote-test",
+            *args,
+        ]
+        self.process = subprocess.Popen(
+            argv, cwd=settings.BASE_DIR, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+    def wait(self, timeout: float) -> int:
+        try:
+            return self.process.wait(timeout)
+        finally:
+            if self.process.poll() is None:
+                os.killpg(self.process.pid, 9)
+                self.process.wait()
+            self.log.close()
+
+    def output(self) -> str:
+        return self.log_path.read_text(errors="replace")[-6000:]
+
+
+class Proxy:
+    """Forwards connections from (host, port) to the site; `cut_once_after(n)` cuts every connection
+    once one of them has carried n bytes towards the site, and refuses new ones for `down_s`."""
+
+    def __init__(self, host: str, target: tuple[str, int]) -> None:
+        self.target, self.cut_at, self.down_s = target, 0, 0.0
+        self.cuts, self.up = 0, threading.Event()
+        self.up.set()
+        self.listener = socket.create_server((host, 0))
+        self.port = self.listener.getsockname()[1]
+        self.open: set[socket.socket] = set()
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def cut_once_after(self, n_bytes: int, down_s: float) -> None:
+        self.cut_at, self.down_s = n_bytes, down_s
+
+    def close(self) -> None:
+        self.listener.close()
+        self._cut_all()
+
+    def outage(self, seconds: float) -> None:
+        """Cut every connection now and refuse new ones for `seconds` (in the background)."""
+        self.down_s = seconds
+        threading.Thread(target=self._outage, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.listener.accept()
+            except OSError:
+                return
+            if not self.up.is_set():
+                client.close()
+                continue
+            upstream = socket.create_connection(self.target)
+            self.open |= {client, upstream}
+            threading.Thread(target=self._pipe, args=(client, upstream, True), daemon=True).start()
+            threading.Thread(target=self._pipe, args=(upstream, client, False), daemon=True).start()
+
+    def _pipe(self, source: socket.socket, sink: socket.socket, towards_site: bool) -> None:
+        carried = 0
+        try:
+            while block := source.recv(65536):
+                sink.sendall(block)
+                carried += len(block)
+                if towards_site and self.cut_at and carried > self.cut_at:
+                    self.cut_at = 0
+                    self.cuts += 1
+                    threading.Thread(target=self._outage, daemon=True).start()
+                    return
+        except OSError:
+            pass
+        finally:
+            for end in (source, sink):
+                _close(end)
+
+    def _outage(self) -> None:
+        self.up.clear()
+        self._cut_all()
+        threading.Event().wait(self.down_s)
+        self.up.set()
+
+    def _cut_all(self) -> None:
+        for end in list(self.open):
+            _close(end)
+        self.open.clear()
+
+
+def _close(end: socket.socket) -> None:
+    try:
+        end.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    end.close()
+
+
+def can_make_netns() -> bool:
+    return os.geteuid() == 0 and shutil.which("ip") is not None and shutil.which("iptables") is not None
+
+
+class Netns:
+    """A network namespace joined to this host by one veth pair, where the host side accepts only
+    TCP to `port` (iptables), so a process inside reaches the site's HTTP port and nothing else."""
+
+    def __init__(self, tag: int, port_of) -> None:
+        self.name, n = f"remote-t{tag}", tag % 250
+        self.host_if, self.ns_if = f"rmh{tag}", f"rmn{tag}"
+        self.host_ip, self.ns_ip = f"10.231.{n}.1", f"10.231.{n}.2"
+        self.rules: list[list[str]] = []
+        for argv in (
+            ["ip", "netns", "add", self.name],
+            ["ip", "link", "add", self.host_if, "type", "veth", "peer", "name", self.ns_if],
+            ["ip", "link", "set", self.ns_if, "netns", self.name],
+            ["ip", "addr", "add", f"{self.host_ip}/30", "dev", self.host_if],
+            ["ip", "link", "set", self.host_if, "up"],
+            [*self.exec, "ip", "addr", "add", f"{self.ns_ip}/30", "dev", self.ns_if],
+            [*self.exec, "ip", "link", "set", self.ns_if, "up"],
+            [*self.exec, "ip", "link", "set", "lo", "up"],
+        ):
+            subprocess.run(argv, check=True, capture_output=True)
+        self.port = port_of(self.host_ip)
+        for rule in (
+            ["INPUT", "-i", self.host_if, "-j", "DROP"],
+            ["INPUT", "-i", self.host_if, "-p", "tcp", "--dport", str(self.port), "-j", "ACCEPT"],
+        ):
+            subprocess.run(["iptables", "-I", *rule], check=True, capture_output=True)
+            self.rules.append(rule)
+
+    @property
+    def exec(self) -> list[str]:
+        return ["ip", "netns", "exec", self.name]
+
+    def reaches(self, host: str, port: int) -> bool:
+        probe = f"import socket; socket.create_connection(({host!r}, {port}), timeout=2); print('open')"
+        done = subprocess.run([*self.exec, sys.executable, "-c", probe], capture_output=True, text=True, timeout=30)
+        return "open" in done.stdout
+
+    def delete(self) -> None:
+        for rule in self.rules:
+            subprocess.run(["iptables", "-D", *rule], capture_output=True)
+        subprocess.run(["ip", "netns", "del", self.name], capture_output=True)
+        subprocess.run(["ip", "link", "del", self.host_if], capture_output=True)
