@@ -3,7 +3,7 @@ template named by a hash of what it is made of, and each test session (each pyte
 copy of it instead of migrating and importing on its own.
 
 The key hashes every migration of the installed apps, the project's own Python code (the importer that
-fills it), the catalogue's files, Django's version and the database's engine and server, so a change to
+fills it), this module, the catalogue's files, Django's version and the database's engine and server, so a change to
 any of them builds a new template. SQLite templates are files in var/test-db-templates/ (git-ignored);
 PostgreSQL templates are databases named medalboard_tpl_<key>, copied with CREATE DATABASE ... TEMPLATE.
 `python -m tests.db_template build NAME CATALOGUE_DIR` builds one (the fixture runs it in a process of
@@ -44,6 +44,7 @@ def template_key(catalogue_dir: Path, alias: str = "default") -> str:
 
 
 def _inputs(catalogue_dir: Path) -> Iterator[Path]:
+    yield Path(__file__)  # how a template is built
     for config in apps.get_app_configs():
         yield from Path(config.path, "migrations").glob("*.py")
     for package in PROJECT_PACKAGES:
@@ -92,6 +93,7 @@ def _prune(newest_first: list[Path]) -> None:
     for old in newest_first[KEEP:]:
         if old.name.count(".") == 1:  # a finished template, not another process's build
             old.unlink(missing_ok=True)
+            old.with_suffix(".lock").unlink(missing_ok=True)
 
 
 def _clone_postgres(connection, key: str, target: str, catalogue_dir: Path) -> None:
