@@ -44,7 +44,14 @@ def restore(rows: Rows) -> None:
             values = _stamped_now(model, values)
             table = connection.ops.quote_name(model._meta.db_table)
             names = ", ".join(map(connection.ops.quote_name, columns))
-            cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({', '.join(['%s'] * len(columns))})", values)
+            row = f"({', '.join(['%s'] * len(columns))})"
+            batch = (connection.features.max_query_params or 10_000) // len(columns)
+            for start in range(0, len(values), batch):  # many rows a statement: one round trip each
+                chunk = values[start : start + batch]
+                cursor.execute(
+                    f"INSERT INTO {table} ({names}) VALUES {', '.join([row] * len(chunk))}",
+                    [value for each in chunk for value in each],
+                )
         for sql in connection.ops.sequence_reset_sql(no_style(), list(rows)):
             cursor.execute(sql)
 
