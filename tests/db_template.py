@@ -3,8 +3,8 @@ template named by a hash of what it is made of, and each test session (each pyte
 copy of it instead of migrating and importing on its own.
 
 The key hashes every migration of the installed apps, the project's own Python code (the importer that
-fills it), this module, the catalogue's files, Django's version and the database's engine and server, so a change to
-any of them builds a new template. SQLite templates are files in var/test-db-templates/ (git-ignored);
+fills it), this module, the catalogue's files, Django's version and the database's engine and server,
+so a change to any of them builds a new template. SQLite templates are files in var/test-db-templates/ (git-ignored);
 PostgreSQL templates are databases named medalboard_tpl_<key>, copied with CREATE DATABASE ... TEMPLATE.
 `python -m tests.db_template build NAME CATALOGUE_DIR` builds one (the fixture runs it in a process of
 its own, so that nothing of the build stays in the test session's Django).
