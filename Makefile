@@ -31,8 +31,12 @@ run: $(STAMP)
 # those sharing a machine-wide resource) one at a time. TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); [ "$$n" -gt 8 ] && n=8; echo $$n)
 
+# Bytecode is written even where PYTHONDONTWRITEBYTECODE is set (else the controller and every worker
+# compile each module and rewrite each test module's asserts again), into var/pycache/ rather than
+# beside the sources, so that no folder a test builds or copies gains a __pycache__/.
 test: $(STAMP)
-	@rc=0; s=0; \
+	@unset PYTHONDONTWRITEBYTECODE; export PYTHONPYCACHEPREFIX="$${PYTHONPYCACHEPREFIX:-$(CURDIR)/var/pycache}"; \
+	rc=0; s=0; \
 	$(BIN)/pytest -n $(TEST_WORKERS) -m "not serial" $(PYTEST_ARGS) || rc=$$?; \
 	$(BIN)/pytest -m serial $(PYTEST_ARGS) || s=$$?; \
 	[ $$rc -eq 5 ] && rc=$$s; [ $$rc -eq 0 ] && [ $$s -ne 5 ] && rc=$$s; \

@@ -78,25 +78,66 @@ def _empty_cache():
     cache.clear()
 
 
+CATALOGUE_ROWS = pytest.StashKey[dict]()
+
+
 @pytest.fixture
-def catalogue(db):
-    """The real MLE-bench catalogue from ../shared, imported once per database state."""
+def catalogue(db, request):
+    """The real MLE-bench catalogue from ../shared, imported once per session; a transactional test's
+    flush removes it, and the next test that asks for it gets the session's rows back (tests/catalogue_rows.py)."""
     from leaderboard.competitions.catalogue import import_catalogue
     from leaderboard.models import Competition
+    from tests import catalogue_rows
 
     if not Competition.objects.filter(benchmark__slug="mle-bench").exists():
-        import_catalogue(CATALOGUE_DIR)
+        rows = request.config.stash.get(CATALOGUE_ROWS, None)
+        if rows:
+            catalogue_rows.restore(rows)
+        else:
+            import_catalogue(CATALOGUE_DIR)
     return Competition.objects.all()
 
 
 @pytest.fixture(scope="session")
-def django_db_setup(django_db_setup, django_db_blocker):
-    # Import the catalogue once for the whole session; transactional tests that flush it re-import
-    # through the `catalogue` fixture.
-    from leaderboard.competitions.catalogue import import_catalogue
+def _test_db_from_template(request, django_db_modify_db_settings, django_db_use_migrations,
+                           django_db_blocker) -> str | None:
+    """This session's test database is a copy of one built once, migrated and with the catalogue
+    imported (tests/db_template.py), unless the developer asked pytest-django to reuse the database or
+    skip migrations or create it anew. The database's name outside the tests, to restore after, or None."""
+    if request.config.getvalue("reuse_db") or request.config.getvalue("create_db") or not django_db_use_migrations:
+        return None
+    from django.db import connection
+
+    from tests import db_template
 
     with django_db_blocker.unblock():
-        import_catalogue(CATALOGUE_DIR)
+        db_template.clone(CATALOGUE_DIR)
+    return connection.settings_dict["NAME"]
+
+
+@pytest.fixture(scope="session")
+def django_db_keepdb(request, _test_db_from_template) -> bool:
+    # A copied database is kept by Django's setup (migrate finds nothing to do); django_db_setup drops it.
+    return _test_db_from_template is not None or request.config.getvalue("reuse_db")
+
+
+@pytest.fixture(scope="session")
+def django_db_setup(request, django_db_setup, django_db_blocker, _test_db_from_template):
+    # The catalogue is imported once for the whole session (in the template); transactional tests that
+    # flush it get its rows back through the `catalogue` fixture.
+    from django.db import connections
+
+    from leaderboard.competitions.catalogue import import_catalogue
+    from tests import catalogue_rows
+
+    with django_db_blocker.unblock():
+        if _test_db_from_template is None:
+            import_catalogue(CATALOGUE_DIR)
+        request.config.stash[CATALOGUE_ROWS] = catalogue_rows.snapshot()
+    yield
+    if _test_db_from_template is not None:
+        with django_db_blocker.unblock():
+            connections["default"].creation.destroy_test_db(_test_db_from_template, verbosity=0)
 
 
 @pytest.fixture(scope="session")
