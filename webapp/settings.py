@@ -435,7 +435,9 @@ SPECTACULAR_SETTINGS = {
     # The disclosure fields and filters share their choices (leaderboard.api.runs): one name each; findings
     # have a `status` of their own (open, confirmed, dismissed), beside runs' and jobs'.
     "ENUM_NAME_OVERRIDES": {"DisclosureEnum": ["yes", "no"], "DisclosureFilterEnum": ["yes", "no", "unknown"],
-                            "FindingStatusEnum": "leaderboard.trust.models.Finding.Status"},
+                            "FindingStatusEnum": "leaderboard.trust.models.Finding.Status",
+                            "QuestionKindEnum": "leaderboard.questions.models.SavedQuestion.Kind",
+                            "CompetitionKindEnum": "leaderboard.models.Competition.Kind"},
 }
 
 if not DEBUG:

@@ -44,7 +44,7 @@ def test_item3_demo_runs_are_labelled_and_real_imports_are_not(page, catalogue):
     real = make_run(task_name="house-prices", status=Run.Status.GRADED, notes="DEMO: a real public trajectory")
     page.goto(f"{page.base_url}/runs/{Run.objects.filter(is_demo=True).first().pk}/")
     assert page.locator("#demo-label").is_visible()
-    assert "synthetic answers" in text(page, ".run-header .badge.verified")
+    assert "synthetic answers" in text(page, ".run-header .badge.demo")  # never a verified badge
     page.goto(f"{page.base_url}/experiments/{real.experiment_id}/")
     assert page.locator("#demo-label").count() == 0
 
