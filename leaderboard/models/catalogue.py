@@ -72,7 +72,9 @@ class Competition(models.Model):
     # Research tasks (MLAgentBench): success = at least 10% better than this baseline.
     baseline_score = models.FloatField(null=True, blank=True)
     leaderboard_kind = models.CharField(
-        max_length=20, choices=LeaderboardKind.choices, default=LeaderboardKind.KAGGLE,
+        max_length=20,
+        choices=LeaderboardKind.choices,
+        default=LeaderboardKind.KAGGLE,
         help_text="Whose scores the leaderboard (and so the medals) holds",
     )
     # The public prepared data a sandbox mounts (train/test/sample submission); never the private answers.

@@ -14,11 +14,26 @@ from django.dispatch import Signal
 
 FLAGS = ("gold_medal", "silver_medal", "bronze_medal", "above_median", "valid_submission", "any_medal")
 # What a run contributes to the aggregates; a change to any of these (or to its status) can change them.
-COUNTED_FIELDS = frozenset({
-    "experiment", "experiment_id", "competition", "competition_id", "seed", "status", "is_private",
-    "verification", *FLAGS, "cost_usd", "tokens_in", "tokens_out", "usage_metered", "is_demo", "created_at",
-    "competition_version",
-})
+COUNTED_FIELDS = frozenset(
+    {
+        "experiment",
+        "experiment_id",
+        "competition",
+        "competition_id",
+        "seed",
+        "status",
+        "is_private",
+        "verification",
+        *FLAGS,
+        "cost_usd",
+        "tokens_in",
+        "tokens_out",
+        "usage_metered",
+        "is_demo",
+        "created_at",
+        "competition_version",
+    }
+)
 
 # sent with keys=[(experiment_id, seed), ...] (repeats allowed), inside the writing transaction
 run_keys_changed = Signal()

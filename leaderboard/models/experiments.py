@@ -87,27 +87,42 @@ class Experiment(models.Model):
     settings_hash = models.CharField(max_length=64, blank=True, help_text="sha256 of the canonical settings JSON")
     # Disclosures (MLE-bench's maintainers ask for them): internet and test-set signal change what a
     # result means, so they are part of the configuration; links and leakage annotate it.
-    internet = models.CharField(max_length=3, choices=Disclosure.choices, default="", blank=True,
-                                help_text="External knowledge or internet used by the agent")
-    test_signal = models.CharField(max_length=3, choices=Disclosure.choices, default="", blank=True,
-                                   help_text="Any signal from the test set (scores, labels) reached the agent")
-    disclosed_by = models.CharField(max_length=10, choices=DisclosedBy.choices, default="", blank=True,
-                                    help_text="Who gave the hardware and internet fields")
+    internet = models.CharField(
+        max_length=3,
+        choices=Disclosure.choices,
+        default="",
+        blank=True,
+        help_text="External knowledge or internet used by the agent",
+    )
+    test_signal = models.CharField(
+        max_length=3,
+        choices=Disclosure.choices,
+        default="",
+        blank=True,
+        help_text="Any signal from the test set (scores, labels) reached the agent",
+    )
+    disclosed_by = models.CharField(
+        max_length=10,
+        choices=DisclosedBy.choices,
+        default="",
+        blank=True,
+        help_text="Who gave the hardware and internet fields",
+    )
     source_url = models.URLField(max_length=500, blank=True, help_text="The agent's source code")
     report_url = models.URLField(max_length=500, blank=True, help_text="A tech report or paper")
     known_leakage = models.BooleanField(default=False, help_text="Known leakage of test information")
     leakage_note = models.TextField(blank=True, help_text="What leaked, and how it is known")
     name = models.CharField(max_length=300, blank=True)
-    owner = models.ForeignKey(USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True,
-                              related_name="experiments")
+    owner = models.ForeignKey(USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="experiments")
     team = models.ForeignKey(Team, on_delete=models.PROTECT, null=True, blank=True, related_name="experiments")
     # "user:<id>", "team:<id>" or "" (no owner): unique with the configuration, NULL-free on every database,
     # and kept when a user is deleted so their results never merge into someone else's.
     owner_key = models.CharField(max_length=40, blank=True, editable=False)
     # A re-run of another experiment's jobs (runner.reproduction): its own experiment, so its runs never
     # mix with the original's, compared with it on the original's page (leaderboard.trust.reproductions).
-    reproduces = models.ForeignKey("self", on_delete=models.SET_NULL, null=True, blank=True,
-                                   related_name="reproductions")
+    reproduces = models.ForeignKey(
+        "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="reproductions"
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     objects = ExperimentQuerySet.as_manager()
@@ -116,9 +131,18 @@ class Experiment(models.Model):
         ordering = ["agent__name", "model__name"]
         constraints = [
             models.UniqueConstraint(  # a reproduction shares its original's configuration
-                fields=["agent", "model", "hardware", "time_limit_hours", "settings_hash", "internet", "test_signal",
-                        "owner_key"],
-                condition=models.Q(reproduces__isnull=True), name="unique_experiment_configuration_per_owner",
+                fields=[
+                    "agent",
+                    "model",
+                    "hardware",
+                    "time_limit_hours",
+                    "settings_hash",
+                    "internet",
+                    "test_signal",
+                    "owner_key",
+                ],
+                condition=models.Q(reproduces__isnull=True),
+                name="unique_experiment_configuration_per_owner",
             ),
             models.CheckConstraint(
                 condition=models.Q(owner__isnull=True) | models.Q(team__isnull=True),
@@ -138,11 +162,17 @@ class Experiment(models.Model):
         """What the experiment discloses, as the API and CSV give it: "not disclosed" (or null for a
         number) where nobody said, never a guess."""
         return {
-            "gpu_count": self.gpu_count, "gpu_type": self.gpu_type, "cpu_count": self.cpu_count,
-            "memory_gb": self.memory_gb, "internet": self.get_internet_display(),
-            "test_signal": self.get_test_signal_display(), "disclosed_by": self.get_disclosed_by_display(),
-            "source_url": self.source_url, "report_url": self.report_url,
-            "known_leakage": self.known_leakage, "leakage_note": self.leakage_note,
+            "gpu_count": self.gpu_count,
+            "gpu_type": self.gpu_type,
+            "cpu_count": self.cpu_count,
+            "memory_gb": self.memory_gb,
+            "internet": self.get_internet_display(),
+            "test_signal": self.get_test_signal_display(),
+            "disclosed_by": self.get_disclosed_by_display(),
+            "source_url": self.source_url,
+            "report_url": self.report_url,
+            "known_leakage": self.known_leakage,
+            "leakage_note": self.leakage_note,
         }
 
     @property

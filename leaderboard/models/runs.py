@@ -32,18 +32,54 @@ class RunQuerySet(models.QuerySet):
             self.filter(status=Run.Status.GRADED)
             .select_related("experiment__agent", "experiment__model", "experiment__owner", "experiment__team")
             .only(
-                "id", "experiment_id", "competition_id", "seed", "status", "verification", "score",
-                "valid_submission", "gold_medal", "silver_medal", "bronze_medal", "above_median", "any_medal",
-                "cost_usd", "tokens_in", "tokens_out", "usage_metered", "created_at", "is_demo",
-                "experiment__id", "experiment__name", "experiment__hardware", "experiment__gpu_type",
-                "experiment__gpu_count", "experiment__time_limit_hours", "experiment__agent_id",
-                "experiment__cpu_count", "experiment__memory_gb", "experiment__internet", "experiment__test_signal",
-                "experiment__disclosed_by", "experiment__source_url", "experiment__report_url",
-                "experiment__known_leakage", "experiment__leakage_note", "competition_version",
-                "experiment__model_id", "experiment__agent__id", "experiment__agent__name",
-                "experiment__agent__version", "experiment__model__id", "experiment__model__name",
-                "experiment__owner_id", "experiment__team_id", "experiment__owner_key",
-                "experiment__owner__id", "experiment__owner__username", "experiment__team__id",
+                "id",
+                "experiment_id",
+                "competition_id",
+                "seed",
+                "status",
+                "verification",
+                "score",
+                "valid_submission",
+                "gold_medal",
+                "silver_medal",
+                "bronze_medal",
+                "above_median",
+                "any_medal",
+                "cost_usd",
+                "tokens_in",
+                "tokens_out",
+                "usage_metered",
+                "created_at",
+                "is_demo",
+                "experiment__id",
+                "experiment__name",
+                "experiment__hardware",
+                "experiment__gpu_type",
+                "experiment__gpu_count",
+                "experiment__time_limit_hours",
+                "experiment__agent_id",
+                "experiment__cpu_count",
+                "experiment__memory_gb",
+                "experiment__internet",
+                "experiment__test_signal",
+                "experiment__disclosed_by",
+                "experiment__source_url",
+                "experiment__report_url",
+                "experiment__known_leakage",
+                "experiment__leakage_note",
+                "competition_version",
+                "experiment__model_id",
+                "experiment__agent__id",
+                "experiment__agent__name",
+                "experiment__agent__version",
+                "experiment__model__id",
+                "experiment__model__name",
+                "experiment__owner_id",
+                "experiment__team_id",
+                "experiment__owner_key",
+                "experiment__owner__id",
+                "experiment__owner__username",
+                "experiment__team__id",
                 "experiment__team__name",
             )
             .order_by("created_at", "id")
@@ -65,7 +101,7 @@ class RunQuerySet(models.QuerySet):
             if counted and kwargs.keys() & {"experiment", "experiment_id", "seed"}:  # their new keys too
                 pks = [pk for pk, _, _ in counted]
                 for i in range(0, len(pks), 500):
-                    keys += Run.objects.filter(pk__in=pks[i:i + 500]).values_list("experiment_id", "seed")
+                    keys += Run.objects.filter(pk__in=pks[i : i + 500]).values_list("experiment_id", "seed")
             changes.announce(keys)
         return changed
 
@@ -102,8 +138,11 @@ class RunQuerySet(models.QuerySet):
 
     def _lock_keys(self) -> list[tuple]:
         """(pk, experiment id, seed, status) of the matched runs, locked until the transaction ends."""
-        return list(self.select_for_update(no_key=True, of=("self",)).order_by()
-                    .values_list("pk", "experiment_id", "seed", "status"))
+        return list(
+            self.select_for_update(no_key=True, of=("self",))
+            .order_by()
+            .values_list("pk", "experiment_id", "seed", "status")
+        )
 
 
 class MedalFlags(models.Model):
@@ -155,9 +194,7 @@ class Run(MedalFlags):
         WAITING = "waiting", "Waiting for answers"
 
     experiment = models.ForeignKey(Experiment, on_delete=models.CASCADE, related_name="runs")
-    competition = models.ForeignKey(
-        Competition, on_delete=models.PROTECT, related_name="runs", null=True, blank=True
-    )
+    competition = models.ForeignKey(Competition, on_delete=models.PROTECT, related_name="runs", null=True, blank=True)
     task_name = models.CharField(max_length=300, blank=True, help_text="The task as the log names it")
     # The competition's version when the run was graded (or its score taken): a leaderboard row never
     # mixes versions (leaderboard.analysis.aggregates).
@@ -168,9 +205,7 @@ class Run(MedalFlags):
     )
     is_private = models.BooleanField(default=False)
     origin = models.CharField(max_length=20, choices=Origin.choices, default=Origin.UPLOAD)
-    verification = models.CharField(
-        max_length=20, choices=Verification.choices, default=Verification.SELF_REPORTED
-    )
+    verification = models.CharField(max_length=20, choices=Verification.choices, default=Verification.SELF_REPORTED)
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.PENDING, db_index=True)
     # The grading claim (leaderboard.tasks.grade_run): who holds it, until when, how many tries so far;
     # the sweep (leaderboard.runs.recovery) re-queues expired claims and pending runs nobody picked up.
@@ -221,8 +256,9 @@ class Run(MedalFlags):
         ]
         constraints = [
             # Idempotent uploads: the hash covers the owner, the key fields and every file's digest.
-            models.UniqueConstraint(fields=["content_hash"], condition=~models.Q(content_hash=""),
-                                    name="unique_run_content"),
+            models.UniqueConstraint(
+                fields=["content_hash"], condition=~models.Q(content_hash=""), name="unique_run_content"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -243,8 +279,9 @@ class Run(MedalFlags):
 
     def delete(self, *args, **kwargs):
         with transaction.atomic():
-            keys = [(e, s) for _, e, s, status in Run.objects.filter(pk=self.pk)._lock_keys()
-                    if status == Run.Status.GRADED]
+            keys = [
+                (e, s) for _, e, s, status in Run.objects.filter(pk=self.pk)._lock_keys() if status == Run.Status.GRADED
+            ]
             deleted = super().delete(*args, **kwargs)
             changes.announce(keys)
         return deleted
@@ -292,8 +329,10 @@ class Run(MedalFlags):
         waited = (timezone.now() - since).total_seconds()
         if waited < settings.GRADING_STUCK_AFTER_S:
             return ""
-        return (f", waiting {format_seconds(waited)}: no worker has taken it yet (is a runner running? "
-                f"`manage.py runner`); it is queued again every {format_seconds(settings.STALE_PENDING_S)}")
+        return (
+            f", waiting {format_seconds(waited)}: no worker has taken it yet (is a runner running? "
+            f"`manage.py runner`); it is queued again every {format_seconds(settings.STALE_PENDING_S)}"
+        )
 
     @property
     def medal_label(self) -> str:

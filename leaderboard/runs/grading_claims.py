@@ -19,8 +19,14 @@ log = logging.getLogger(__name__)
 TRANSIENT_ERRORS = (OSError, TimeoutError, ConnectionError, OperationalError)
 
 GRADINGS = leases.Leased(
-    Run, "grading of run", waiting=Run.Status.PENDING, working=Run.Status.GRADING, failed=Run.Status.FAILED,
-    lease_s=lambda: settings.GRADING_LEASE_S, owner="grading_owner", expires="grading_lease_expires_at",
+    Run,
+    "grading of run",
+    waiting=Run.Status.PENDING,
+    working=Run.Status.GRADING,
+    failed=Run.Status.FAILED,
+    lease_s=lambda: settings.GRADING_LEASE_S,
+    owner="grading_owner",
+    expires="grading_lease_expires_at",
     attempts="grading_attempts",
 )
 

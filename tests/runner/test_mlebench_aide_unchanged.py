@@ -74,7 +74,14 @@ def mirrored_build(settings, tmp_path):
 
 
 def test_mlebench_aide_builds_from_a_git_mirror_and_runs_unchanged_to_a_graded_run(
-    mlebench_checkout, db, alice, job_world, mlebench_env, mirrored_build, tmp_path, settings,
+    mlebench_checkout,
+    db,
+    alice,
+    job_world,
+    mlebench_env,
+    mirrored_build,
+    tmp_path,
+    settings,
     django_capture_on_commit_callbacks,
 ):
     agents = tmp_path / "agents"

@@ -50,8 +50,9 @@ def light(settings, tmp_path):
     """MLAgentBench's light environment, kept between test sessions and checkouts on this machine, beside the
     agents' wheelhouse (built once: minutes; keyed by the requirements' hash, so a change builds anew)."""
     settings.RESEARCH_ENVIRONMENT = "light"
-    settings.RESEARCH_ENV_DIR = Path(os.environ.get("MEDALBOARD_TEST_RESEARCH_ENV_DIR",
-                                                    "/var/cache/medalboard/research-env")).resolve()
+    settings.RESEARCH_ENV_DIR = Path(
+        os.environ.get("MEDALBOARD_TEST_RESEARCH_ENV_DIR", "/var/cache/medalboard/research-env")
+    ).resolve()
     settings.RESEARCH_DIR = tmp_path / "stored"
     settings.RUNNER_WORK_DIR = tmp_path / "work"
     settings.RESEARCH_BASELINE_RUNS = 1

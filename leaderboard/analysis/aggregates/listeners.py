@@ -11,8 +11,9 @@ from leaderboard.models import Competition, Split, changes
 
 def connect() -> None:
     changes.run_keys_changed.connect(_run_keys_changed, dispatch_uid="aggregates-run-keys")
-    m2m_changed.connect(_split_membership_changed, sender=Competition.splits.through,
-                        dispatch_uid="aggregates-split-membership")
+    m2m_changed.connect(
+        _split_membership_changed, sender=Competition.splits.through, dispatch_uid="aggregates-split-membership"
+    )
 
 
 def _run_keys_changed(sender, keys, **kwargs) -> None:
@@ -22,8 +23,9 @@ def _run_keys_changed(sender, keys, **kwargs) -> None:
 def _split_membership_changed(sender, instance, action, reverse, pk_set, **kwargs) -> None:
     """A split's competitions changed: the aggregates of the runs in those competitions follow."""
     if action == "pre_clear":
-        instance._cleared_competitions = (list(instance.competitions.values_list("pk", flat=True))
-                                          if isinstance(instance, Split) else [instance.pk])
+        instance._cleared_competitions = (
+            list(instance.competitions.values_list("pk", flat=True)) if isinstance(instance, Split) else [instance.pk]
+        )
     elif action == "post_clear":
         maintenance.split_membership_changed(getattr(instance, "_cleared_competitions", []))
     elif action in ("post_add", "post_remove") and pk_set:
