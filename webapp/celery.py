@@ -8,6 +8,8 @@ from celery import Celery
 from celery.exceptions import CPendingDeprecationWarning
 from celery.signals import celeryd_after_setup
 
+from runner.worker import RecoveryStep  # a bootstep: it imports no models until the worker starts
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
 app = Celery("medalboard")
@@ -29,7 +31,5 @@ def _quiet_connection_loss_notice(**kwargs) -> None:
     warnings.filterwarnings("ignore", category=CPendingDeprecationWarning, module="celery.worker.consumer.consumer")
 
 app.autodiscover_tasks()
-
-from runner.worker import RecoveryStep  # noqa: E402  (a bootstep: imports no models until the worker starts)
 
 app.steps["worker"].add(RecoveryStep)

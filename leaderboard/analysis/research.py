@@ -15,6 +15,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from leaderboard.analysis.stats import mean_sem, usage_basis
 from leaderboard.lib.research_failures import excluded
 from leaderboard.models import Competition, Experiment, Run, Snapshot
 
@@ -127,8 +128,6 @@ def _best_scores(runs: list[Run]) -> dict[int, float | None]:
 
 
 def _experiment_stats(experiment: Experiment, runs: list[Run], best: dict[int, float | None]) -> ResearchStats:
-    from leaderboard.analysis.stats import mean_sem, usage_basis
-
     gains = {run.pk: research_outcome(run)[0] for run in runs}
     best_gains = [best_gain(run, best.get(run.pk)) for run in runs]
     known = [g for g in gains.values() if g is not None]
@@ -153,8 +152,6 @@ def _experiment_stats(experiment: Experiment, runs: list[Run], best: dict[int, f
 
 
 def _task_stats(runs: list[Run], gains: dict[int, float | None]) -> list[TaskStats]:
-    from leaderboard.analysis.stats import mean_sem
-
     by_task: dict[int, list[Run]] = defaultdict(list)
     for run in runs:
         by_task[run.competition_id].append(run)

@@ -410,14 +410,3 @@ def pareto_front(points: Sequence[tuple[float, float]]) -> list[tuple[float, flo
         if not front or score > front[-1][1]:
             front.append((cost, score))
     return front
-
-
-from leaderboard.analysis.research import (  # noqa: E402,F401 - the research statistics' names, kept here too
-    RESEARCH_SUCCESS_IMPROVEMENT,
-    ResearchStats,
-    improvement,
-    research_outcome,
-    research_results,
-    research_runs,
-    research_success,
-)

@@ -19,6 +19,7 @@ from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
 from leaderboard.analysis import page_cache, stats
+from leaderboard.analysis import research as research_stats
 from leaderboard.api.findings import FindingSerializer, findings_of
 from leaderboard.api.intakes import IntakeSerializer
 from leaderboard.api.pagination import RunCursorPagination
@@ -207,11 +208,11 @@ class RunOutputSerializer(serializers.Serializer):
 
     @extend_schema_field(serializers.FloatField(allow_null=True))
     def get_improvement_over_baseline(self, run: Run) -> float | None:
-        return stats.research_outcome(run)[0]
+        return research_stats.research_outcome(run)[0]
 
     @extend_schema_field(serializers.BooleanField(allow_null=True))
     def get_success(self, run: Run) -> bool | None:
-        return stats.research_outcome(run)[1]
+        return research_stats.research_outcome(run)[1]
 
     def to_representation(self, run: Run) -> dict:
         """The declared fields' output, built directly: DRF's generic path (a source lookup and an

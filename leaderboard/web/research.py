@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from leaderboard.analysis import research as research_stats
 from leaderboard.analysis import stats
 from leaderboard.lib.research_failures import LABELS as FAILURE_LABELS
 from leaderboard.models import Competition, ResearchTask, Run
@@ -39,7 +40,8 @@ def page(request: HttpRequest, competition: Competition) -> HttpResponse:
         "competition": competition, "task": task, "rows": rows,
         "starter_files": [(name, size, name in read_only) for name, size in (task.starter_files if task else [])],
         "figure": improvement_figure(rows) if any(r.improvement is not None for r in rows) else None,
-        "success_pct": 100 * stats.RESEARCH_SUCCESS_IMPROVEMENT, "success_margin": stats.RESEARCH_SUCCESS_IMPROVEMENT,
+        "success_pct": 100 * research_stats.RESEARCH_SUCCESS_IMPROVEMENT,
+        "success_margin": research_stats.RESEARCH_SUCCESS_IMPROVEMENT,
     })
 
 
@@ -49,7 +51,7 @@ def ranked_runs(competition: Competition, user) -> list[RunRow]:
             .select_related("competition", "experiment__agent", "experiment__model"))
     rows = []
     for run in runs:
-        gain, success = stats.research_outcome(run)
+        gain, success = research_stats.research_outcome(run)
         rows.append(RunRow(run, gain, success, [FAILURE_LABELS.get(c, c) for c in run.failure_classes]))
     return sorted(rows, key=lambda r: (r.improvement is None, -(r.improvement or 0.0), r.run.pk))
 
@@ -58,4 +60,4 @@ def improvement_figure(rows: list[RunRow]) -> dict:
     return research_improvement_figure([
         (f"run {r.run.pk}", 100 * r.improvement, bool(r.success),
          f"{r.run.experiment.agent} · {r.run.experiment.model} · seed {r.run.seed}")
-        for r in rows if r.improvement is not None], 100 * stats.RESEARCH_SUCCESS_IMPROVEMENT)
+        for r in rows if r.improvement is not None], 100 * research_stats.RESEARCH_SUCCESS_IMPROVEMENT)

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_http_methods
 from rest_framework.authtoken.models import Token
 
 from leaderboard.analysis import page_cache, paired, stats
+from leaderboard.analysis import research as research_stats
 from leaderboard.analysis import versions as competition_versions
 from leaderboard.api.intakes import visible_intake
 from leaderboard.api.runs import LeaderboardQuerySerializer, leaderboard_rows, rows_to_csv, scoped_rows
@@ -264,8 +265,8 @@ def leaderboard(request):
     except Split.DoesNotExist:
         if export not in ("csv", "json") and _research_only(params, request):
             return render(request, "leaderboard/leaderboard.html", {
-                "research_only": True, "research": stats.research_results(
-                    stats.research_runs(request.user, verified_only=bool(params.get("verified")))),
+                "research_only": True, "research": research_stats.research_results(
+                    research_stats.research_runs(request.user, verified_only=bool(params.get("verified")))),
                 "verified_only": bool(params.get("verified")),
                 "has_mlebench": Split.objects.filter(benchmark__slug="mle-bench").exists()})
         raise Http404("that split is not in the catalogue") from None
@@ -279,8 +280,8 @@ def leaderboard(request):
     return static_export.render_or_export(request, "leaderboard/leaderboard.html", {
         "board": {**board, "html": mark_safe(board["html"]),  # noqa: S308 - both rendered by our templates
                   "published_html": mark_safe(board["published_html"])},  # noqa: S308
-        "split": split, "research": stats.research_results(
-            stats.research_runs(request.user, verified_only=bool(params.get("verified")))),
+        "split": split, "research": research_stats.research_results(
+            research_stats.research_runs(request.user, verified_only=bool(params.get("verified")))),
     }, f"medalboard-{split.slug}.html")
 
 
@@ -375,7 +376,7 @@ def experiment_detail(request, pk: int):
                    key=lambda t: t[0])
     rows = [(label, [grid[s].get(cid) if cid is not None else _by_task(runs, label, s) for s in seeds])
             for label, cid in tasks]
-    research = stats.research_results([
+    research = research_stats.research_results([
         r for r in runs if r.status == Run.Status.GRADED and r.competition is not None
         and r.competition.kind == Competition.Kind.RESEARCH and r.competition.baseline_score is not None
     ])

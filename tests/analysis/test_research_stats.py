@@ -9,7 +9,7 @@ import random
 import numpy as np
 import pytest
 
-from leaderboard.analysis import research, stats
+from leaderboard.analysis import research
 from leaderboard.models import Benchmark, Competition, Run
 from tests.web.test_leaderboard import experiment
 
@@ -72,7 +72,7 @@ def test_mean_and_sem_over_seeds_per_task_and_overall(db):
     seed_success = [100 * np.mean([success[(t, s)] for t in (acc, mae)]) for s in range(3)]
     seed_gain = [100 * np.mean([gains[(t, s)] for t in (acc, mae) if gains[(t, s)] is not None]) for s in range(3)]
 
-    [result] = research.research_results(stats.research_runs(user=None))
+    [result] = research.research_results(research.research_runs(user=None))
     assert result.n_runs == 6 and result.n_seeds == 3
     assert result.success.mean == pytest.approx(np.mean(seed_success))
     assert result.success.sem == pytest.approx(sem(seed_success))
@@ -107,9 +107,9 @@ def test_a_crashed_run_is_left_out_of_the_statistics_as_mlagentbench_does(db):
     crashed.refresh_from_db()
     good.refresh_from_db()
     assert crashed.failure_classes[0] == "error" and not crashed.valid_submission and not crashed.submission_exists
-    assert stats.research_outcome(crashed) == (None, None)
+    assert research.research_outcome(crashed) == (None, None)
     assert good.failure_classes == [] and good.valid_submission and good.submission_exists
-    [result] = research.research_results(stats.research_runs(user=None))
+    [result] = research.research_results(research.research_runs(user=None))
     gain = by_hand(0.6, 0.5, False)[0]
     assert result.n_runs == 1 and result.n_excluded == 1 and result.success_rate == pytest.approx(100.0)
     assert result.mean_improvement_pct == pytest.approx(100 * gain)  # the crash is not in the mean
@@ -148,7 +148,7 @@ def test_success_at_every_threshold_for_the_final_and_the_best_step(db):
                 Snapshot.objects.create(run=run, elapsed_seconds=10.0 * (i + 1), status=Snapshot.Status.GRADED,
                                         score=score, valid_submission=True)
             cases.append((final, steps, base, task.is_lower_better))
-    [result] = research.research_results(stats.research_runs(user=None))
+    [result] = research.research_results(research.research_runs(user=None))
     for pct in (5, 10, 15, 20, 30):
         final_ok = [plot_py(*case, pct / 100)[0] for case in cases]
         best_ok = [plot_py(*case, pct / 100)[1] for case in cases]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from leaderboard.analysis import stats
+from leaderboard.analysis import research as stats
 from leaderboard.models import Benchmark, Competition, Run
 from tests.web.test_leaderboard import experiment
 

@@ -16,7 +16,7 @@ from django.core.management import call_command
 from django.utils import timezone
 from rest_framework.test import APIClient
 
-from leaderboard.analysis import stats
+from leaderboard.analysis import research as stats
 from leaderboard.models import Artifact, Run
 from runner import execution, leases
 from runner.backends.local import LocalBackend

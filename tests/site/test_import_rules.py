@@ -367,3 +367,44 @@ if __name__ == "__main__":
     if sys.argv[1:] != ["--write-cycles"]:
         sys.exit("usage: python -m tests.site.test_import_rules --write-cycles")
     CYCLES_FILE.write_text(json.dumps(described(import_graph()), indent=1) + "\n")
+
+
+# Modules that import the project below their first definition, with the reason; the list may only shrink.
+IMPORTS_BELOW_DEFINITIONS = {
+    # the test settings set the environment (per-worker database and broker) before the settings read it
+    "webapp/test_settings.py": "from webapp.settings import *",
+}
+
+
+def imports_below_definitions() -> dict[str, list[str]]:
+    """file -> its module-level project imports that come after a def or class (a sign of a circle
+    worked around by import order)."""
+    found: dict[str, list[str]] = {}
+    for path, module, is_package in project_modules():
+        tree = ast.parse(path.read_text())
+        defined = False
+        for node in tree.body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defined = True
+            elif defined and isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [name for _, name in imports_of(ast.unparse(node), module, is_package)]
+                if any(name.split(".")[0] in PROJECT for name in names):
+                    found.setdefault(str(path.relative_to(ROOT)), []).append(f"line {node.lineno}: {ast.unparse(node)}")
+    return found
+
+
+def test_no_project_import_sits_below_a_definition():
+    found = imports_below_definitions()
+    new = {path: lines for path, lines in found.items() if path not in IMPORTS_BELOW_DEFINITIONS}
+    assert not new, f"imports below a module's first definition (move them to the top; a circle is its own fix): {new}"
+    gone = set(IMPORTS_BELOW_DEFINITIONS) - set(found)
+    assert not gone, f"no longer below a definition, take them off IMPORTS_BELOW_DEFINITIONS: {sorted(gone)}"
+
+
+def test_an_import_below_a_definition_is_found(tmp_path, monkeypatch):
+    module = tmp_path / "leaderboard" / "late.py"
+    module.parent.mkdir()
+    module.write_text("import os\n\n\ndef f():\n    pass\n\n\nfrom leaderboard.models import Run\n")
+    monkeypatch.setattr(sys.modules[__name__], "ROOT", tmp_path)
+    monkeypatch.setattr(sys.modules[__name__], "project_modules", lambda: [(module, "leaderboard.late", False)])
+    assert imports_below_definitions() == {"leaderboard/late.py": ["line 8: from leaderboard.models import Run"]}
