@@ -1,6 +1,6 @@
 """Leaderboard rows from the stored aggregates: one row read per experiment, split and seed.
 
-Who sees what (docs/architecture.md, "Leaderboard aggregates"): anonymous users and signed-in users
+Who sees what (docs/internals.md, "Leaderboard aggregates"): anonymous users and signed-in users
 read the `public` rows, staff the `all` rows (each in its verified-only variant when that filter is
 on). A signed-in user who owns private GRADED runs sees them too: the experiments holding such runs
 are left out of the shared rows and computed from the runs they may see (stats.stats_from_runs), so
