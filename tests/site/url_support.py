@@ -63,7 +63,8 @@ def site_world(job_world, alice, staff):
     finding = Finding.objects.create(run=run, check_name="answers-read", summary="read the answers")
     real = {"pk": str(run.pk), "other": str(other.pk), "reference": str(other.pk), "artifact_id": "1",
             "finding_id": str(finding.pk), "slug": "spaceship-titanic", "id": "spaceship-titanic", "kind": "time",
-            "version": "1", "uidb64": "MQ", "token": "set-password", "path": "train.csv"}
+            "version": "1", "uidb64": "MQ", "token": "set-password", "path": "train.csv", "key": "output",
+            "sha256": "0" * 64}
     return {"job": job, "run": run, "real": real}
 
 
