@@ -440,7 +440,7 @@ def test_agent_runs_in_a_locked_down_container(engine, folders):
     assert seen["writable"] == {"/": False, "/home/data": False, "/opt/medalboard": False, "/home/code": True,
                                 "/tmp": True}
     assert seen["env"]["DATA_DIR"] == "/home/data" and seen["env"]["TIME_LIMIT_SECONDS"] == "120"
-    assert "CUDA_VISIBLE_DEVICES" not in seen["env"]
+    assert seen["env"]["CUDA_VISIBLE_DEVICES"] == "" and seen["env"]["NVIDIA_VISIBLE_DEVICES"] == "void"  # no GPU
     assert "agent done" in spec.host_output_log.read_text()  # kept after removal, outside the agent's folders
     assert "agent done" in sandbox.output_tail()
     assert gone(engine, spec.name)
