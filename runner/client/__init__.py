@@ -100,6 +100,8 @@ class SiteClient:
             "Upload-Kind": kind,
         }
         state = self._call("GET", url, headers=headers)
+        if not isinstance(state.get("received"), int):  # not the site's upload state (an answer cut or stood in for)
+            raise ApiError(0, f"the site's answer to the upload of {name} holds no upload state", state)
         offset = state["received"]
         with open(path, "rb") as f:
             while not state["complete"]:

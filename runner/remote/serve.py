@@ -15,7 +15,7 @@ from pathlib import Path
 
 from runner import hardware
 from runner.backends import Backend
-from runner.client import Fenced, Forbidden, Revoked, SiteClient, SiteLost
+from runner.client import ApiError, Revoked, SiteClient, SiteLost
 from runner.remote.data import DataCache
 from runner.remote.task import run_task
 
@@ -100,7 +100,8 @@ def serve(
         except Revoked:
             log.warning("runner %s: token revoked; stopping", name)
             return "revoked"
-        except (Fenced, Forbidden, SiteLost) as exc:  # the site handed it on, or will: nothing more to write
+        except (ApiError, SiteLost) as exc:  # the site handed it on, or will, or answered out of turn: the
+            # task is abandoned (its lease runs out and the sweep hands it on), never the runner
             log.warning("runner %s: task %s abandoned: %s", name, claim["task"], exc)
         done += 1
     return "stopped"
