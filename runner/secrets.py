@@ -181,20 +181,41 @@ class Redactor:
             yield self._cut_end(tail)
 
     def _cut_start(self, data: bytes) -> bytes:
-        """`data` with the longest end of a value's form it begins with replaced."""
-        found = self._edge(data, lambda form, n: data.startswith(form[-n:]))
-        return REPLACEMENT + data[found:] if found else data
+        """`data` with the longest end of a value's form it begins with replaced: line breaks in it
+        allowed (a wrapped base64 form cut in its first line), after the rest of one cut in two."""
+        done = 0
+        for skip in {0, _BROKEN_START.match(data).end()}:
+            head, offsets = _unbroken(data[skip:self.longest])
+            found = self._edge(head, lambda form, n, head=head: head.startswith(form[-n:]))
+            done = max(done, skip + offsets[found - 1] + 1 if found else 0)
+        return REPLACEMENT + data[done:] if done else data
 
     def _cut_end(self, data: bytes) -> bytes:
-        """`data` with the longest start of a value's form it ends with replaced."""
-        found = self._edge(data, lambda form, n: data.endswith(form[:n]))
-        return data[:-found] + REPLACEMENT if found else data
+        """`data` with the longest start of a value's form it ends with replaced (the same allowances)."""
+        cut, keep = max(0, len(data) - self.longest), len(data)
+        for end in {len(data), _BROKEN_END.search(data, cut).start()}:
+            tail, offsets = _unbroken(data[cut:end])
+            found = self._edge(tail, lambda form, n, tail=tail: tail.endswith(form[:n]))
+            keep = min(keep, cut + offsets[len(tail) - found] if found else len(data))
+        return data[:keep] + REPLACEMENT if keep < len(data) else data
 
     def _edge(self, data: bytes, matches) -> int:
         """The longest length n (MIN_REDACTED_CHARS or more, shorter than the form) a form matches at an edge."""
-        return max((n for form in self._forms for n in range(min(len(form), len(data) + 1) - 1,
-                                                            MIN_REDACTED_CHARS - 1, -1)
-                    if matches(form, n)), default=0)
+        return max((next((n for n in range(min(len(form), len(data) + 1) - 1, MIN_REDACTED_CHARS - 1, -1)
+                          if matches(form, n)), 0) for form in self._forms), default=0)
+
+
+def _unbroken(data: bytes) -> tuple[bytes, list[int]]:
+    """`data` without its line breaks (as they are or escaped, as `_wrapped` allows them), and the
+    offset in `data` of each byte kept."""
+    kept, offsets, done = [], [], 0
+    for match in _BREAK.finditer(data):
+        kept.append(data[done:match.start()])
+        offsets += range(done, match.start())
+        done = match.end()
+    kept.append(data[done:])
+    offsets += range(done, len(data))
+    return b"".join(kept), offsets
 
 
 def _forms(raw: bytes) -> set[bytes]:
@@ -251,6 +272,9 @@ def _wrapped(encoded: bytes) -> _Encoding:
 _UNRESERVED = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~")
 # a line break as it is, or escaped (JSON, a repr: each layer doubles the backslashes) up to 3 layers deep
 _LINE_BREAK = rb"(?:\r?\n|(?:\\{1,8}r)?\\{1,8}n)?"
+_BREAK = re.compile(_LINE_BREAK[:-1])  # one line break, not an empty one
+_BROKEN_START = re.compile(rb"(?:\r?\n|\\{0,8}r?\\{0,8}n)?")  # what a line break cut in two leaves
+_BROKEN_END = re.compile(rb"(?:\r|\\{1,8}(?:r\\{0,8})?)?\Z")
 _BASE64_ALIKE = {ord("+"): rb"[+\-]", ord("/"): rb"[/_]", ord("-"): rb"[+\-]", ord("_"): rb"[/_]"}
 _FOLD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ+/", b"abcdefghijklmnopqrstuvwxyz-_")
 

@@ -48,6 +48,20 @@ def test_every_encoding_is_replaced_when_streamed_in_chunks_cut_anywhere(secret)
         assert out.count(REPLACEMENT) >= len(ENCODINGS)
 
 
+@pytest.mark.parametrize("secret", SECRETS[:2])
+def test_every_encoding_cut_anywhere_at_a_log_edge_leaves_no_piece(secret):
+    """A log's tail (or a kept head) cut inside an encoding: the piece at the edge is replaced, a
+    wrapped base64 form cut in one of its lines or inside a line break (\\r|\\n, an escaped \\\\n) too.
+    The CI run of 2026-12-06 stored the second line of a PEM-wrapped key this way in a job's log tail."""
+    redactor = Redactor([secret])
+    for name, text in every_encoding(secret).items():
+        data = f"line {name}: {text}\nnext line\n".encode()
+        for cut in range(1, len(data)):
+            tail = redactor.text(data[cut:].decode("utf-8", "ignore"), cut_start=True).encode()
+            head = b"".join(redactor.stream([data[:cut]], cut_end=True))
+            assert leaks(tail, secret) == [] and leaks(head, secret) == [], (name, cut)
+
+
 def test_ordinary_log_text_is_left_as_it_is():
     secret = SECRETS[1]
     log = b"".join([
