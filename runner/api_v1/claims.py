@@ -15,8 +15,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from runner import leases
-from runner.api_v1 import data, llm
-from runner.models import AgentDefinition, JobTask, RemoteAttempt, Runner
+from runner.api_v1 import agents, data, llm
+from runner.models import JobTask, RemoteAttempt, Runner
 from runner.outputs import Limits
 from runner.research import jobs as research_jobs
 from runner.services import agent_image
@@ -50,14 +50,14 @@ def _candidates(runner: Runner):
         JobTask.objects.filter(
             status=JobTask.Status.QUEUED, job__cancel_requested=False, job__gpus__lte=runner.gpu_count
         )
-        .exclude(job__agent__package_format=AgentDefinition.Format.MLEBENCH)
         .select_related("job__agent", "competition")
         .order_by("pk")
     )
     for task in queued[:50]:
         if research_jobs.is_research(task.competition) or not runner.meets(task.job.requirements or {}):
             continue
-        if task.job.agent.image and not ({"*", agent_image(task.job.agent)} & set(runner.images)):
+        image = task.job.agent_image or agent_image(task.job.agent)
+        if task.job.agent.image and not agents.servable(runner, task.job, image):
             continue
         yield task
 
@@ -102,6 +102,7 @@ def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
             "time_limit_s": job.time_limit_s,
             "network": job.network,
         },
+        "agent": agents.describe(job),  # an MLE-bench-packaged agent's files, built on the runner
         "redact": list(secrets.values()),
         "llm": llm.claim_part(job),  # the runner's gateway keeps the provider keys of `env`
         "description": task.competition.description or "",

@@ -29,6 +29,7 @@ from runner.live import LineTail, SnapshotWatch
 from runner.outcomes import Outcome
 from runner.output_budget import Budget
 from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits, Stored, collect_outputs
+from runner.remote import agents
 from runner.remote.data import DataCache
 from runner.remote.llm import GatewayFailed, RemoteLlm
 from runner.scratch import Scratch
@@ -56,28 +57,36 @@ def run_task(
     try:
         data_dir = cache.folder(client, claim, tick=_every(claim["timing"]["poll_s"] * 5, lambda: client.renew(claim)))
         spec = _spec(claim, backend, scratch, data_dir, runner_name)
-        return _run(client, claim, backend, spec, scratch)
+        return _run(client, claim, backend, spec, scratch, agents_dir=cache.root / "agents")
     finally:
         scratch.delete()
         shutil.rmtree(scratch.path.parent / f"{scratch.path.name}.runner", ignore_errors=True)
 
 
-def _run(client: SiteClient, claim: dict, backend: Backend, spec: SandboxSpec, scratch: Scratch) -> Outcome:
+def _run(
+    client: SiteClient, claim: dict, backend: Backend, spec: SandboxSpec, scratch: Scratch, *, agents_dir: Path
+) -> Outcome:
     llm = RemoteLlm(claim)
     try:
-        return _run_with(client, claim, backend, spec, scratch, llm)
+        return _run_with(client, claim, backend, spec, scratch, llm, agents_dir)
     finally:
         llm.stop()
 
 
 def _run_with(
-    client: SiteClient, claim: dict, backend: Backend, spec: SandboxSpec, scratch: Scratch, llm: RemoteLlm
+    client: SiteClient,
+    claim: dict,
+    backend: Backend,
+    spec: SandboxSpec,
+    scratch: Scratch,
+    llm: RemoteLlm,
+    agents_dir: Path,
 ) -> Outcome:
     limits = Limits(**{k: claim["limits"][k] for k in ("file_bytes", "total_bytes", "files")})
-    try:
-        spec = llm.start(spec, backend)
+    try:  # an MLE-bench-packaged agent: its image built here, MLE-bench's contract (runner.remote.agents)
+        spec = llm.start(spec, backend, adapt=agents.adapter(client, claim, backend, agents_dir))
         sandbox = backend.start(spec)
-    except (ImageNotFound, StartFailed, GatewayFailed) as exc:  # permanent: say which, on the task
+    except (ImageNotFound, StartFailed, GatewayFailed, agents.AgentUnavailable) as exc:  # permanent: say which
         outcome = Outcome(outcomes.FAILED, f"{exc.__class__.__name__}: {exc}")
         return _finish(client, claim, outcome, spec, Redactor([*claim["redact"], *llm.hidden()]), limits, None, llm)
     redactor = Redactor([*claim["redact"], *llm.hidden()])  # the run's token too, where the agent prints it
@@ -285,6 +294,7 @@ def _recipe(claim: dict, backend: Backend, spec: SandboxSpec) -> dict:
         "image": spec.image,
         "command": spec.command,
         "data": {"version": claim["data"]["version"], "files": len(claim["data"]["files"])},
+        **({"agent": agents.recipe(claim, backend, spec)} if claim.get("agent") else {}),
     }
 
 
