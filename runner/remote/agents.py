@@ -99,6 +99,7 @@ class Images:
         built from the fetched folder."""
         agent = claim["agent"]
         if _current(engine, agent["image"], agent["version"]):
+            log.info("agent %s: image %s is here already", agent["name"], agent["image"])
             return agent["image"]
         variant = self.variant(client, claim)
         try:

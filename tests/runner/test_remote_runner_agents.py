@@ -21,6 +21,7 @@ from runner.models import JobTask
 from runner.services import create_job
 from tests.job_support import COMPETITION, needs_agent_tools
 from tests.mlebench_agent_support import DOCKERFILE, make_agents_dir
+from tests.remote_runner_support import can_make_netns
 
 pytestmark = needs_agent_tools
 API = "/api/runner/v1/"
@@ -142,18 +143,27 @@ def test_a_remote_runner_builds_an_mlebench_agent_and_the_site_grades_its_run(
     agents, made = fresh_probe
     import_agents(agents, build=False, log=lambda *a: None)
     job = create_job(
-        user=alice, agent="probe/omega", competitions=[COMPETITION], time_limit_minutes=2, env={"MY_KEY": SECRET}
+        user=alice,
+        agent="probe/omega",
+        competitions=[COMPETITION],
+        seeds=2,
+        time_limit_minutes=2,
+        env={"MY_KEY": SECRET},
     )
     made.append(job.agent_image)
     engine = docker.from_env()
     with pytest.raises(docker.errors.ImageNotFound):
         engine.images.get(job.agent_image)
     host = tmp_path / "host"
-    runner = RemoteRunner(live_server.url, new_token("remote-mlebench"), host, "--backend", "docker", "--tasks", "1")
+    runner = RemoteRunner(live_server.url, new_token("remote-mlebench"), host, "--backend", "docker", "--tasks", "2")
     assert runner.wait(480) == 0, runner.output()
-    task = JobTask.objects.select_related("runner").get(job=job)
-    assert task.status == JobTask.Status.SUCCEEDED, (task.error, task.log_tail, runner.output())
-    assert task.runner.name == "remote-mlebench"
+    task, second = JobTask.objects.select_related("runner").filter(job=job).order_by("seed")
+    for each in (task, second):
+        assert each.status == JobTask.Status.SUCCEEDED, (each.error, each.log_tail, runner.output())
+        assert each.runner.name == "remote-mlebench"
+    # Built once, from files fetched once: the second task of the version found its image by its tag.
+    assert runner.output().count(f"image {job.agent_image} built") == 1, runner.output()
+    assert runner.output().count(f"image {job.agent_image} is here already") == 1, runner.output()
     image = engine.images.get(job.agent_image)  # built by the runner, on this host, from the fetched folder
     assert image.labels[LABEL] == job.agent_version
     trees = list((host / "work" / "cache" / "agents" / "trees").glob("*.complete"))
@@ -201,3 +211,60 @@ def test_an_agent_that_does_not_build_on_the_runner_fails_its_task_saying_why(
     assert task.status == JobTask.Status.FAILED
     assert "the image of the agent probe did not build on this runner" in task.error, task.error
     assert "exit 7" in task.error and "likely cause" in task.error
+
+
+@pytest.mark.docker
+@pytest.mark.serial
+@pytest.mark.skipif(not can_make_netns(), reason="needs root, ip and iptables for a network namespace")
+def test_a_runner_whose_one_way_out_is_the_sites_http_port_builds_and_runs_it(
+    live_server, transactional_db, alice, job_world, mlebench_env, fresh_probe, grading_worker, tmp_path, settings
+):
+    """In its own network namespace (tests/remote_runner_support.py: a veth pair to the site's HTTP
+    port only), with the URL and the token as its whole environment: the agent's folder reaches it
+    through the runner API or not at all."""
+    import os
+    from urllib.parse import urlsplit
+
+    from leaderboard.models import Run
+    from tests.job_support import wait_until
+    from tests.remote_runner_support import Netns, Proxy, RemoteRunner, new_token
+
+    site = urlsplit(live_server.url)
+    proxies: list[Proxy] = []
+
+    def port_of(host: str) -> int:
+        proxies.append(Proxy(host, (site.hostname, site.port)))
+        return proxies[0].port
+
+    netns = Netns(os.getpid() % 1000 + 1, port_of)
+    try:
+        settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, netns.host_ip]
+        assert not netns.reaches(site.hostname, site.port)
+        agents, made = fresh_probe
+        import_agents(agents, build=False, log=lambda *a: None)
+        job = create_job(
+            user=alice, agent="probe", competitions=[COMPETITION], time_limit_minutes=2, env={"MY_KEY": SECRET}
+        )
+        made.append(job.agent_image)
+        runner = RemoteRunner(
+            f"http://{netns.host_ip}:{netns.port}",
+            new_token("remote-mlebench-netns"),
+            tmp_path / "host",
+            "--backend",
+            "docker",
+            "--tasks",
+            "1",
+            prefix=tuple(netns.exec),
+        )
+        assert runner.wait(480) == 0, runner.output()
+        task = JobTask.objects.get(job=job)
+        assert task.status == JobTask.Status.SUCCEEDED, (task.error, task.log_tail, runner.output())
+        assert f"image {job.agent_image} built" in runner.output()
+        run = wait_until(
+            lambda: Run.objects.filter(pk=task.run_id, status=Run.Status.GRADED).first(), 60, "graded", grading_worker
+        )
+        assert run.valid_submission and run.score is not None
+    finally:
+        for proxy in proxies:
+            proxy.close()
+        netns.delete()
