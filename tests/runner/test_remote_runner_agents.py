@@ -268,3 +268,75 @@ def test_a_runner_whose_one_way_out_is_the_sites_http_port_builds_and_runs_it(
         for proxy in proxies:
             proxy.close()
         netns.delete()
+
+
+# --- the runner's side, with a site that serves what the test says ---------------------------------
+
+
+class FakeSite:
+    """Serves files by sha256 as the runner API does (`fetch` checks the hash, as the client does)."""
+
+    def __init__(self, files: dict[str, bytes]) -> None:
+        self.files, self.fetches = files, 0
+
+    def fetch(self, claim: dict, sha256: str, target, what: str = "data") -> None:
+        assert what == "agent"
+        content = self.files[sha256]
+        if hashlib.sha256(content).hexdigest() != sha256:
+            from runner.client import ApiError
+
+            raise ApiError(502, f"agent file {sha256}: the content does not match its hash")
+        self.fetches += 1
+        target.write_bytes(content)
+
+
+def agent_claim(agents, variant_id: str = "probe", **replaced: bytes) -> tuple[dict, FakeSite]:
+    """A claim's `agent` for the folder `agents` as the site would describe it; `replaced` serves other
+    bytes under a file's name (its sha256 kept as the site named it)."""
+    from runner.agents.mlebench import read_agents
+
+    variant = {v.id: v for v in read_agents(agents)}[variant_id]
+    files, served = [], {}
+    for path in sorted((agents / "probe").iterdir()):
+        content = path.read_bytes()
+        sha = hashlib.sha256(content).hexdigest()
+        files.append({"path": f"probe/{path.name}", "sha256": sha, "size": len(content), "executable": False})
+        served[sha] = replaced.get(path.name, content)
+    package = {k: v for k, v in variant.as_config().items() if k != "source_dir"}
+    agent = {
+        "name": variant.id,
+        "version": variant.version,
+        "image": variant.image,
+        "package": package,
+        "secrets": ["MY_KEY"],
+        "files": files,
+    }
+    return {"task": 1, "agent": agent}, FakeSite(served)
+
+
+def test_the_runner_puts_the_folder_together_once_and_checks_it_hashes_to_the_version(tmp_path):
+    from runner.remote.agents import Images
+
+    claim, site = agent_claim(make_agents_dir(tmp_path / "site"))
+    images = Images(tmp_path / "cache")
+    variant = images.variant(site, claim)
+    assert variant.version == claim["agent"]["version"] and variant.id == "probe"
+    assert variant.source_dir.startswith(str(tmp_path / "cache")) and site.fetches == 5
+    assert images.variant(site, claim).version == variant.version and site.fetches == 5  # kept: nothing fetched
+
+
+def test_the_runner_refuses_a_folder_that_does_not_hash_to_the_jobs_version(tmp_path):
+    from runner.remote.agents import AgentUnavailable, Images
+
+    claim, _ = agent_claim(make_agents_dir(tmp_path / "site"))
+    other, site = agent_claim(make_agents_dir(tmp_path / "other", probe_py="print('another agent')\n"))
+    claim["agent"]["files"] = other["agent"]["files"]  # the files of another version, under this version
+    with pytest.raises(AgentUnavailable, match="does not hash to the job's version"):
+        Images(tmp_path / "cache").variant(site, claim)
+    assert not (tmp_path / "cache" / "trees" / f"{claim['agent']['version']}.complete").exists()
+    claim, site = agent_claim(make_agents_dir(tmp_path / "third"), **{"probe.py": b"print('swapped')\n"})
+    with pytest.raises(AgentUnavailable, match="could not be fetched: .*does not match its hash"):
+        Images(tmp_path / "cache").variant(site, claim)
+    claim["agent"]["files"][0]["path"] = "../escape"
+    with pytest.raises(AgentUnavailable, match="outside the data folder"):
+        Images(tmp_path / "cache2").variant(site, claim)
