@@ -52,8 +52,11 @@ class RemoteLlm:
             raise GatewayFailed(f"the LLM gateway: {exc}") from None
 
     def hidden(self) -> list[str]:
-        """What the sandbox holds in the keys' place (the run's token): redacted like a secret."""
-        return list(self.access.sandbox_secrets.values()) if self.access is not None else []
+        """What the sandbox holds in the keys' place (the run's token): redacted like a secret. Only
+        what replaced a value of the claim's env: the rest of it (COMPETITION_ID, SEED, ...) is no secret."""
+        if self.access is None:
+            return []
+        return [value for name, value in self.access.sandbox_secrets.items() if self.env.get(name) != value]
 
     def agent_started(self) -> None:
         """The gateway's steps count from the agent's start, as the agent's own do."""

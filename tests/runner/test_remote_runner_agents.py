@@ -340,3 +340,43 @@ def test_the_runner_refuses_a_folder_that_does_not_hash_to_the_jobs_version(tmp_
     claim["agent"]["files"][0]["path"] = "../escape"
     with pytest.raises(AgentUnavailable, match="outside the data folder"):
         Images(tmp_path / "cache2").variant(site, claim)
+
+
+def test_a_packaged_agents_secret_that_is_a_provider_key_resolves_to_the_gateways_token(tmp_path, monkeypatch):
+    """As in-process: the variant's `${{ secrets.OPENAI_API_KEY }}` is the run's token (the key stays in
+    the runner's gateway), and the gateway's forwarder wraps MLE-bench's command, not the reverse."""
+    from types import SimpleNamespace
+
+    from runner.backends import SandboxSpec
+    from runner.backends.docker import PATHS
+    from runner.remote import agents as remote_agents
+    from runner.remote.llm import RemoteLlm
+    from runner.remote.task import TOOLS_DIR
+    from tests.gateway_support import REAL_OPENAI_KEY
+    from tests.mlebench_agent_support import CONFIG
+
+    claim, site = agent_claim(make_agents_dir(tmp_path, config_yaml=CONFIG.replace("MY_KEY", "OPENAI_API_KEY")))
+    claim["agent"]["secrets"] = ["OPENAI_API_KEY"]
+    claim.update(competition=COMPETITION, timing={"poll_s": 1}, sandbox={"env": {"OPENAI_API_KEY": REAL_OPENAI_KEY}})
+    monkeypatch.setattr(remote_agents.Images, "image", lambda self, client, claim, engine: claim["agent"]["image"])
+    (tmp_path / "work").mkdir()
+    spec = SandboxSpec(
+        name="t",
+        command=["x"],
+        data_dir=tmp_path,
+        workdir=tmp_path / "work",
+        tools_dir=TOOLS_DIR,
+        env={"OPENAI_API_KEY": REAL_OPENAI_KEY, "SEED": "0"},
+        time_limit_s=90,
+    )
+    backend = SimpleNamespace(name="docker", paths=lambda spec: PATHS, client=None)
+    llm = RemoteLlm(claim)
+    try:
+        started = llm.start(spec, backend, adapt=remote_agents.adapter(site, claim, backend, tmp_path / "agents"))
+    finally:
+        llm.stop()
+    token = started.env["OPENAI_API_KEY"]
+    assert token != REAL_OPENAI_KEY and started.env["PROBE_TOKEN"] == token
+    assert REAL_OPENAI_KEY not in json.dumps([started.command, started.env])
+    assert started.command[1].endswith("gateway_forwarder.py") and "/home/agent/start.sh" in started.command
+    assert started.image == claim["agent"]["image"] and started.home_dir is not None
