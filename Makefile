@@ -27,7 +27,7 @@ run: $(STAMP)
 	scripts/run.sh
 
 # `make test` runs the suite on TEST_WORKERS parallel workers (pytest-xdist; each has its own test
-# database, broker and folders: webapp/test_settings.py), then the tests marked `serial` (Docker's,
+# database, broker and folders: webapp/test_environment.py), then the tests marked `serial` (Docker's,
 # those sharing a machine-wide resource) one at a time. TEST_WORKERS=0 runs everything in one process.
 TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); [ "$$n" -gt 8 ] && n=8; echo $$n)
 

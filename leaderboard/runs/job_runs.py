@@ -102,7 +102,7 @@ def store_file(run: Run, kind: str, name: str, file: File) -> Artifact:
         raise FileRefused(f"the name is longer than {MAX_NAME_CHARS} characters")
     try:
         with transaction.atomic():
-            return store_upload(run, Upload(kind, name, file))
+            return snapshots.register_if_snapshot(run, store_upload(run, Upload(kind, name, file)))
     except OSError as exc:
         if exc.errno in STORAGE_ERRNOS:
             raise

@@ -36,6 +36,7 @@ from leaderboard.lib import archives
 from leaderboard.lib.research_failures import ERROR
 from leaderboard.models import Artifact, Competition, Run
 from leaderboard.runs.artifacts import Upload, UploadError, Written, check_name, store_upload
+from leaderboard.runs.research import ResearchEvidence, classify_imported, store_snapshots
 from webapp import leases, queue
 
 FINAL_FOLDER = "workspace"
@@ -221,6 +222,18 @@ def link_and_score(runs: list[Run]) -> None:
             transaction.on_commit(lambda pk=run.pk: ask_a_runner(pk))
 
 
+def link_imported_runs(competition) -> int:
+    """Runs imported before their research task was, named by its id: now on the task (their score
+    counts against its baseline), with their failure classes. Returns how many."""
+    runs = list(Run.objects.filter(competition__isnull=True, task_name=competition.slug))
+    if runs:
+        Run.objects.filter(pk__in=[r.pk for r in runs]).update(competition=competition)
+        for run in runs:
+            classify_imported(run)
+        link_and_score(runs)  # a trace with its step files waits for a runner's eval.py
+    return len(runs)
+
+
 # --- on the runner -----------------------------------------------------------------------------
 
 
@@ -283,8 +296,6 @@ def record_trace_scores(run: Run, lease, *, score: float | None, error: str,
     """The scores the runner's grading sandbox gave the trace's files, stored as the holder's last write
     of its grading claim (False, nothing stored, if the claim moved on); the failure classes stay as the
     import read them."""
-    from leaderboard.runs.research import ResearchEvidence, store_snapshots
-
     run.refresh_from_db()
     reported = (run.grading_report or {}).get("reported_score")
     report = {"research": {"eval": "scripts/eval.py get_score", "files": FILES_SCORED, "snapshots": len(points),

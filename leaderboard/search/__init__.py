@@ -1,6 +1,6 @@
 """Search across runs: every step of every run a user may see, on the database's own full-text engine.
 
-    index.index_trajectory(trajectory)      # the store calls it when a run's steps are saved
+    index.index_trajectory(trajectory, steps)   # the store calls it when a run's steps are saved
     page = service.search(user=u, query="\"CUDA out of memory\"", filters=Filters(kind="error"))
 
 One `StepText` row per step (models.py: run, step index, kind, the step's searchable text, bounded;

@@ -1,5 +1,5 @@
-"""Keeping the index in step with the stored steps. The store calls `index_trajectory` in the
-transaction that writes a run's steps (an import, a re-import, a job's final trajectory) and
+"""Keeping the index in step with the stored steps. The store calls `index_trajectory` with the
+steps it stored, in the transaction that writes a run's steps (an import, a re-import, a job's final trajectory) and
 `index_steps` for each batch of a live run; rows go with their trajectory and run by cascade, so a
 deletion needs nothing here. `manage.py index_search` builds the rows of runs stored before."""
 
@@ -45,10 +45,9 @@ def index_steps(trajectory, steps: Iterable, first: int | None = None) -> int:
     return count
 
 
-def index_trajectory(trajectory) -> int:
-    """The rows of a whole stored trajectory, replacing any it had; returns how many."""
-    from leaderboard.trajectories.store import StoredTrajectory
-
+def index_trajectory(trajectory, steps: Iterable) -> int:
+    """The rows of a whole trajectory, replacing any it had; returns how many. `steps`: all of its
+    steps, as the store reads them back (the store passes them: search knows nothing of its files)."""
     with transaction.atomic():
         StepText.objects.filter(trajectory=trajectory).delete()
-        return index_steps(trajectory, StoredTrajectory(trajectory, run_id=trajectory.run_id).steps())
+        return index_steps(trajectory, steps)
