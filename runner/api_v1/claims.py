@@ -15,11 +15,10 @@ from django.db import transaction
 from django.utils import timezone
 
 from runner import leases
-from runner.api_v1 import data
+from runner.api_v1 import data, research
 from runner.gateway.keys import provider_for_key
 from runner.models import AgentDefinition, JobTask, RemoteAttempt, Runner
 from runner.outputs import Limits
-from runner.research import jobs as research_jobs
 from runner.services import agent_image
 
 CLAIM_POLL_S = 0.5
@@ -56,7 +55,7 @@ def _candidates(runner: Runner):
         .order_by("pk")
     )
     for task in queued[:50]:
-        if research_jobs.is_research(task.competition) or not runner.meets(task.job.requirements or {}):
+        if not runner.meets(task.job.requirements or {}):
             continue
         if needs_gateway(task.job):  # the metered gateway does not run on a remote runner yet
             continue
@@ -114,6 +113,7 @@ def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
         "redact": list(secrets.values()),
         "description": task.competition.description or "",
         "data": data.manifest(folder),
+        **research.claim_part(task),  # a research task's problem, read-only files, environment
         "limits": {
             "file_bytes": limits.file_bytes,
             "total_bytes": limits.total_bytes,
