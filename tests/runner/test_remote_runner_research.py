@@ -8,21 +8,19 @@ runner: the data endpoint refuses every file of it, and the runner's folders hol
 from __future__ import annotations
 
 import hashlib
-import io
 import os
-import sys
 from pathlib import Path
 
 import pytest
 import requests
-from django.core.management import call_command
 
 from leaderboard.models import Run
 from runner.models import AgentDefinition, JobTask, Runner
 from runner.services import create_job
-from tests.competitions.research_fixture import build_task, expected_scores
+from tests.competitions.research_fixture import expected_scores
 from tests.job_support import WorkerProcess, needs_agent_tools, wait_until
 from tests.remote_runner_support import RemoteRunner, new_token
+from tests.research_support import import_tiny_task
 
 pytestmark = [needs_agent_tools, pytest.mark.serial]
 AGENT = Path(__file__).resolve().parents[1] / "job_agents" / "research_agent.py"
@@ -33,26 +31,15 @@ TASK = "tiny-accuracy"
 def research_site(transactional_db, tmp_path, settings):
     """The tiny research task imported on the site, the scripted research agent, and the site's
     research grading side: a worker on a research queue of this test's own (no runner takes jobs there)."""
-    settings.RESEARCH_DIR = tmp_path / "stored"
     settings.RESEARCH_SNAPSHOT_EVERY_S = 0.3
     settings.RESEARCH_BASELINE_QUEUE = f"research-remote-test-{os.getpid()}"
-    build_task(tmp_path / "tasks", TASK)
-    call_command(
-        "import_research_tasks",
-        str(tmp_path / "tasks" / TASK),
-        "--baseline-score",
-        str(expected_scores()[0]),
-        stdout=io.StringIO(),
-    )
-    AgentDefinition.objects.update_or_create(
-        name="research-scripted", defaults={"command": [sys.executable, str(AGENT)], "image": ""}
-    )
+    stored = import_tiny_task(tmp_path, settings)
     worker = WorkerProcess(
         tmp_path / "research-grading.log",
         settings.RESEARCH_BASELINE_QUEUE,
         extra_env={"MEDALBOARD_RESEARCH_BASELINE_QUEUE": settings.RESEARCH_BASELINE_QUEUE},
     )
-    yield settings.RESEARCH_DIR / TASK, worker
+    yield stored, worker
     worker.stop()
 
 

@@ -6,22 +6,18 @@ the runner's report for the site's research grading side, which scores it with t
 from __future__ import annotations
 
 import hashlib
-import io
 import json
-import sys
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 
 from leaderboard.models import Run
 from runner.api_v1 import research as research_api
 from runner.backends.local import LocalBackend
-from runner.models import AgentDefinition
 from runner.research.traces import score_trace
 from runner.services import create_job
-from tests.competitions.research_fixture import build_task, expected_scores
 from tests.job_support import needs_agent_tools
+from tests.research_support import import_tiny_task
 from tests.runner.test_runner_api import API, runner_client
 
 pytestmark = needs_agent_tools
@@ -31,24 +27,13 @@ TASK = "tiny-accuracy"
 
 @pytest.fixture
 def research_claim(db, alice, tmp_path, fast_jobs, settings, django_capture_on_commit_callbacks):
-    settings.RESEARCH_DIR = tmp_path / "stored"
-    build_task(tmp_path / "tasks", TASK)
-    call_command(
-        "import_research_tasks",
-        str(tmp_path / "tasks" / TASK),
-        "--baseline-score",
-        str(expected_scores()[0]),
-        stdout=io.StringIO(),
-    )
-    AgentDefinition.objects.update_or_create(
-        name="research-scripted", defaults={"command": [sys.executable, str(AGENT)], "image": ""}
-    )
+    stored = import_tiny_task(tmp_path, settings)
     client = runner_client("remote-research")
     with django_capture_on_commit_callbacks(execute=False):  # nothing reaches a broker
         create_job(user=alice, agent="research-scripted", competitions=[TASK], time_limit_minutes=1)
     answer = client.post(API + "claim/", {"wait_s": 0}, format="json")
     assert answer.status_code == 200, answer.content
-    return client, answer.json(), settings.RESEARCH_DIR / TASK
+    return client, answer.json(), stored
 
 
 def test_the_claim_of_a_research_task_holds_env_and_nothing_of_scripts(research_claim):
