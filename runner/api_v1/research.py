@@ -27,7 +27,7 @@ from leaderboard.runs import job_runs
 from runner.models import JobTask
 from runner.research import jobs as research_jobs
 
-EVIDENCE = "remote_research"  # the runner's report, kept in the pending run's grading report until scored
+EVIDENCE = job_runs.REMOTE_JOB_REPORT  # the runner's report, kept in the pending run's grading report
 MAX_CHANGES = 100
 
 

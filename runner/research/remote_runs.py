@@ -22,7 +22,6 @@ from django.db import transaction
 
 from leaderboard.models import ResearchTask, Run
 from leaderboard.runs import job_runs
-from runner.api_v1 import research as research_api
 from runner.models import JobTask
 from runner.outputs import OUTPUT_ARTIFACT
 from runner.research import grading
@@ -30,13 +29,13 @@ from runner.research.jobs import OUTPUT_TAIL_BYTES, _score
 from runner.secrets import Redactor
 from webapp import leases
 
-EVIDENCE = research_api.EVIDENCE  # where the runner's report waits on the pending run
+EVIDENCE = job_runs.REMOTE_JOB_REPORT  # where the runner's report waits on the pending run
 
 
 def is_remote_job_run(run_id: int) -> bool:
     """A job's run on a research task that a remote runner finished: pending with the runner's report."""
-    report = Run.objects.filter(pk=run_id, origin=Run.Origin.JOB).values_list("grading_report", flat=True).first()
-    return isinstance(report, dict) and EVIDENCE in report
+    run = Run.objects.select_related("competition").filter(pk=run_id).first()
+    return run is not None and job_runs.is_remote_job_to_score(run)
 
 
 def score_job_run(run_id: int, lease, backend, work: Path) -> bool:

@@ -87,3 +87,26 @@ def test_the_finish_waits_for_the_research_grading_side_which_scores_it(
     assert run.score is None and "eval.py: FileNotFoundError" in run.grading_error
     assert run.findings.get().evidence == {"files": ["train.csv: changed"]}
     assert research_api.EVIDENCE not in run.grading_report
+
+
+def test_a_remote_research_run_the_grading_side_could_not_score_is_asked_again_by_regrade(
+    research_claim, django_capture_on_commit_callbacks, monkeypatch
+):
+    from leaderboard.runs import research_traces
+    from leaderboard.runs.regrading import regrade
+
+    client, claim, stored = research_claim
+    report = {"lease": claim["lease"], "status": "succeeded", "exit_code": 0, "files": []}
+    with django_capture_on_commit_callbacks(execute=False):
+        assert client.post(f"{API}tasks/{claim['task']}/finish/", report, format="json").status_code == 200
+    hidden = stored.parent / "elsewhere"
+    (stored / "scripts").rename(hidden)  # a worker of the research queue where the scripts are not
+    assert score_trace(claim["run"], backend=LocalBackend()) == Run.Status.FAILED
+    assert "not on this runner" in Run.objects.get(pk=claim["run"]).grading_error
+    hidden.rename(stored / "scripts")
+    asked = []
+    monkeypatch.setattr(research_traces, "ask_a_runner", lambda run_id: asked.append(run_id) or True)
+    # grade_run hands it to the research queue again, never to a grader (a research task has none)
+    assert regrade(run_ids=[claim["run"]]) == {claim["run"]: Run.Status.PENDING} and asked == [claim["run"]]
+    assert score_trace(claim["run"], backend=LocalBackend()) == Run.Status.GRADED
+    assert "eval.py: FileNotFoundError" in Run.objects.get(pk=claim["run"]).grading_error
