@@ -18,7 +18,7 @@ from runner.research.traces import score_trace
 from runner.services import create_job
 from tests.job_support import needs_agent_tools
 from tests.research_support import import_tiny_task
-from tests.runner.test_runner_api import API, runner_client
+from tests.runner.test_runner_api import API, put, runner_client
 
 pytestmark = needs_agent_tools
 AGENT = Path(__file__).resolve().parents[1] / "job_agents" / "research_agent.py"
@@ -110,3 +110,16 @@ def test_a_remote_research_run_the_grading_side_could_not_score_is_asked_again_b
     assert regrade(run_ids=[claim["run"]]) == {claim["run"]: Run.Status.PENDING} and asked == [claim["run"]]
     assert score_trace(claim["run"], backend=LocalBackend()) == Run.Status.GRADED
     assert "eval.py: FileNotFoundError" in Run.objects.get(pk=claim["run"]).grading_error
+
+
+def test_mlagentbench_failure_classes_come_from_the_output_the_runner_uploaded(research_claim):
+    from runner.outputs import OUTPUT_ARTIFACT
+
+    client, claim, _ = research_claim
+    output = b"step 0: ran train.py\n" * 2000 + b"RuntimeError: CUDA out of memory. Tried to allocate 2 GiB\n"
+    assert put(client, claim, "out-00000", output, 0, output, OUTPUT_ARTIFACT).json()["complete"]
+    report = {"lease": claim["lease"], "status": "failed", "exit_code": 1, "files": ["out-00000"]}
+    assert client.post(f"{API}tasks/{claim['task']}/finish/", report, format="json").status_code == 200
+    assert score_trace(claim["run"], backend=LocalBackend()) == Run.Status.GRADED
+    run = Run.objects.get(pk=claim["run"])
+    assert run.failure_classes == ["error", "out_of_memory", "no_final_answer"] and not run.valid_submission
