@@ -12,7 +12,7 @@ class RunnerConfig(AppConfig):
         from leaderboard.runs.job_runs import report_prices_with, report_progress_with
         from runner import checks  # noqa: F401 - registers the settings checks
         from runner.access import grant_new_user
-        from runner.gateway.prices import site_cost
+        from runner.llm_usage import site_cost
         from runner.reproduction import unfinished_tasks
 
         post_save.connect(grant_new_user, sender=get_user_model(), dispatch_uid="runner-grant-new-user")

@@ -14,7 +14,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Run
-from runner import leases, llm_access
+from runner import leases, llm_access, llm_usage
 from runner.backends import Backend, SandboxSpec
 from runner.gateway import STEPS_FILE
 from runner.leases import Claim
@@ -35,14 +35,15 @@ def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_
     task = JobTask.objects.select_related("job").get(pk=held.pk)
     job = task.job
     redactor = redactor_for(job, access)
-    usage, llm_note = llm_access.finish(access) if access is not None else (None, "")
-    error = "; ".join(part for part in (outcome.error, llm_note if outcome.error or usage else "") if part)
+    report = llm_access.finish(access) if access is not None else None
+    usage, llm_note = llm_usage.usage_and_note(report)
+    error = llm_usage.with_note(outcome.error, usage, llm_note)
     with transaction.atomic():
         leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
         stored = store_outputs(run, spec, redactor, spent=supervisor.snapshots.budget if supervisor else None)
         problem = [stored.submission_problem] if stored.submission_problem else []
         # store_outputs redacted its own notes; the supervisor's and the gateway's are redacted here
-        model_note = _settle_model(run, job, access)
+        model_note = _settle_model(run, job, llm_usage.models_called(report))
         _record(run, task, stored, [*(redactor.text(note) for note in notes if note), *stored.notes, *problem,
                               *([redactor.text(llm_note)] if llm_note else []), *([model_note] if model_note else [])])
         _final_trajectory(run, task, stored, _llm_steps(spec, redactor) if usage else None)
@@ -74,13 +75,14 @@ def redactor_for(job: Job, access: llm_access.LlmAccess | None) -> Redactor:
     return Redactor(values)
 
 
-def _settle_model(run: Run, job: Job, access: llm_access.LlmAccess | None) -> str:
-    """The run's model is the one its metered LLM calls went to (leaderboard.runs.job_runs.settle_model);
-    a job that named none follows its run to that model's experiment."""
+def _settle_model(run: Run, job: Job, seen: dict[str, int]) -> str:
+    """The run's model is the one its metered LLM calls went to (`seen`: model -> calls;
+    leaderboard.runs.job_runs.settle_model); a job that named none follows its run to that model's
+    experiment."""
     from leaderboard.runs.job_runs import settle_model
     from runner.services import NO_MODEL
 
-    note = settle_model(run, named=job.model_name, seen=llm_access.models_called(access), unnamed=NO_MODEL)
+    note = settle_model(run, named=job.model_name, seen=seen, unnamed=NO_MODEL)
     if not job.model_name and run.experiment_id != job.experiment_id:
         Job.objects.filter(pk=job.pk, experiment_id=job.experiment_id).update(experiment_id=run.experiment_id)
     return note

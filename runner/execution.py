@@ -43,6 +43,7 @@ from runner.gateway import STEPS_FILE
 from runner.leases import Claim, LeaseLost
 from runner.live import SnapshotWatch
 from runner.live_steps import TrajectoryStream
+from runner.llm_usage import load_prices
 from runner.models import Job, JobTask, Runner
 from runner.outcomes import SIGKILLED, Outcome, sandbox_ended  # noqa: F401 - Outcome and SIGKILLED: named here too
 from runner.output_budget import Budget
@@ -77,7 +78,7 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
     scratch = _scratch(task, held)
     access = None
     try:
-        access = llm_access.prepare(task.job, task.job.secrets())
+        access = llm_access.prepare(task.job.settings, task.job.secrets(), prices=load_prices)
         spec = _spec(held, task, backend, gpus, scratch, access.sandbox_secrets)
         spec = llm_access.start(access, spec, backend.name, backend.paths(spec).tools)
         return _execute(held, task, run, spec, backend, scratch, access)
@@ -306,12 +307,7 @@ class Supervisor:
         return time.monotonic() - self.started
 
     def _budget_spent(self) -> str:
-        """Why to stop the agent now ("" to let it go on): the gateway refused it a call for the job's
-        budget, JOB_BUDGET_GRACE_S ago (the gateway's note on the task says which limit)."""
-        refused = self.gateway.meter.budget_refused() if self.gateway is not None else None
-        if refused is None or time.monotonic() - refused[0] < settings.JOB_BUDGET_GRACE_S:
-            return ""
-        return f"stopped by the runner {settings.JOB_BUDGET_GRACE_S:g} s after its LLM budget ran out"
+        return llm_access.budget_spent(self.gateway, settings.JOB_BUDGET_GRACE_S)
 
     def notes(self) -> list[str]:
         return [*self.stream.tail.notes, *self.snapshots.notes, *(self.research.notes if self.research else [])]

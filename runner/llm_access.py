@@ -14,19 +14,23 @@ variables point at the gateway, and:
 - local: the gateway listens on a free TCP port of 127.0.0.1.
 
 Each call is an `llm` step in the runner's own llm.jsonl, streamed live by the supervisor beside the
-agent's trajectory and appended to the final one; the run's tokens and cost are the gateway's sums
-(Run.usage_metered).
+agent's trajectory and appended to the final one. At the end `finish` gives the meter's report (a
+plain dict: the gateway's sums, its refusals, the models called), which the site turns into the run's
+usage (runner.llm_usage). This module touches no database: the in-process runner and a runner
+attached by URL and token (runner.remote.llm, with the site's prices and the job's limits from its
+claim) both start their gateways here.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from django.conf import settings
 
-from leaderboard.runs.job_runs import to_count, to_float
 from runner.backends import SandboxSpec
 from runner.gateway import (
     SANDBOX_PORT,
@@ -37,9 +41,9 @@ from runner.gateway import (
     Limits,
     RunKeys,
     environment,
-    load_prices,
     split_secrets,
 )
+from runner.gateway.prices import Price
 
 PYTHON = "/usr/bin/python3"  # the image's own Python, outside any environment the agent made
 
@@ -50,18 +54,21 @@ class LlmAccess:
     keys: RunKeys | None = None  # None: this task gets no gateway
     limits: Limits | None = None
     gateway: Gateway | None = None
+    prices: dict[str, Price] | None = None
 
 
-def prepare(job, secrets: dict[str, str]) -> LlmAccess:
-    """Split the job's secrets, if the task gets a gateway; its limits checked now."""
+def prepare(job_settings: Mapping[str, Any], secrets: dict[str, str],
+            prices: Callable[[], dict[str, Price]]) -> LlmAccess:
+    """Split the job's secrets, if the task gets a gateway; its limits checked now, and its price
+    table read (`prices()`: the site's table, as the runner can reach it)."""
     sandbox_secrets, keys = split_secrets(secrets)
     if not keys.real_keys() and not settings.LLM_UPSTREAMS:
         return LlmAccess(dict(secrets))
     try:
-        limits = Limits.from_settings(job.settings)
+        limits = Limits.from_settings(job_settings)
     except ValueError as exc:
         raise RuntimeError(f"the job's LLM limits: {exc}") from None
-    return LlmAccess(sandbox_secrets, keys, limits)
+    return LlmAccess(sandbox_secrets, keys, limits, prices=prices())
 
 
 def start(access: LlmAccess, spec: SandboxSpec, backend_name: str, tools_dir: str) -> SandboxSpec:
@@ -69,7 +76,7 @@ def start(access: LlmAccess, spec: SandboxSpec, backend_name: str, tools_dir: st
     if access.keys is None:
         return spec
     spec.runner_dir.mkdir(parents=True, exist_ok=True)
-    gateway = access.gateway = Gateway(keys=access.keys, prices=load_prices(), limits=access.limits,
+    gateway = access.gateway = Gateway(keys=access.keys, prices=access.prices, limits=access.limits,
                                        steps_path=spec.runner_dir / STEPS_FILE, started_at=time.time())
     if backend_name == "docker":
         folder = spec.runner_dir / "gateway"  # mounted whole: gVisor can bind folders, not sockets
@@ -83,28 +90,23 @@ def start(access: LlmAccess, spec: SandboxSpec, backend_name: str, tools_dir: st
     return dataclasses.replace(spec, env={**spec.env, **environment(gateway.port)})
 
 
-def models_called(access: LlmAccess | None) -> dict[str, int]:
-    """The models the gateway metered calls to (model -> calls); empty without a gateway."""
-    return access.gateway.meter.models() if access is not None and access.gateway is not None else {}
-
-
-def finish(access: LlmAccess) -> tuple[dict | None, str]:
-    """Stop the gateway; its totals as the run's usage fields (None without a gateway) and what the
-    job page should say about the run's LLM ("" when nothing needs saying)."""
+def finish(access: LlmAccess) -> dict[str, Any] | None:
+    """Stop the gateway; the meter's report (None without a gateway): its sums as they are, the
+    first refusal for the job's budget, what the job page should say of the runner's upstreams, and
+    the models called (model -> calls). runner.llm_usage reads it, on the site."""
     gateway = access.gateway
     if gateway is None:
-        return None, ""
+        return None
     gateway.stop()
-    totals = gateway.totals()
-    # Totals past what the run's columns hold (an upstream's counts are summed as it reports them) are
-    # unknown rather than a database error that would lose the run's outputs.
-    usage = {"tokens_in": to_count(totals.tokens_in), "tokens_out": to_count(totals.tokens_out), "usage_metered": True,
-             # a call whose model has no price leaves the cost unknown rather than too low
-             "cost_usd": None if totals.unpriced_calls else to_float(round(totals.cost_usd, 6))}
-    notes = [gateway.status()]
-    spent = gateway.meter.budget_refused()
-    if spent:
-        notes.append(f"the LLM gateway refused calls past the job's budget: {spent[1]}")
-    if totals.unpriced_calls:
-        notes.append(f"{totals.unpriced_calls} LLM calls were to models without a price: no cost recorded")
-    return usage, "; ".join(n for n in notes if n)
+    refused = gateway.meter.budget_refused()
+    return {**gateway.totals().as_dict(), "status": gateway.status(), "budget_refused": refused[1] if refused else "",
+            "models": gateway.meter.models()}
+
+
+def budget_spent(gateway: Gateway | None, grace_s: float) -> str:
+    """Why to stop the agent now ("" to let it go on): the gateway refused it a call for the job's
+    budget, `grace_s` ago (the gateway's note on the task says which limit)."""
+    refused = gateway.meter.budget_refused() if gateway is not None else None
+    if refused is None or time.monotonic() - refused[0] < grace_s:
+        return ""
+    return f"stopped by the runner {grace_s:g} s after its LLM budget ran out"

@@ -20,6 +20,7 @@ RUNNER_ENV = {
     "MEDALBOARD_RUNNER_TOKEN",
     "MEDALBOARD_RUNNER_WORK_DIR",
     "MEDALBOARD_RUNNER_LOST_SITE_S",
+    "MEDALBOARD_LLM_UPSTREAMS",  # the runner operator's own: where its LLM gateway may reach
 }
 
 
@@ -44,6 +45,7 @@ class RemoteRunner:
         prefix: tuple[str, ...] = (),
         name: str = "remote-test",
         lost_site_s: float = 60,
+        llm_upstreams: str = "",
     ) -> None:
         from django.conf import settings
 
@@ -55,6 +57,7 @@ class RemoteRunner:
             "MEDALBOARD_RUNNER_TOKEN": token,
             "MEDALBOARD_RUNNER_WORK_DIR": str(folder / "work"),
             "MEDALBOARD_RUNNER_LOST_SITE_S": str(lost_site_s),
+            **({"MEDALBOARD_LLM_UPSTREAMS": llm_upstreams} if llm_upstreams else {}),
         }
         assert set(self.env) <= RUNNER_ENV
         self.work = folder / "work"

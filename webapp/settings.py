@@ -8,10 +8,11 @@ Celery broker (kombu's filesystem transport) and a local artifact folder.
 import importlib.util
 import os
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
+
+from runner.gateway.config import parse_upstreams
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 VAR_DIR = Path(os.environ.get("MEDALBOARD_VAR_DIR", BASE_DIR / "var"))
@@ -59,19 +60,8 @@ def env_list(name: str, default: list[str]) -> list[str]:
 
 
 def env_upstreams(name: str) -> dict[str, str]:
-    """`provider=URL,provider=URL` as {provider: URL}; each URL an http(s) base URL without query or credentials."""
-    upstreams: dict[str, str] = {}
-    for item in env_list(name, []):
-        provider, _, url = (part.strip() for part in item.partition("="))
-        parts = urlsplit(url)
-        if not provider or parts.scheme not in ("http", "https") or not parts.hostname or parts.query \
-                or parts.fragment or parts.username or parts.password:
-            raise ImproperlyConfigured(f"{name}: {item!r} is not provider=http(s)://host/base-path "
-                                       "(no query, fragment or credentials)")
-        if provider.lower() in upstreams:
-            raise ImproperlyConfigured(f"{name} names {provider!r} twice")
-        upstreams[provider.lower()] = url.rstrip("/")
-    return upstreams
+    """`provider=URL,provider=URL` as {provider: URL} (runner.gateway.config.parse_upstreams)."""
+    return parse_upstreams(name, env_list(name, []))
 
 
 DEBUG = env_bool("DEBUG", False)

@@ -26,7 +26,7 @@ from django.db import DatabaseError, transaction
 from django.utils import timezone
 
 from leaderboard.lib import chat
-from leaderboard.models import Artifact, Experiment, Run
+from leaderboard.models import Artifact, Experiment, LanguageModel, Run
 from leaderboard.runs import snapshots
 from leaderboard.runs.artifacts import MAX_MEMBER_PATH, STORAGE_ERRNOS, Upload, store_upload
 from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment, with_model
@@ -321,7 +321,8 @@ def settle_model(run: Run, *, named: str, seen: dict[str, int], unnamed: str) ->
         other = [model for model in called if not _same_model(named, model)]
         return (f"the job names the model {named!r}, but the LLM gateway metered calls to {counts}"
                 if other else "")
-    label = " + ".join(called)
+    # the experiment's model name holds 200 characters; many models called (an agent naming its own) are cut
+    label = " + ".join(called)[: LanguageModel._meta.get_field("name").max_length].strip(" +")
     experiment = run.experiment
     if experiment is not None and not experiment.reproduces_id and experiment.model.name == unnamed:
         run.experiment = with_model(experiment, label)

@@ -15,8 +15,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from runner import leases
-from runner.api_v1 import data, research
-from runner.gateway.keys import provider_for_key
+from runner.api_v1 import data, llm, research
 from runner.models import AgentDefinition, JobTask, RemoteAttempt, Runner
 from runner.outputs import Limits
 from runner.services import agent_image
@@ -57,17 +56,9 @@ def _candidates(runner: Runner):
     for task in queued[:50]:
         if not runner.meets(task.job.requirements or {}):
             continue
-        if needs_gateway(task.job):  # the metered gateway does not run on a remote runner yet
-            continue
         if task.job.agent.image and not ({"*", agent_image(task.job.agent)} & set(runner.images)):
             continue
         yield task
-
-
-def needs_gateway(job) -> bool:
-    """Whether the job holds an LLM provider's key: in-process, the runner's gateway keeps it and the
-    sandbox gets a run token. A remote runner would pass it to the agent as is, so it never gets one."""
-    return any(provider_for_key(name) for name in job.secrets())
 
 
 def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
@@ -111,6 +102,7 @@ def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
             "network": job.network,
         },
         "redact": list(secrets.values()),
+        "llm": llm.claim_part(job),  # the runner's gateway keeps the provider keys of `env`
         "description": task.competition.description or "",
         "data": data.manifest(folder),
         **research.claim_part(task),  # a research task's problem, read-only files, environment

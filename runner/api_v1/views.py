@@ -147,7 +147,7 @@ class SnapshotView(RunnerView):
         return Response(writes.snapshot(held, str(request.data.get("key", "")), float(request.data.get("seconds", 0))))
 
 
-@documented("The end: status, error, exit code, notes, the uploaded files; the site grades the run")
+@documented("The end: status, error, exit code, notes, the uploaded files, the LLM gateway's meter; the site grades")
 class FinishView(RunnerView):
     def post(self, request, pk: int):
         return Response(writes.finish(self.held(request, pk), request.data))

@@ -19,16 +19,15 @@ from django.utils import timezone
 from leaderboard.models import Run
 from leaderboard.runs import job_runs
 from runner import ending, leases
-from runner.api_v1 import research
+from runner.api_v1 import llm, research
 from runner.gateway import STEPS_FILE
 from runner.models import Job, JobTask, RemoteAttempt, RemoteUpload, Runner
 from runner.outputs import Limits, Stored
 
 AGENT, GATEWAY = "agent", "gateway"
-USAGE_FIELDS = ("tokens_in", "tokens_out", "cost_usd", "usage_metered")
 # What a runner may upload: the kinds of a run's own files (runner.outputs) and snapshots; never a
 # grading report or a trajectory of the site's making.
-UPLOAD_KINDS = ("submission", "log", "code", "other", "snapshot")  # the gateway's sums (runner.llm_access)
+UPLOAD_KINDS = ("submission", "log", "code", "other", "snapshot")
 
 
 class Forbidden(Exception):
@@ -290,11 +289,13 @@ def finish(held: leases.Claim, report: dict) -> dict:
     if status not in JobTask.FINISHED:
         raise Refused(f"status: one of {', '.join(JobTask.FINISHED)}")
     _close_live(held)
+    metered = llm.metered(task.job, report.get("llm"))  # the gateway's meter, as the in-process runner's
     with transaction.atomic():
-        leases.fence(held, status=JobTask.Status.GRADING, error=str(report.get("error", ""))[:5000])
+        leases.fence(held, status=JobTask.Status.GRADING, error=metered.error(str(report.get("error", "")))[:5000])
         run = _run_of(task)
         stored = _store(held, run, report)
-        ending._record(run, task, stored, [str(note) for note in report.get("notes", [])] + stored.notes)
+        llm_notes = llm.settle(run, task.job, report.get("llm"), metered)
+        ending._record(run, task, stored, [str(note) for note in report.get("notes", [])] + stored.notes + llm_notes)
         ending._final_trajectory(run, task, stored, _gateway_lines(held))
         _end_run(run, status, report, stored)
         leases.finish(held, status)
@@ -337,8 +338,6 @@ def _gateway_lines(held: leases.Claim) -> Path | None:
 
 
 def _end_run(run: Run, status: str, report: dict, stored: Stored) -> None:
-    if report.get("usage"):
-        Run.objects.filter(pk=run.pk).update(**{k: v for k, v in report["usage"].items() if k in USAGE_FIELDS})
     if status == JobTask.Status.CANCELLED:
         Run.objects.filter(pk=run.pk).update(
             status=Run.Status.FAILED, grading_error="cancelled by its job", finished_at=timezone.now()

@@ -1,7 +1,8 @@
 """What a call costs: USD per million input and output tokens, per model, from the site's price table.
 
 The gateway takes a plain {pattern: (input, output)} dict, so nothing in its hot path touches the
-database; `load_prices()` reads it from runner.models.LlmPrice when the run starts. A pattern is a
+database; `runner.llm_usage.load_prices()` reads it from runner.models.LlmPrice when the run starts
+(in-process, or on the site for the claim answer a remote runner gets). A pattern is a
 model name, or a prefix ending in `*` ("gpt-4o*", "anthropic/claude-*"); the exact name wins, then
 the longest prefix.
 """
@@ -29,16 +30,3 @@ class PriceTable:
         if price is None:
             return None
         return ((tokens_in or 0) * price[0] + (tokens_out or 0) * price[1]) / 1_000_000
-
-
-def load_prices() -> dict[str, Price]:
-    """The site's price table (runner.models.LlmPrice) as the plain dict the gateway takes."""
-    from runner.models import LlmPrice
-
-    return {row.pattern: (float(row.input_usd_per_mtok), float(row.output_usd_per_mtok))
-            for row in LlmPrice.objects.all()}
-
-
-def site_cost(model: str, tokens_in: int | None, tokens_out: int | None) -> float | None:
-    """What a call of the site's own (an LLM summary) cost, by the price table as it is now."""
-    return PriceTable(load_prices()).cost(model, tokens_in, tokens_out)

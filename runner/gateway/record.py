@@ -11,6 +11,7 @@ gateway answers itself (a limit, a missing token, no upstream) is an `error` ste
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import threading
 import time
@@ -25,6 +26,9 @@ PROMPT_BYTES = 64 * 1024  # of the prompt kept in a step (the digest covers all 
 REPLY_CHARS = 16 * 1024
 FLUSH_S = 0.2
 MAX_ERROR_STEPS = 200  # refusals recorded as steps; past that only counted (an agent in a retry loop)
+# The file's header, as docs/trajectory-format.md names it. The gateway writes the format as an agent
+# does, without the site's importer: it runs on runners attached by URL and token, which hold none of it.
+FORMAT, VERSION = "medalboard-trajectory", 1
 
 Step = dict[str, Any]
 
@@ -41,12 +45,10 @@ class Recorder:
         self._lock = threading.Lock()
         self._file = None
         if path is not None:
-            from leaderboard.runs.job_runs import header_line
-
             path.parent.mkdir(parents=True, exist_ok=True)
             self._file = open(path, "ab")  # noqa: SIM115 - open for the gateway's life; flush() empties its buffer
             if self._file.tell() == 0:
-                self._file.write(header_line({"agent": "medalboard-llm-gateway"}))
+                self._file.write(json_line({"format": FORMAT, "version": VERSION, "agent": "medalboard-llm-gateway"}))
                 self._file.flush()
 
     def llm(self, data: dict[str, Any]) -> Step:
@@ -80,17 +82,24 @@ class Recorder:
         return max(0.0, round(time.time() - self.started_at, 3))  # a call as the clock is set is at its start
 
     def _write(self, step: Step) -> Step:
-        from leaderboard.runs.job_runs import step_line
-
         with self._lock:
             if self._file is not None:
-                self._file.write(step_line(step))
+                self._file.write(json_line(step))
         if self.on_step is not None:
             try:
                 self.on_step(step)
             except Exception:  # noqa: BLE001 - a broken callback must not break the agent's calls
                 log.exception("the gateway's step callback failed")
         return step
+
+
+def json_line(obj: dict[str, Any]) -> bytes:
+    """One line of the file. A reply's numbers past 64 bits (an upstream's odd usage) are written as
+    text rather than lose the step."""
+    try:
+        return orjson.dumps(obj, option=orjson.OPT_NON_STR_KEYS) + b"\n"
+    except (TypeError, orjson.JSONEncodeError):
+        return json.dumps(obj, default=str, ensure_ascii=False).encode("utf-8", "surrogateescape") + b"\n"
 
 
 def digest(prompt: Any) -> str:

@@ -1,12 +1,15 @@
-"""Settings of a remote runner's process: the site's URL, a token, a work and a cache folder, and
-nothing else. The database backend is Django's dummy one, so any query raises; there is no
-SECRET_KEY of the site's (a random one, for Django's own needs) and no broker."""
+"""Settings of a remote runner's process: the site's URL, a token, a work and a cache folder, the
+upstreams its LLM gateway may reach, and nothing else. The database backend is Django's dummy one,
+so any query raises; there is no SECRET_KEY of the site's (a random one, for Django's own needs) and
+no broker."""
 
 from __future__ import annotations
 
 import os
 import secrets
 from pathlib import Path
+
+from runner.gateway.config import parse_upstreams
 
 BASE_DIR = Path(__file__).resolve().parents[2]
 SECRET_KEY = secrets.token_urlsafe(50)  # the process's own; signs nothing of the site's
@@ -27,3 +30,8 @@ DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME", "runc")
 LOST_SITE_S = float(os.environ.get("MEDALBOARD_RUNNER_LOST_SITE_S", "300"))
 JOB_DISK_QUOTA_MOUNT = False  # measured by the supervisor (a loop mount needs root)
 SANDBOX_NETWORKS: list[str] = []
+# The LLM gateway's upstreams are this runner operator's to name, as on a Celery runner
+# (docs/gateway.md); the keys come with each job's claim and stay in the runner's memory.
+_UPSTREAMS = os.environ.get("MEDALBOARD_LLM_UPSTREAMS", "")
+LLM_UPSTREAMS = parse_upstreams("MEDALBOARD_LLM_UPSTREAMS", [item for item in _UPSTREAMS.split(",") if item.strip()])
+LLM_TIMEOUT_S = float(os.environ.get("MEDALBOARD_LLM_TIMEOUT_S", "600"))

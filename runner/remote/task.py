@@ -31,6 +31,7 @@ from runner.output_budget import Budget
 from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits, Stored, collect_outputs
 from runner.remote import research
 from runner.remote.data import DataCache
+from runner.remote.llm import GatewayFailed, RemoteLlm
 from runner.scratch import Scratch
 from runner.secrets import Redactor
 
@@ -63,16 +64,28 @@ def run_task(
 
 
 def _run(client: SiteClient, claim: dict, backend: Backend, spec: SandboxSpec, scratch: Scratch) -> Outcome:
-    redactor = Redactor(claim["redact"])
+    llm = RemoteLlm(claim)
+    try:
+        return _run_with(client, claim, backend, spec, scratch, llm)
+    finally:
+        llm.stop()
+
+
+def _run_with(
+    client: SiteClient, claim: dict, backend: Backend, spec: SandboxSpec, scratch: Scratch, llm: RemoteLlm
+) -> Outcome:
     limits = Limits(**{k: claim["limits"][k] for k in ("file_bytes", "total_bytes", "files")})
     try:
+        spec = llm.start(spec, backend)
         sandbox = backend.start(spec)
-    except (ImageNotFound, StartFailed) as exc:  # permanent: say which, on the task
+    except (ImageNotFound, StartFailed, GatewayFailed) as exc:  # permanent: say which, on the task
         outcome = Outcome(outcomes.FAILED, f"{exc.__class__.__name__}: {exc}")
-        return _finish(client, claim, outcome, spec, redactor, limits, None)
+        return _finish(client, claim, outcome, spec, Redactor([*claim["redact"], *llm.hidden()]), limits, None, llm)
+    redactor = Redactor([*claim["redact"], *llm.hidden()])  # the run's token too, where the agent prints it
     try:
+        llm.agent_started()
         client.start(claim, _recipe(claim, backend, spec))
-        watch = Watch(client, claim, spec, sandbox, scratch, redactor, limits)
+        watch = Watch(client, claim, spec, sandbox, scratch, redactor, limits, llm)
         outcome = watch.run()
     except BaseException:
         _stop(sandbox, claim["timing"]["stop_grace_s"])
@@ -80,7 +93,7 @@ def _run(client: SiteClient, claim: dict, backend: Backend, spec: SandboxSpec, s
     finally:
         _keep_output(sandbox)
         sandbox.remove()
-    return _finish(client, claim, outcome, spec, redactor, limits, watch)
+    return _finish(client, claim, outcome, spec, redactor, limits, watch, llm)
 
 
 class Watch:
@@ -96,8 +109,10 @@ class Watch:
         scratch: Scratch,
         redactor: Redactor,
         limits: Limits,
+        llm: RemoteLlm | None = None,
     ) -> None:
         self.client, self.claim, self.spec, self.sandbox, self.scratch = client, claim, spec, sandbox, scratch
+        self.llm = llm
         self.redactor, self.timing = redactor, claim["timing"]
         self.tail = LineTail(spec.host_logs_dir, TRAJECTORY_FILE, most=limits.total_bytes)
         self.gateway_tail = LineTail(spec.runner_dir, STEPS_FILE)
@@ -116,6 +131,8 @@ class Watch:
                 return outcomes.sandbox_ended(self.sandbox, self.scratch, code)
             if self.cancelled:
                 return self._stop(outcomes.CANCELLED, "cancelled")
+            if spent := (self.llm.budget_spent() if self.llm else ""):
+                return self._stop(outcomes.SUCCEEDED, spent)
             if self.elapsed() >= self.spec.time_limit_s:
                 return self._stop(outcomes.TIMED_OUT, f"stopped at the {self.spec.time_limit_s:g} s limit")
             if self.scratch.over_quota_due():
@@ -146,6 +163,13 @@ class Watch:
             batch_a, agent = _batch(agent)
             batch_g, gateway = _batch(gateway)
             self.client.steps(self.claim, batch_a, batch_g)
+
+    def last_gateway_steps(self) -> None:
+        """The gateway's lines it wrote out on stopping, after the sandbox's last tick."""
+        while gateway := [(n, self.redactor.bytes(line)) for n, line in self.gateway_tail.new_lines()]:
+            while gateway:
+                batch, gateway = _batch(gateway)
+                self.client.steps(self.claim, [], batch)
 
     def _snapshot(self) -> None:
         content = self.snapshots.changed()
@@ -184,8 +208,13 @@ def _finish(
     redactor: Redactor,
     limits: Limits,
     watch: Watch | None,
+    llm: RemoteLlm | None = None,
 ) -> Outcome:
-    """Upload what the run keeps (each file once, resumable) and end the task on the site."""
+    """Upload what the run keeps (each file once, resumable) and end the task on the site, with the
+    gateway's meter (its last steps sent first: stopping it writes them out)."""
+    meter = llm.finish(redactor) if llm else None
+    if watch is not None:
+        watch.last_gateway_steps()
     files: list[tuple[str, str, Path]] = []
     wrapped = research.wrap_up(  # a research task's snapshot zips, charged to the outputs' limits
         claim, spec, watch.research if watch else None, redactor, limits, watch.elapsed() if watch else None
@@ -204,7 +233,7 @@ def _finish(
         key = f"out-{index:05d}"
         client.upload(claim, key, path, name=name, kind=kind)
         keys.append(key)
-    client.finish(claim, {**_report(outcome, redactor, stored, watch, keys), **wrapped.report})
+    client.finish(claim, {**_report(outcome, redactor, stored, watch, keys), "llm": meter, **wrapped.report})
     return outcome
 
 

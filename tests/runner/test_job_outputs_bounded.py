@@ -111,12 +111,15 @@ def test_the_measured_quota_stops_an_agent_filling_its_folders_and_its_run_is_gr
 def test_llm_usage_totals_past_the_run_columns_are_unknown_not_a_database_error():
     """The gateway sums the counts an upstream reports: past 64 bits, or a cost that overflowed to
     infinity, they would fail the run's save (and lose its outputs) on PostgreSQL."""
-    from runner import llm_access
+    from runner import llm_access, llm_usage
     from runner.gateway.limits import Totals
 
     class Meter:
         def budget_refused(self):
             return None
+
+        def models(self):
+            return {"gpt-4o": 3}
 
     class Gateway:
         meter = Meter()
@@ -129,7 +132,7 @@ def test_llm_usage_totals_past_the_run_columns_are_unknown_not_a_database_error(
         def totals(self) -> Totals:
             return Totals(calls=3, tokens_in=3 * (2**63 - 1), tokens_out=12, cost_usd=float("inf"))
 
-    usage, _ = llm_access.finish(llm_access.LlmAccess({}, gateway=Gateway()))
+    usage, _ = llm_usage.usage_and_note(llm_access.finish(llm_access.LlmAccess({}, gateway=Gateway())))
     assert usage == {"tokens_in": None, "tokens_out": 12, "usage_metered": True, "cost_usd": None}
 
 

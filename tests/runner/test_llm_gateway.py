@@ -416,3 +416,15 @@ def test_stopping_the_gateway_mid_stream_ends_the_call_and_removes_the_socket(up
     assert time.monotonic() - began < 5 and not client.is_alive()
     assert not (tmp_path / "gateway.sock").exists()
     assert gw.steps and gw.steps[-1]["kind"] == "llm"  # the cut call is recorded all the same
+
+
+def test_the_gateways_step_file_is_written_as_the_sites_importer_writes_the_format(gw):
+    """The gateway writes its lines itself (a remote runner holds nothing of the site's): line for
+    line what the site's own writer makes of the same header and steps."""
+    from leaderboard.runs.job_runs import header_line, step_line
+
+    assert gw.openai({"model": "gpt-4o", "messages": MESSAGES}).status_code == 200
+    gw.gateway.stop()
+    lines = gw.steps_path.read_bytes().splitlines(keepends=True)
+    assert lines[0] == header_line({"agent": "medalboard-llm-gateway"})
+    assert lines[1:] == [step_line(step) for step in gw.steps] and len(lines) == 2

@@ -9,7 +9,8 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
-from runner.gateway import PriceTable, load_prices
+from runner.gateway import PriceTable
+from runner.llm_usage import load_prices
 from runner.models import LlmPrice
 
 

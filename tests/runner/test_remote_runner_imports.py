@@ -1,6 +1,7 @@
 """A remote runner holds no database: the code it runs (runner.remote, runner.client and every project
 module they import, inside functions too) imports nothing of leaderboard, of the runner's models or
-of the site's settings, so it cannot reach the ORM even by accident."""
+of the site's settings, so it cannot reach the ORM even by accident. The LLM gateway is among them: a
+remote runner starts it (runner.remote.llm)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,6 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 STARTS = ("runner.remote", "runner.client")
 FORBIDDEN = ("leaderboard", "runner.models", "runner.execution", "runner.leases", "webapp", "django.db.models")
-# Known debt, inside functions the remote runner never calls yet: the LLM gateway (not started on a
-# remote runner so far) writes its step lines with the site's JSONL helpers and reads its prices
-# from the database. Each entry shrinks this list when it moves; none may be added.
-DEBT = {("runner.gateway.record", "leaderboard.runs.job_runs"), ("runner.gateway.prices", "runner.models")}
 
 
 def module_file(name: str) -> Path | None:
@@ -54,7 +51,7 @@ def reachable() -> dict[str, str]:
         if path is None or not name.startswith(("runner", "leaderboard", "webapp")):
             continue
         package = name if path.name == "__init__.py" else name.rsplit(".", 1)[0]
-        todo += [(imported, name) for imported in imports_of(path, package) if (name, imported) not in DEBT]
+        todo += [(imported, name) for imported in imports_of(path, package)]
     return seen
 
 

@@ -202,18 +202,62 @@ def test_the_runner_api_is_in_the_openapi_schema(client, db):
         assert path in schema
 
 
-def test_a_job_holding_an_llm_key_is_never_given_to_a_remote_runner(
-    alice, job_world, django_capture_on_commit_callbacks
-):
+def llm_claim(user, django_capture_on_commit_callbacks, key: str) -> tuple[APIClient, dict]:
+    from decimal import Decimal
+
+    from runner.models import LlmPrice
     from runner.services import create_job
 
+    LlmPrice.objects.create(pattern="gpt-4o*", input_usd_per_mtok=Decimal("2.5"), output_usd_per_mtok=Decimal("10"))
     with django_capture_on_commit_callbacks(execute=False):
         create_job(
-            user=alice,
+            user=user,
             agent="scripted",
             competitions=["spaceship-titanic"],
             time_limit_minutes=1,
-            env={"OPENAI_API_KEY": "sk-test-not-for-a-runner"},
+            settings={"llm_max_calls": 3, "steps": 1},
+            env={"OPENAI_API_KEY": key},
         )
     client = runner_client("remote-d")
-    assert client.post(API + "claim/", {"wait_s": 0}, format="json").status_code == 204
+    answer = client.post(API + "claim/", {"wait_s": 0}, format="json")
+    assert answer.status_code == 200, answer.content
+    return client, answer.json()
+
+
+def test_a_job_holding_an_llm_key_goes_to_a_remote_runner_with_its_gateways_configuration(
+    alice, job_world, django_capture_on_commit_callbacks, settings
+):
+    settings.JOB_BUDGET_GRACE_S = 2.5
+    _, claim = llm_claim(alice, django_capture_on_commit_callbacks, "sk-test-for-the-runners-gateway")
+    assert claim["sandbox"]["env"]["OPENAI_API_KEY"] == "sk-test-for-the-runners-gateway"  # its gateway keeps it
+    assert "sk-test-for-the-runners-gateway" in claim["redact"]
+    assert claim["llm"] == {"settings": {"llm_max_calls": 3}, "prices": {"gpt-4o*": [2.5, 10.0]}, "budget_grace_s": 2.5}
+
+
+def test_a_remote_runners_meter_report_is_read_as_untrusted(alice, job_world, django_capture_on_commit_callbacks):
+    """Counts past the run's columns, a negative cost, a note quoting the key and a flood of model names
+    are each what the in-process reading makes of them: unknown, unknown, redacted, bounded."""
+    key = "sk-test-quoted-by-a-runner-0123456789"
+    client, claim = llm_claim(alice, django_capture_on_commit_callbacks, key)
+    report = {
+        "tokens_in": 1e30,  # past the column (the site's JSON parser refuses integers past 64 bits)
+        "tokens_out": 14,
+        "cost_usd": -1.0,
+        "calls": 2,
+        "unpriced_calls": 0,
+        "status": f"upstream said {key} " + "x" * 5000,
+        "budget_refused": "this job's limit of 3 LLM calls is reached",
+        "models": {"gpt-4o": 2, **{f"m{n}": 1 for n in range(500)}, "": 9, "bad": "many"},
+    }
+    body = {"lease": claim["lease"], "status": "succeeded", "files": [], "llm": report}
+    with django_capture_on_commit_callbacks(execute=False):
+        answer = client.post(f"{API}tasks/{claim['task']}/finish/", body, format="json")
+        assert answer.status_code == 200, answer.content
+    run = Run.objects.get(pk=claim["run"])
+    assert (run.tokens_in, run.tokens_out, run.cost_usd, run.usage_metered) == (None, 14, None, True)
+    task = JobTask.objects.get(pk=claim["task"])
+    assert key not in task.error and key not in str(run.import_warnings)
+    assert "refused calls past the job's budget: this job's limit of 3 LLM calls is reached" in task.error
+    assert len(task.error) < 1200
+    assert "gpt-4o (2 calls)" in str(run.import_warnings)  # the job named no model: its calls name it
+    assert run.experiment.model.name.startswith("gpt-4o + m0") and len(run.experiment.model.name) <= 200
