@@ -44,6 +44,7 @@ STEPS_FOLDER = "workspace-snapshots"
 SNAPSHOT_SHARE = 4  # as a job's snapshots: a quarter of the run's output total
 FILES_SCORED = "the trace's own files as uploaded; only the score was computed here, by the task's eval.py"
 MAX_NOTES = 50
+REMOTE_JOB_REPORT = "remote_research"  # a remote runner's report on a research job run, until it is scored
 
 
 @dataclass
@@ -182,6 +183,16 @@ def _keep_step(run: Run, seconds: float, root: Path, budget: _Budget, written: W
 
 def _workspace_artifacts(run: Run):
     return run.artifacts.filter(Q(name__startswith=f"{FINAL_FOLDER}/") | Q(name__startswith=f"{STEPS_FOLDER}/"))
+
+
+def is_remote_job_to_score(run: Run) -> bool:
+    """A job's run on a research task that a remote runner finished: its report waits in the grading
+    report (REMOTE_JOB_REPORT, runner.api_v1.research) until the task's eval.py scores it, on a runner
+    as a trace is."""
+    report = run.grading_report
+    return (run.origin == Run.Origin.JOB and run.competition is not None
+            and run.competition.kind == Competition.Kind.RESEARCH
+            and isinstance(report, dict) and REMOTE_JOB_REPORT in report)
 
 
 def is_trace_to_score(run: Run) -> bool:

@@ -19,7 +19,7 @@ from django.utils import timezone
 from leaderboard.models import Run
 from leaderboard.runs import job_runs
 from runner import ending, leases
-from runner.api_v1 import llm
+from runner.api_v1 import llm, research
 from runner.gateway import STEPS_FILE
 from runner.models import Job, JobTask, RemoteAttempt, RemoteUpload, Runner
 from runner.outputs import Limits, Stored
@@ -346,6 +346,8 @@ def _end_run(run: Run, status: str, report: dict, stored: Stored) -> None:
         Run.objects.filter(pk=run.pk).update(
             status=Run.Status.FAILED, finished_at=timezone.now(), grading_error=str(report.get("error", ""))[:5000]
         )
+    elif research.is_research_run(run):  # its eval.py scores it on the site's research grading side
+        research.await_scoring(run, status, report)
     elif stored.submission_problem:  # not a regular file, or too large: invalid, with the reason
         Run.objects.filter(pk=run.pk).update(
             status=Run.Status.GRADED,

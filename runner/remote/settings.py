@@ -23,6 +23,8 @@ SITE_URL = os.environ.get("MEDALBOARD_SITE_URL", "")
 RUNNER_TOKEN = os.environ.get("MEDALBOARD_RUNNER_TOKEN", "")
 RUNNER_WORK_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_WORK_DIR", BASE_DIR / "var" / "remote-runner"))
 RUNNER_CACHE_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_CACHE_DIR", RUNNER_WORK_DIR / "cache"))
+# a research task's environment (runner.research.environment), built here when the site names one
+RESEARCH_ENV_DIR = Path(os.environ.get("MEDALBOARD_RESEARCH_ENV_DIR", RUNNER_CACHE_DIR / "research-env"))
 RUNNER_PREPARED_DATA_DIR = os.environ.get("MEDALBOARD_RUNNER_DATA_DIR", "")  # MLE-bench's prepared data, if here
 DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME", "runc")
 LOST_SITE_S = float(os.environ.get("MEDALBOARD_RUNNER_LOST_SITE_S", "300"))

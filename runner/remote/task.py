@@ -29,7 +29,7 @@ from runner.live import LineTail, SnapshotWatch
 from runner.outcomes import Outcome
 from runner.output_budget import Budget
 from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits, Stored, collect_outputs
-from runner.remote import agents
+from runner.remote import agents, research
 from runner.remote.data import DataCache
 from runner.remote.llm import GatewayFailed, RemoteLlm
 from runner.scratch import Scratch
@@ -127,6 +127,7 @@ class Watch:
         self.snapshots = SnapshotWatch(
             spec.host_submission_dir, SUBMISSION_FILE, redactor, Budget.share_of(limits, SNAPSHOT_SHARE)
         )
+        self.research = research.snapshots(claim, spec)  # a research task's workspace snapshots
         self.started = time.monotonic()
         self.last_tail, self.cancelled, self.kept = 0.0, False, 0
 
@@ -150,7 +151,7 @@ class Watch:
         return time.monotonic() - self.started
 
     def notes(self) -> list[str]:
-        return [*self.tail.notes, *self.snapshots.notes]
+        return [*self.tail.notes, *self.snapshots.notes, *(self.research.notes if self.research else [])]
 
     def tick(self, final: bool = False) -> None:
         tail = None
@@ -160,6 +161,8 @@ class Watch:
         self.cancelled = self.client.renew(self.claim, tail).get("cancel", False)
         self._send_steps()
         self._snapshot()
+        if self.research is not None:
+            self.research.tick(self.elapsed())
 
     def _send_steps(self) -> None:
         agent = [(n, self.redactor.bytes(line)) for n, line in self.tail.new_lines()]
@@ -221,20 +224,24 @@ def _finish(
     if watch is not None:
         watch.last_gateway_steps()
     files: list[tuple[str, str, Path]] = []
+    wrapped = research.wrap_up(  # a research task's snapshot zips, charged to the outputs' limits
+        claim, spec, watch.research if watch else None, redactor, limits, watch.elapsed() if watch else None
+    )
     stored = collect_outputs(
         spec,
         redactor,
         lambda kind, name, path: files.append((kind, name, path)),
         limits,
-        watch.snapshots.budget if watch else None,
+        wrapped.charged(watch.snapshots.budget if watch else None),
         name_chars=claim["limits"]["name_chars"],
     )
+    files += wrapped.files
     keys = []
     for index, (kind, name, path) in enumerate(files):
         key = f"out-{index:05d}"
         client.upload(claim, key, path, name=name, kind=kind)
         keys.append(key)
-    client.finish(claim, {**_report(outcome, redactor, stored, watch, keys), "llm": meter})
+    client.finish(claim, {**_report(outcome, redactor, stored, watch, keys), "llm": meter, **wrapped.report})
     return outcome
 
 
@@ -271,8 +278,10 @@ def _spec(claim: dict, backend: Backend, scratch: Scratch, data_dir: Path, runne
         time_limit_s=box["time_limit_s"],
         network=box["network"],
     )
+    if claim.get("research"):  # the workspace copied from env/, the problem, the read-only files
+        spec = research.prepare(claim, spec, backend)
     paths = backend.paths(spec)
-    if (data_dir / "description.md").is_file():
+    if (spec.data_dir / "description.md").is_file():
         description = f"{paths.data}/description.md"
     else:
         (scratch.path / "code" / "description.md").write_text(claim["description"])
