@@ -55,6 +55,20 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.get_closest_marker("docker") and not item.get_closest_marker("serial"):
             item.add_marker(pytest.mark.serial)
+    _write_serial_files(items)
+
+
+def _write_serial_files(items) -> None:
+    """`make test`'s parallel part names the files holding serial tests (MEDALBOARD_SERIAL_FILES), so
+    its serial part collects those files only, not every module again (half a minute on 2 cores).
+    Every worker collects the same items and writes the same list, each by an atomic replace."""
+    target = os.environ.get("MEDALBOARD_SERIAL_FILES")
+    if not target:
+        return
+    files = sorted({item.nodeid.split("::", 1)[0] for item in items if item.get_closest_marker("serial")})
+    partial = Path(f"{target}.{os.getpid()}")
+    partial.write_text("".join(f"{name}\n" for name in files))
+    partial.replace(target)
 
 
 def pytest_runtest_setup(item):
