@@ -298,13 +298,13 @@ def _placeholders(part: str, variables: dict[str, str]) -> str:
 
 
 def _recipe(claim: dict, backend: Backend, spec: SandboxSpec) -> dict:
-    return {
-        "runner": {"backend": backend.name, "runtime": getattr(backend, "runtime", ""), "attached": "api"},
-        "image": spec.image,
-        "command": spec.command,
-        "data": {"version": claim["data"]["version"], "files": len(claim["data"]["files"])},
-        **({"agent": agents.recipe(claim, backend, spec)} if claim.get("agent") else {}),
-    }
+    """How the sandbox ran, as only the runner knows it (its backend's description: the runtime, the
+    image's id); the site records it in the run's recipe with what it knows (runner.recipes.from_remote)."""
+    try:
+        described = dict(backend.describe(spec))
+    except Exception as exc:  # noqa: BLE001 - a record, never a reason to stop the run
+        described = {"backend": backend.name, "error": str(exc)[:200]}
+    return {"sandbox": described}
 
 
 def _keep_output(sandbox) -> None:
