@@ -163,14 +163,30 @@ def listing(folder: Path, tick: Tick = lambda: None) -> list[Entry]:
     return sorted(found, key=lambda e: e.path)
 
 
-def content_digest(folder: Path, entries: list[Entry], tick: Tick = lambda: None) -> str:
-    """sha256 over each entry's path and the sha256 of its content (a link: of its target's text)."""
-    return hash_lines(f"{e.path}\0{e.kind}\0{file_hash(folder / e.path, tick) if e.kind == 'file' else e.target}"
-                 for e in entries)
+def content_digest(folder: Path, entries: list[Entry], tick: Tick = lambda: None,
+                   hashes: dict[str, str] | None = None) -> str:
+    """sha256 over each entry's path and the sha256 of its content (a link: of its target's text);
+    `hashes`: the files' sha256s by path, already computed for this very listing."""
+    known = hashes or {}
+
+    def content(e: Entry) -> str:
+        return (known.get(e.path) or file_hash(folder / e.path, tick)) if e.kind == "file" else e.target
+
+    return hash_lines(f"{e.path}\0{e.kind}\0{content(e)}" for e in entries)
 
 
-def _remember(folder: Path, signature: str, entries: list[Entry], tick: Tick) -> PublicDataVersion:
-    row = PublicDataVersion(path=str(folder), signature=signature, digest=content_digest(folder, entries, tick),
+def remember(folder: Path, entries: list[Entry], hashes: dict[str, str]) -> None:
+    """Keep the data version of the folder as `entries` list it, from its files' sha256s computed for
+    that listing (runner.api_v1.data's manifest), so that no recipe reads the folder again."""
+    signature = listing_signature(entries)
+    if not PublicDataVersion.objects.filter(path=str(folder), signature=signature).exists():
+        _remember(folder, signature, entries, lambda: None, hashes)
+
+
+def _remember(folder: Path, signature: str, entries: list[Entry], tick: Tick,
+              hashes: dict[str, str] | None = None) -> PublicDataVersion:
+    row = PublicDataVersion(path=str(folder), signature=signature,
+                            digest=content_digest(folder, entries, tick, hashes),
                             n_files=sum(e.kind == "file" for e in entries), n_bytes=sum(e.size for e in entries))
     try:
         with transaction.atomic():

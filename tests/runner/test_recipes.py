@@ -146,9 +146,20 @@ def test_a_remote_runners_recipe_is_the_same_record_with_its_report_bounded(alic
     recipe = recipes.from_remote(task, "medalboard-agent:test", report)
     assert recipe["sandbox"] == {"attached": "api", "backend": "docker", "runtime": "runsc", "runner": "x" * 200}
     assert recipe["agent"]["name"] == "scripted" and recipe["agent"]["image"] == "built-on-the-runner:1"  # as it ran
+    assert recipe["agent"]["image_id"] == "sha256:" + "a" * 64
+    assert recipe["agent"]["environment"] == {"flavour": "light"}
     del report["sandbox"]["image"]
     assert recipes.from_remote(task, "medalboard-agent:test", report)["agent"]["image"] == "medalboard-agent:test"
-    assert recipe["agent"]["image_id"] == "sha256:" + "a" * 64 and recipe["agent"]["environment"] == {"flavour": "light"}
     assert recipe["data"]["version"] == by_hand(Path(task.competition.public_data_dir))
     assert recipes.from_remote(task, "i", {"sandbox": "not a dict"})["sandbox"] == {"attached": "api"}
     assert recipes.from_remote(task, "i", ["not", "a", "dict"])["agent"]["image_id"] == ""
+
+
+def test_the_manifest_a_remote_runner_gets_keeps_the_data_version_unread_again(db, folder, monkeypatch):
+    """The claim's manifest hashes every public file once; the recipe's data version (made by the site
+    in the run's start request) comes from those hashes, never from reading the folder again."""
+    from runner.api_v1 import data
+
+    data.manifest(folder)
+    monkeypatch.setattr(recipes, "file_hash", lambda *a: pytest.fail("read the folder again"))
+    assert recipes.data_version(folder) == {"version": by_hand(folder), "files": 2, "bytes": 9 + 2564}
