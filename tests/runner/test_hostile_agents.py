@@ -71,9 +71,7 @@ def runs_on(request, job_world, settings):
     against the live server (its database shared with this test: transactional)."""
     if request.param == "in-process":
         return job_world
-    if getattr(request.node, "callspec", None) and request.node.callspec.params.get("docker_backend") == "runsc":
-        pytest.skip("remote under runc only: the runner's code is the same under runsc, whose differences (the "
-                    "sandbox's) the in-process runs cover")
+    # (remote under runsc is skipped as it is collected: tests/conftest.py)
     from runner.api_v1 import tokens
 
     live_server = request.getfixturevalue("live_server")
