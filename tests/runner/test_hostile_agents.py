@@ -13,9 +13,10 @@ and on a remote runner (tests/remote_runner_support.LoopRunner: runner.remote's 
 live server's URL and a token and nothing else of the site's; the site stores and grades what it
 uploads). They are the ones where the remote path has code of its own: the outputs it collects and
 uploads, the steps and the log tail it streams, the limits and the quota it applies from the claim,
-the secrets it redacts, its scratch, its cancellation through the lease and its clean-up of stale
-sandboxes. The others run the same code either way (the sandbox's own isolation, the mounted quota,
-which a remote runner never mounts).
+the secrets it redacts, its scratch, its cancellation through the lease, its clean-up of stale
+sandboxes and its LLM gateway (test_hostile_trajectory); remote under runc only (tests/conftest.py).
+Not remote: the mounted quota (a remote runner measures, never mounts), research tasks (which
+remote runners do not take) and the sparse-snapshot test (docs/security.md says why).
 """
 
 from __future__ import annotations

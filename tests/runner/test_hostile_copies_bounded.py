@@ -20,14 +20,13 @@ from runner.backends.local import LocalBackend
 from runner.models import AgentDefinition, JobTask
 from runner.research import grading
 from tests.job_support import needs_agent_tools
-from tests.runner import test_hostile_agents, test_research_jobs
+from tests.runner import test_research_jobs
 from tests.runner.test_hostile_agents import assert_no_scratch_left, assert_runner_still_healthy, hostile_job, run_task
 from tests.runner.test_job_outputs_bounded import SPARSE_SUBMISSIONS, check_bounded_snapshots
 from tests.runner.test_research_jobs import AGENT, TASK, check_graded_run, run_job
 
 HUGE = 3 * (1 << 29)  # 1.5 GiB
 research_world = test_research_jobs.research_world  # the fixture, shared
-runs_on = test_hostile_agents.runs_on  # the fixture: in-process and on a remote runner
 
 
 class RunnerWrites:
@@ -72,20 +71,20 @@ def _apparent(folders) -> int:
 
 @pytest.mark.docker
 @needs_agent_tools
-def test_a_sparse_submission_changed_quickly_in_docker_keeps_snapshots_within_the_limits(alice, runs_on,
+def test_a_sparse_submission_changed_quickly_in_docker_keeps_snapshots_within_the_limits(alice, job_world,
                                                                                           docker_backend, settings):
     settings.JOB_OUTPUT_FILE_BYTES = 64 << 20
     settings.JOB_OUTPUT_TOTAL_BYTES = 256 << 20
     job = hostile_job(alice, "SECONDS = 10\n" + textwrap.dedent(SPARSE_SUBMISSIONS))
     with RunnerWrites() as writes:
-        outcome, run, _ = run_task(job, runs_on, docker_backend)
+        outcome, run, _ = run_task(job, job_world, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, JobTask.objects.get(run=run).log_tail)
     check_bounded_snapshots(run)
     print(f"snapshots {sum(s.artifact.size for s in run.snapshots.select_related('artifact')):,} bytes; the runner "
           f"wrote {writes.written:,} bytes")
     assert writes.written < 512 << 20, writes.written  # 15+ changes of 48 MiB: all of them would be 720 MiB
     assert_no_scratch_left()
-    assert_runner_still_healthy(alice, runs_on, docker_backend)
+    assert_runner_still_healthy(alice, job_world, docker_backend)
 
 
 def bounded_research_run(user, world, backend, capture, settings) -> tuple[Run, RunnerWrites]:
