@@ -151,5 +151,5 @@ def test_a_remote_runner_runs_a_research_task_under_docker(live_server, alice, r
     assert not run.findings.exists()
     with run.artifacts.get(name="logs/found.json").file.open("rb") as f:
         assert f.read() == b"[]"
-    assert run.recipe["runner"]["backend"] == "docker"
+    assert run.recipe["sandbox"]["backend"] == "docker" and run.recipe["sandbox"]["attached"] == "api"
     assert DockerBackend(runner_name=name).client.containers.list(all=True, filters={"name": name}) == []
