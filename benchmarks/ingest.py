@@ -6,7 +6,7 @@
 Prints, for 10k and 100k steps: the time to just parse the file line by line with the fastest JSON
 parser installed (orjson, msgspec, ujson: whichever is fastest on this file and machine), the
 time to read it through the importer without the database (read s), the time to import it
-(read_trajectories + save_steps into the database, with the search index), their ratio (target
+(read_trajectories + save_steps into the database, with the search indexes), their ratio (target
 <= 3x), the same import without building the search indexes (the in-run gram index beside the file
 and the cross-run search rows: their share of the import), and peak memory
 of the import (tracemalloc peak of Python allocations, and the process's max RSS).
@@ -201,7 +201,7 @@ def child(n_steps: int, workdir: Path, n_rounds: int = ROUNDS, text: str = "synt
     read_s = min(read_only(path) for _ in range(REPEATS))
     # Rounds of (parse, import) back to back, so a slow spell of a shared machine hits both sides of
     # a round: the best of each side, and the median of the rounds' ratios.
-    # The import without the search index runs in each round too: the index's share of the import.
+    # The import without the search indexes runs in each round too: their share of the import.
     rounds = [(parse_only(path, loads)[0], import_once(path), import_once(path, search_index=False))
               for _ in range(n_rounds)]
     parse_s = min(p for p, _, _ in rounds)
@@ -301,7 +301,7 @@ def _report(results: list[dict]) -> None:
     print(f"database: {big['db']}; baseline parser: {big['parser']} (the fastest installed); parse and import "
           f"are each the best of {big['rounds']} back-to-back rounds, 'median' the median of the rounds' ratios")
     print(f"import/parse ratio at {big['steps']} steps: {big['ratio']:.2f}x best to best, "
-          f"{big['median_ratio']:.2f}x median (target <= 3x); without the search index "
+          f"{big['median_ratio']:.2f}x median (target <= 3x); without the search indexes "
           f"{big['unindexed_ratio']:.2f}x best to best, {big['median_unindexed']:.2f}x median")
     print(f"peak Python memory {small['tracemalloc_peak_mb']:.1f} MB at {small['steps']} steps vs "
           f"{big['tracemalloc_peak_mb']:.1f} MB at {big['steps']} steps")
