@@ -100,7 +100,7 @@ def test_a_version_meets_a_pin_as_pips_double_equals_does():
     assert _unmet({"librosa": "0.10.2"}, freeze) == {"librosa": ("0.10.2", "0.10.2.post1")}
 
 
-@pytest.mark.parametrize("flavour", ["light"])
+@pytest.mark.parametrize("flavour", ["full", "light"])
 def test_the_recorded_freeze_of_each_flavour_holds_every_pin_of_its_recipe(flavour):
     """What `build_agent_image --mlebench-env --flavour F --record` copied out of an image built here."""
     facts, freeze, dpkg = _recorded(flavour)
@@ -148,7 +148,7 @@ def test_the_full_recipe_is_mlebench_requirements_and_dockerfile_installs():
 
 
 @pytest.mark.docker
-@pytest.mark.parametrize("flavour", ["light"])
+@pytest.mark.parametrize("flavour", ["full", "light"])
 def test_the_recorded_freeze_is_what_the_recorded_image_holds(flavour):
     """Where the image the record was made from is on this Docker host (by its id), the record is its."""
     import docker
