@@ -111,7 +111,6 @@ def start_times(images: dict[str, str], n: int) -> None:
                     samples[name]["ended"].append((task.finished_at - task.created_at).total_seconds())
     finally:
         jobs.stop_runner(runner)
-        shutil.rmtree(jobs.VAR, ignore_errors=True)
     median = {
         name: {key: statistics.median(values) for key, values in kinds.items()} for name, kinds in samples.items()
     }
@@ -156,7 +155,7 @@ def main() -> None:
     parser.add_argument("--jobs", type=int, default=5, help="jobs per image in the start part")
     args = parser.parse_args()
     sys.path.insert(0, str(ROOT / "benchmarks"))
-    import jobs  # noqa: F401 - first: its throwaway site's settings (SQLite in a temp folder), Django set up
+    import jobs  # first: its throwaway site's settings (SQLite in a temp folder), Django set up
 
     tag = args.tag or f"bench-mlebench-env-{args.flavour}"
     if not args.no_build:
@@ -172,6 +171,7 @@ def main() -> None:
         else:
             start_times(images, args.jobs)
     finally:
+        shutil.rmtree(jobs.VAR, ignore_errors=True)
         if not args.no_build and not args.keep:
             subprocess.run(["docker", "rmi", tag], capture_output=True)
 
