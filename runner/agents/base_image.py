@@ -19,7 +19,11 @@ into a wheelhouse kept on the host (WHEELHOUSE), so a rebuild of the same requir
 that needs no index at all. Both keep a
 consistent dpkg: an agent's `apt-get install` works where its build network reaches the mirror.
 
-    python manage.py build_agent_image --mlebench-env [--flavour full]
+    python manage.py build_agent_image --mlebench-env [--flavour full] [--record]
+
+`--record` copies what a built image recorded of itself (its `pip freeze`, its dpkg list, its id, size
+and recipe revision) into runner/agents/recorded/mlebench-env-FLAVOUR/, data the project commits: the
+recipe tests check the recorded full freeze against MLE-bench's pins without building it.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from __future__ import annotations
 import fcntl
 import functools
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -48,6 +53,8 @@ MLEBENCH_APT = ("curl", "wget", "git", "vim", "nano", "unzip", "zip", "p7zip-ful
                 "python3-venv", "python3-dev", "python-is-python3", "build-essential", "openssh-server", "tmux",
                 "gettext", "sudo", "ffmpeg", "libsm6", "libxext6")
 REQUIREMENTS = Path(__file__).resolve().parent / "requirements"
+# What a built image recorded of itself, one folder per flavour (record()); not part of any recipe.
+RECORDED = Path(__file__).resolve().parent / "recorded"
 # Each flavour's pip installs into the `agent` environment, in order: one list of pip arguments each.
 REQUIREMENTS_IN_ROOTFS = "tmp/requirements"
 PIP_STEPS = {
@@ -203,3 +210,39 @@ def recipe(flavour: str) -> Recipe:
 
 FLAVOURS = tuple(PIP_STEPS)
 RECIPE = recipe("light")  # what tests and CI build as `mlebench-env`
+
+
+def record(tag: str, built: dict | None = None, dest: Path = RECORDED) -> Path:
+    """Copy what the image `tag` recorded of itself at its build (agent_image.CONTENTS_DIR) into
+    dest/mlebench-env-FLAVOUR/: pip-freeze.txt and dpkg.txt as the image holds them, and image.json (its
+    id, size, recipe revision, the sha256 labels, Python's version and, given `built`, the build's own
+    report). The freeze must be the one its label sums up: a copy of another image's is refused."""
+    import docker
+
+    image = docker.from_env().images.get(tag)
+    labels = image.labels or {}
+    flavour = labels.get(agent_image.FLAVOUR_LABEL, "")
+    if flavour not in PIP_STEPS:
+        raise ImageBuildError(f"{tag} is not an mlebench-env image (its label {agent_image.FLAVOUR_LABEL} is "
+                              f"{flavour!r})")
+    inside = f"cat /{agent_image.CONTENTS_DIR}/pip-freeze.txt; echo '#--'; cat /{agent_image.CONTENTS_DIR}/dpkg.txt; " \
+             f"echo '#--'; {AGENT_ENV}/bin/python -c 'import platform; print(platform.python_version())'"
+    out = agent_image._run(["docker", "run", "--rm", "--network", "none", "--user", "0", tag, "sh", "-c", inside],
+                           f"reading what {tag} recorded")
+    freeze, dpkg, python = out.split("#--\n")
+    digest = lambda text: hashlib.sha256(text.encode()).hexdigest()  # noqa: E731
+    if (digest(freeze), digest(dpkg)) != (labels.get(agent_image.FREEZE_SHA_LABEL),
+                                          labels.get(agent_image.DPKG_SHA_LABEL)):
+        raise ImageBuildError(f"{tag}'s recorded pip freeze or dpkg list is not the one its labels sum up")
+    folder = dest / f"{TAG}-{flavour}"
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "pip-freeze.txt").write_text(freeze)
+    (folder / "dpkg.txt").write_text(dpkg)
+    facts = {"tag": tag, "image_id": image.id, "created": image.attrs.get("Created", ""), "flavour": flavour,
+             "recipe_revision": labels.get(agent_image.REVISION_LABEL, ""),
+             "size_bytes": int(image.attrs.get("Size", 0)), "python": python.strip(),
+             "apt_source": labels.get("medalboard.apt-source", ""), "pip_freeze_sha256": digest(freeze),
+             "dpkg_sha256": digest(dpkg), "pip_packages": len(freeze.split()), "debian_packages": len(dpkg.split()),
+             "build": built if built and built.get("built") else None}
+    (folder / "image.json").write_text(json.dumps(facts, indent=2) + "\n")
+    return folder

@@ -1,14 +1,24 @@
 """mlebench-env's recipe is MLE-bench's: the full flavour installs every pin of MLE-bench's
-requirements (runner/agents/requirements/mlebench.txt) and its system packages, the light flavour a
-subset at the same pins. A built image (the light one, marker docker) holds what its recipe pins, as
-`pip freeze` in it says, records that freeze and its dpkg list, keeps dpkg consistent so an agent's
-`apt-get install` works, and a run in it records the flavour and the image's id."""
+requirements (runner/agents/requirements/mlebench.txt, the same lines as MLE-bench's own
+environment/requirements.txt and Dockerfile where a checkout is at hand) and its system packages, the
+light flavour a subset at the same pins. A built image (the light one, marker docker) holds what its
+recipe pins, as `pip freeze` in it says, records that freeze and its dpkg list, keeps dpkg consistent
+so an agent's `apt-get install` works, and a run in it records the flavour and the image's id.
+
+The full image takes half an hour or more to build and ~11 GB, too much for every CI run: its `pip
+freeze`, recorded from an image built from the current recipe (`build_agent_image --mlebench-env
+--flavour full --record`, runner/agents/recorded/), is checked against the pins instead, in well
+under a second; the recorded revision must be the recipe's, so a recipe change needs a new record."""
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import re
 import subprocess
 import uuid
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -42,6 +52,30 @@ def _freeze(text: str) -> dict[str, str]:
     return {_normal(line.split("==")[0]): line.split("==")[1] for line in text.split() if "==" in line}
 
 
+def _release(version: str) -> tuple:
+    """A version as `==` compares it (PEP 440): the local label (+cu121) left out, trailing zeros too
+    (2.17 == 2.17.0); a version that is not plain dotted numbers compares as written."""
+    public = version.split("+", 1)[0]
+    if not re.fullmatch(r"\d+(\.\d+)*", public):
+        return (public,)
+    parts = [int(part) for part in public.split(".")]
+    while len(parts) > 1 and parts[-1] == 0:
+        parts.pop()
+    return tuple(parts)
+
+
+def _unmet(pins: dict[str, str], freeze: dict[str, str]) -> dict[str, tuple[str, str | None]]:
+    """Each pin the freeze does not satisfy: {name: (pinned, frozen or None)}."""
+    return {name: (pin, freeze.get(name)) for name, pin in pins.items()
+            if name not in freeze or _release(freeze[name]) != _release(pin)}
+
+
+def _recorded(flavour: str) -> tuple[dict, str, str]:
+    folder = base_image.RECORDED / f"{base_image.TAG}-{flavour}"
+    facts = json.loads((folder / "image.json").read_text())
+    return facts, (folder / "pip-freeze.txt").read_text(), (folder / "dpkg.txt").read_text()
+
+
 def test_the_full_recipe_pins_what_mlebench_pins_and_light_is_a_subset():
     full, heavy, light = _pins("mlebench.txt"), _pins("mlebench-heavy.txt"), _pins("light.txt")
     assert len(full) == 92 and {k: full[k] for k in QUOTED} == QUOTED
@@ -54,6 +88,81 @@ def test_the_full_recipe_pins_what_mlebench_pins_and_light_is_a_subset():
     assert steps["full"][0] == ("wheel==0.44.0",)  # what a conda environment has and a venv lacks
     assert [s[-1].rsplit("/", 1)[-1] for s in steps["full"][1:2] + steps["light"]] == ["mlebench.txt", "light.txt"]
     assert steps["full"][2] == ("tensorflow[and-cuda]==2.17",) and steps["full"][3][0] == "torch==2.2.0"
+
+
+def test_a_version_meets_a_pin_as_pips_double_equals_does():
+    pins = {"torch": "2.2.0", "tensorflow": "2.17", "librosa": "0.10.2.post1", "numpy": "1.26.4"}
+    freeze = {"torch": "2.2.0+cu121", "tensorflow": "2.17.0", "librosa": "0.10.2.post1", "numpy": "1.26.4"}
+    assert _unmet(pins, freeze) == {}
+    assert _unmet(pins, {**freeze, "torch": "2.2.1", "numpy": "1.26.40"}) == {"torch": ("2.2.0", "2.2.1"),
+                                                                               "numpy": ("1.26.4", "1.26.40")}
+    assert _unmet({**pins, "keras": "3.5.0"}, freeze) == {"keras": ("3.5.0", None)}
+    assert _unmet({"librosa": "0.10.2"}, freeze) == {"librosa": ("0.10.2", "0.10.2.post1")}
+
+
+@pytest.mark.parametrize("flavour", ["full", "light"])
+def test_the_recorded_freeze_of_each_flavour_holds_every_pin_of_its_recipe(flavour):
+    """What `build_agent_image --mlebench-env --flavour F --record` copied out of an image built here."""
+    facts, freeze, dpkg = _recorded(flavour)
+    recipe = base_image.recipe(flavour)
+    assert facts["recipe_revision"] == recipe.revision, (
+        f"the {flavour} recipe changed since its freeze was recorded: build it and record it again "
+        f"(manage.py build_agent_image --mlebench-env --flavour {flavour} --force --record)")
+    assert facts["flavour"] == flavour
+    assert (facts["pip_freeze_sha256"], facts["dpkg_sha256"]) == (hashlib.sha256(freeze.encode()).hexdigest(),
+                                                                  hashlib.sha256(dpkg.encode()).hexdigest())
+    frozen = _freeze(freeze)
+    assert len(frozen) == len(freeze.split()) == facts["pip_packages"]  # every line an exact version
+    files = ["mlebench.txt", "mlebench-heavy.txt"] if flavour == "full" else ["light.txt"]
+    pins = {name: version for file in files for name, version in _pins(file).items()}
+    assert _unmet(pins, frozen) == {}
+    assert frozen["wheel"] == "0.44.0" if flavour == "full" else "torch" not in frozen
+    assert facts["python"].startswith("3.11.")  # MLE-bench's PYTHON_VERSION
+    packages = {line.split("=", 1)[0] for line in dpkg.split()}
+    assert set(recipe.apt_packages) | set(recipe.packages) <= packages, set(recipe.apt_packages) - packages
+    if flavour == "full":
+        # tensorflow[and-cuda]'s extra: the CUDA libraries as wheels; torch's CUDA build (the +cu local label).
+        assert {"nvidia-cudnn-cu12", "nvidia-cublas-cu12", "nvidia-nccl-cu12"} <= set(frozen)
+        assert frozen["torch"].startswith("2.2.0")
+
+
+def test_the_full_recipe_is_mlebench_requirements_and_dockerfile_installs():
+    """Against MLE-bench's own files, where a checkout is named (.ci/run sets it from a local mirror)."""
+    checkout = Path(os.environ.get("MEDALBOARD_MLEBENCH_DIR", "") or "/nonexistent")
+    if not (checkout / "environment" / "requirements.txt").is_file():
+        pytest.skip("MEDALBOARD_MLEBENCH_DIR does not name an MLE-bench checkout")
+    theirs = [line.strip() for line in (checkout / "environment/requirements.txt").read_text().splitlines()
+              if line.strip() and not line.startswith("#")]
+    ours = [line for line in (base_image.REQUIREMENTS / "mlebench.txt").read_text().splitlines()
+            if line.strip() and not line.startswith("#")]
+    assert ours == theirs
+    dockerfile = (checkout / "environment/Dockerfile").read_text()
+    installs = re.findall(r"conda run -n \$\{CONDA_ENV_NAME\} pip install ([^&\n]+?)\s*(?:&&|\\|$)", dockerfile,
+                          re.M)
+    heavy = [line for line in (base_image.REQUIREMENTS / "mlebench-heavy.txt").read_text().splitlines()
+             if line.strip() and not line.startswith("#")]
+    assert installs == ["-r /tmp/requirements.txt", *heavy]
+    assert [" ".join(step) for step in base_image.PIP_STEPS["full"][2:]] == heavy
+    apt = re.search(r"apt-get install -y([^&]+)", dockerfile).group(1).replace("\\", " ").split()
+    assert tuple(apt) == base_image.MLEBENCH_APT  # Ubuntu's names are Debian's for these
+
+
+@pytest.mark.docker
+@pytest.mark.parametrize("flavour", ["full", "light"])
+def test_the_recorded_freeze_is_what_the_recorded_image_holds(flavour):
+    """Where the image the record was made from is on this Docker host (by its id), the record is its."""
+    import docker
+
+    facts, freeze, dpkg = _recorded(flavour)
+    try:
+        docker.from_env().images.get(facts["image_id"])
+    except docker.errors.ImageNotFound:
+        pytest.skip(f"the recorded {flavour} image {facts['image_id'][:19]} is not on this host")
+    image = facts["image_id"]
+    assert _in_image(image, f"cat /{agent_image.CONTENTS_DIR}/pip-freeze.txt", "--network", "none") == freeze
+    live = _in_image(image, "/opt/conda/envs/agent/bin/python -m pip freeze --all", "--network", "none")
+    assert live == freeze
+    assert _in_image(image, "dpkg-query -W -f '${Package}=${Version}\\n'", "--network", "none") == dpkg
 
 
 def test_the_flavours_differ_in_what_they_install_and_name_themselves():
@@ -112,6 +221,34 @@ def test_the_light_image_holds_what_its_recipe_pins_and_records_it(mlebench_env)
     assert dpkg == _in_image(mlebench_env, f"cat /{agent_image.CONTENTS_DIR}/dpkg.txt", "--network", "none")
     assert "python3=" in dpkg and "python3-scipy=" not in dpkg  # the libraries are the pinned wheels
     _in_image(mlebench_env, "/opt/conda/envs/agent/bin/python -m pip check", "--network", "none")
+
+
+@pytest.mark.docker
+def test_record_copies_what_the_image_recorded_and_refuses_another_images(mlebench_env, tmp_path):
+    import docker
+
+    folder = base_image.record(mlebench_env, {"built": True, "seconds": 1.5}, dest=tmp_path)
+    assert folder == tmp_path / "mlebench-env-light"
+    facts = json.loads((folder / "image.json").read_text())
+    image = docker.from_env().images.get(mlebench_env)
+    assert facts["image_id"] == image.id and facts["recipe_revision"] == base_image.RECIPE.revision
+    assert facts["build"] == {"built": True, "seconds": 1.5} and facts["python"].startswith("3.11.")
+    live = _in_image(mlebench_env, "/opt/conda/envs/agent/bin/python -m pip freeze --all", "--network", "none")
+    assert (folder / "pip-freeze.txt").read_text() == live
+    assert facts["pip_freeze_sha256"] == image.labels[agent_image.FREEZE_SHA_LABEL]
+    # An image whose recorded files are not what its labels sum up (changed after the build) is refused.
+    name = f"medalboard-test-env-{uuid.uuid4().hex[:8]}"
+    _docker("run", "--name", name, "--user", "0", "--network", "none", mlebench_env, "sh", "-c",
+            f"echo extra==1.0 >> /{agent_image.CONTENTS_DIR}/pip-freeze.txt")
+    tampered = f"medalboard-test-env:{name}"
+    try:
+        _docker("commit", name, tampered)
+        with pytest.raises(ImageBuildError, match="not the one its labels sum up"):
+            base_image.record(tampered, dest=tmp_path / "other")
+        assert not (tmp_path / "other").exists()
+    finally:
+        _docker("rm", "-f", name, check=False)
+        _docker("rmi", tampered, check=False)
 
 
 @pytest.mark.docker

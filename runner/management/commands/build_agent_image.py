@@ -22,8 +22,13 @@ class Command(BaseCommand):
         parser.add_argument("--flavour", default="light", help="with --mlebench-env: `full` (MLE-bench's system "
                             "packages and pinned requirements, torch and TensorFlow included) or `light` (a subset "
                             "of the same pins, for tests; the default)")
+        parser.add_argument("--record", action="store_true", help="with --mlebench-env: copy the image's pip "
+                            "freeze, dpkg list, id and size into runner/agents/recorded/mlebench-env-FLAVOUR/ "
+                            "(data the recipe tests check against MLE-bench's pins)")
 
-    def handle(self, *args, tag, force, mlebench_env, flavour, **options):
+    def handle(self, *args, tag, force, mlebench_env, flavour, record, **options):
+        if record and not mlebench_env:
+            raise CommandError("--record needs --mlebench-env")
         if mlebench_env:
             from runner.agents import base_image
 
@@ -35,6 +40,10 @@ class Command(BaseCommand):
             recipe, tag = AGENT, tag or settings.MEDALBOARD_AGENT_IMAGE
         try:
             result = build(tag=tag, force=force, log=self.stderr.write, recipe=recipe)
+            if record:
+                from runner.agents import base_image
+
+                result["recorded"] = str(base_image.record(tag, result))
         except (ImageBuildError, BackendUnavailable) as exc:
             raise CommandError(str(exc)) from exc
         self.stdout.write(json.dumps(result))
