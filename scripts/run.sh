@@ -72,20 +72,6 @@ trap 'stop_all' EXIT
 trap 'stop_all; exit 130' INT
 trap 'stop_all; exit 143' TERM
 
-# The loopback runner: `manage.py runner --site` on the local backend, a client of this site through the
-# runner API, as a machine in another network would be (runner.remote.settings: no database, none of
-# the site's secrets; those are also left out of its environment). Its token is made anew each start
-# (the last one stops working), written to a 0600 file and handed over in its environment, never on a
-# command line or in a log. It takes every task the runner API serves (runner/api_kinds.py).
-TOKEN_FILE="$VAR/loopback-runner.token"
-$PY manage.py create_runner "$NAME" --token-file "$TOKEN_FILE" >/dev/null
-env -u DATABASE_URL -u SECRET_KEY -u MEDALBOARD_SECRETS_KEY -u CELERY_BROKER_URL \
-  DJANGO_SETTINGS_MODULE=runner.remote.settings MEDALBOARD_SITE_URL="$SITE" \
-  MEDALBOARD_RUNNER_TOKEN="$(cat "$TOKEN_FILE")" NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}" \
-  MEDALBOARD_RUNNER_WORK_DIR="$VAR/loopback-runner" \
-  "${IN_OWN_GROUP[@]}" "$PY" manage.py runner --backend local --name "$NAME" >"$VAR/loopback-runner.log" 2>&1 &
-LOOPBACK=$!
-echo "Loopback runner $NAME started (pid $LOOPBACK, log $VAR/loopback-runner.log)"
 # The Celery runner: a Celery worker for grading (celery) and, until the runner API serves them, the
 # job tasks it leaves to Celery (jobs.cpu: MLE-bench-packaged agents, research tasks), with the
 # recovery sweep and a heartbeat. It runs agents as subprocesses: trusted agents only (see README).
@@ -93,8 +79,32 @@ echo "Loopback runner $NAME started (pid $LOOPBACK, log $VAR/loopback-runner.log
   --concurrency 2 --loglevel INFO >"$VAR/worker.log" 2>&1 &
 RUNNER=$!
 echo "Celery runner $NAME-celery started (pid $RUNNER, log $VAR/worker.log)"
-echo "Medalboard on http://127.0.0.1:${PORT:-8000}/"
+echo "Medalboard on $SITE/"
 "${IN_OWN_GROUP[@]}" "$PY" manage.py runserver "127.0.0.1:${PORT:-8000}" &
 SERVER=$!
+
+# The loopback runner: `manage.py runner --site` on the local backend, a client of this site through the
+# runner API, as a machine in another network would be (runner.remote.settings: no database, none of
+# the site's secrets; those are also left out of its environment). Its token is made anew each start
+# (the last one stops working), written to a 0600 file and handed over in its environment, never on a
+# command line or in a log. It takes every task the runner API serves (runner/api_kinds.py). It starts
+# once the site's port is open (started earlier, its first calls would meet a closed port and wait out
+# the client's growing backoff), in the background: the site is not kept waiting for the token.
+# One process group from the start (its token command and its wait included), which the stop reaches whole.
+loopback_runner() {
+  set -eu
+  local py="$1" var="$2" name="$3" site="$4" port="$5"
+  "$py" manage.py create_runner "$name" --token-file "$var/loopback-runner.token" >/dev/null
+  until (: <"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do sleep 0.2; done
+  exec env -u DATABASE_URL -u SECRET_KEY -u MEDALBOARD_SECRETS_KEY -u CELERY_BROKER_URL \
+    DJANGO_SETTINGS_MODULE=runner.remote.settings MEDALBOARD_SITE_URL="$site" \
+    MEDALBOARD_RUNNER_TOKEN="$(cat "$var/loopback-runner.token")" NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}" \
+    MEDALBOARD_RUNNER_WORK_DIR="$var/loopback-runner" "$py" manage.py runner --backend local --name "$name"
+}
+export -f loopback_runner
+"${IN_OWN_GROUP[@]}" bash -c 'loopback_runner "$@"' loopback-runner "$PY" "$VAR" "$NAME" "$SITE" "${PORT:-8000}" \
+  >"$VAR/loopback-runner.log" 2>&1 &
+LOOPBACK=$!
+echo "Loopback runner $NAME started (pid $LOOPBACK, log $VAR/loopback-runner.log)"
 # `wait` returns as soon as a trapped signal arrives (a foreground child would delay the trap until it exited).
 wait "$SERVER"
