@@ -96,10 +96,13 @@ loopback_runner() {
   local py="$1" var="$2" name="$3" site="$4" port="$5"
   "$py" manage.py create_runner "$name" --token-file "$var/loopback-runner.token" >/dev/null
   until (: <"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do sleep 0.2; done
+  # Exported, never an argument: a process's arguments are readable by every user, its environment not.
+  MEDALBOARD_RUNNER_TOKEN="$(cat "$var/loopback-runner.token")"
+  export MEDALBOARD_RUNNER_TOKEN
   exec env -u DATABASE_URL -u SECRET_KEY -u MEDALBOARD_SECRETS_KEY -u CELERY_BROKER_URL \
     DJANGO_SETTINGS_MODULE=runner.remote.settings MEDALBOARD_SITE_URL="$site" \
-    MEDALBOARD_RUNNER_TOKEN="$(cat "$var/loopback-runner.token")" NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}" \
-    MEDALBOARD_RUNNER_WORK_DIR="$var/loopback-runner" "$py" manage.py runner --backend local --name "$name"
+    NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}" MEDALBOARD_RUNNER_WORK_DIR="$var/loopback-runner" \
+    "$py" manage.py runner --backend local --name "$name"
 }
 export -f loopback_runner
 "${IN_OWN_GROUP[@]}" bash -c 'loopback_runner "$@"' loopback-runner "$PY" "$VAR" "$NAME" "$SITE" "${PORT:-8000}" \

@@ -125,7 +125,7 @@ def test_a_job_on_make_run_is_run_by_the_loopback_runner(started, tmp_path):
     """A job submitted on the site `make run` serves is claimed by its loopback runner through the runner
     API (a RemoteAttempt, its runner the loopback one: not the Celery runner beside it), and the run is
     graded by the site; the loopback runner's token is in a 0600 file and in no log."""
-    _, _, env = started
+    _, mark, env = started
     var = Path(env["MEDALBOARD_VAR_DIR"])
     manage(env, "make_smoke_competitions", "--root", str(var / "smoke"))
     manage(env, "createsuperuser", "--noinput", "--username", "run-script", "--email", "run@example.com")
@@ -144,3 +144,9 @@ def test_a_job_on_make_run_is_run_by_the_loopback_runner(started, tmp_path):
     assert token.startswith("mbr_")
     for log in (tmp_path / "run.log", var / "loopback-runner.log", var / "worker.log"):
         assert token not in log.read_text(), log
+    for pid in marked(mark):  # on no command line (readable by every user), whose environment it is in
+        try:
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except OSError:
+            continue  # it ended meanwhile
+        assert token.encode() not in cmdline, cmdline
