@@ -44,21 +44,18 @@ class Command(BaseCommand):
         client = SiteClient(site, token, lost_site_s=settings.LOST_SITE_S)
         sandboxes = make_backend(backend, runner_name=name, site=site, runtime=runtime)
         busy, result = threading.Event(), []
+        serving_options = {
+            "work_dir": settings.RUNNER_WORK_DIR,
+            "cache_dir": settings.RUNNER_CACHE_DIR,
+            "stop": stop,
+            "tasks": tasks,
+            "prepared": Path(settings.RUNNER_PREPARED_DATA_DIR) if settings.RUNNER_PREPARED_DATA_DIR else None,
+            "busy": busy,
+        }
 
         def loop() -> None:
             try:
-                result.append(
-                    serve(
-                        client,
-                        sandboxes,
-                        work_dir=settings.RUNNER_WORK_DIR,
-                        cache_dir=settings.RUNNER_CACHE_DIR,
-                        stop=stop,
-                        tasks=tasks,
-                        prepared=Path(settings.RUNNER_PREPARED_DATA_DIR) if settings.RUNNER_PREPARED_DATA_DIR else None,
-                        busy=busy,
-                    )
-                )
+                result.append(serve(client, sandboxes, **serving_options))
             except BaseException as exc:  # noqa: BLE001 - raised again in the command's own thread
                 result.append(exc)
 
