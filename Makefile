@@ -27,8 +27,10 @@ run: $(STAMP)
 	scripts/run.sh
 
 # `make test` runs the suite on TEST_WORKERS parallel workers (pytest-xdist; each has its own test
-# database, broker and folders: webapp/test_settings.py), then the tests marked `serial` (Docker's,
+# database, broker and folders: webapp/test_environment.py), then the tests marked `serial` (Docker's,
 # those sharing a machine-wide resource) one at a time. TEST_WORKERS=0 runs everything in one process.
+# The parallel part writes the files that hold serial tests (var/serial-files.txt, tests/conftest.py):
+# the serial part collects only those (no list, as after a crash: it collects everything).
 TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); [ "$$n" -gt 8 ] && n=8; echo $$n)
 
 # Bytecode is written even where PYTHONDONTWRITEBYTECODE is set (else the controller and every worker
@@ -36,9 +38,10 @@ TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); [
 # beside the sources, so that no folder a test builds or copies gains a __pycache__/.
 test: $(STAMP)
 	@unset PYTHONDONTWRITEBYTECODE; export PYTHONPYCACHEPREFIX="$${PYTHONPYCACHEPREFIX:-$(CURDIR)/var/pycache}"; \
-	rc=0; s=0; \
-	$(BIN)/pytest -n $(TEST_WORKERS) -m "not serial" $(PYTEST_ARGS) || rc=$$?; \
-	$(BIN)/pytest -m serial $(PYTEST_ARGS) || s=$$?; \
+	list=var/serial-files.txt; mkdir -p var; rm -f $$list; rc=0; s=0; \
+	MEDALBOARD_SERIAL_FILES=$$list $(BIN)/pytest -n $(TEST_WORKERS) -m "not serial" $(PYTEST_ARGS) || rc=$$?; \
+	if [ -f $$list ] && [ ! -s $$list ]; then s=5; \
+	else $(BIN)/pytest -m serial $(PYTEST_ARGS) $$(cat $$list 2>/dev/null) || s=$$?; fi; \
 	[ $$rc -eq 5 ] && rc=$$s; [ $$rc -eq 0 ] && [ $$s -ne 5 ] && rc=$$s; \
 	exit $$rc  # 5 (no test) only when neither part had one
 

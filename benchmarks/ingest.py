@@ -1,16 +1,19 @@
 """Ingest benchmark: import a generated 100,000-step (~100 MB) JSONL trajectory.
 
-    DEBUG=true .venv/bin/python benchmarks/ingest.py [--steps 100000] [--rounds 5]
+    DEBUG=true .venv/bin/python benchmarks/ingest.py [--steps 100000] [--rounds 5] [--text real]
         [--configured-db | --database-url URL]
 
 Prints, for 10k and 100k steps: the time to just parse the file line by line with the fastest JSON
 parser installed (orjson, msgspec, ujson: whichever is fastest on this file and machine), the
 time to read it through the importer without the database (read s), the time to import it
-(read_trajectories + save_steps into the database, with the search index), their ratio (target
-<= 3x), the same import without building the search index (its share of the import), and peak memory
+(read_trajectories + save_steps into the database, with the search indexes), their ratio (target
+<= 3x), the same import without building the search indexes (the in-run gram index beside the file
+and the cross-run search rows: their share of the import), and peak memory
 of the import (tracemalloc peak of Python allocations, and the process's max RSS).
 Each size runs in a fresh subprocess so max RSS is comparable. By default the database is a
 throwaway SQLite file; --configured-db uses DATABASE_URL / the configured database instead.
+--text real fills the steps with text drawn from the real trajectories (benchmarks/support/real_steps.py,
+about 1 KB a step, real words, code and tracebacks) instead of a 24-word vocabulary.
 --database-url postgres://user@host:port/any creates a scratch database (medalboard_bench) on that
 server, imports into it and drops it afterwards: the named database itself is only used to connect.
 """
@@ -39,16 +42,22 @@ WORDS = ("loss accuracy epoch train model feature fold lightgbm xgboost validati
 KINDS = ("plan", "llm", "command", "observation", "code", "score", "action")
 
 
-def make_trajectory(path: Path, n_steps: int, seed: int = 0) -> int:
+def make_trajectory(path: Path, n_steps: int, seed: int = 0, text: str = "synthetic") -> int:
     """Write an n-step trajectory of ~1 KB per step; returns its size in bytes."""
     from leaderboard.trajectories.importers.jsonl import header_line, step_line
 
     rng = random.Random(seed)
+    if text == "real":
+        from support.real_steps import Generator
+
+        steps = Generator(seed).steps(n_steps)
+    else:
+        steps = (_step(rng, i) for i in range(n_steps))
     with open(path, "wb") as f:
         f.write(header_line({"task": "spaceship-titanic", "agent": "bench", "model": "bench-1",
                              "started_at": "2026-01-01T00:00:00Z"}))
-        for i in range(n_steps):
-            f.write(step_line(_step(rng, i)))
+        for step in steps:
+            f.write(step_line(step))
     return path.stat().st_size
 
 
@@ -144,13 +153,15 @@ class _NoSearchIndex:
 def import_once(path: Path, search_index: bool = True) -> tuple[float, int]:
     from unittest import mock
 
+    from leaderboard.search import index
     from leaderboard.trajectories.importers import read_trajectories, save_steps
     from leaderboard.trajectories.store import writing
 
     run = _new_run()
     _settle()
     with mock.patch.object(writing.search_index, "Builder", writing.search_index.Builder if search_index
-                           else _NoSearchIndex):
+                           else _NoSearchIndex), \
+            mock.patch.object(index, "index_trajectory", index.index_trajectory if search_index else lambda t: 0):
         started = time.perf_counter()
         count = sum(save_steps(run, parsed) for parsed in read_trajectories(path))
         elapsed = time.perf_counter() - started
@@ -172,7 +183,7 @@ def _new_run():
     return Run.objects.create(experiment=experiment, task_name="spaceship-titanic")
 
 
-def child(n_steps: int, workdir: Path, n_rounds: int = ROUNDS) -> dict:
+def child(n_steps: int, workdir: Path, n_rounds: int = ROUNDS, text: str = "synthetic") -> dict:
     """One size, in this (fresh) process: parse time, import time, memory peaks."""
     import django
     from django.conf import settings
@@ -184,13 +195,13 @@ def child(n_steps: int, workdir: Path, n_rounds: int = ROUNDS) -> dict:
 
     call_command("migrate", verbosity=0)
     path = workdir / f"trajectory_{n_steps}.jsonl"
-    size = make_trajectory(path, n_steps)
+    size = make_trajectory(path, n_steps, text=text)
     parser, _, parsed_lines = fastest_parse(path)
     loads = parsers()[parser]
     read_s = min(read_only(path) for _ in range(REPEATS))
     # Rounds of (parse, import) back to back, so a slow spell of a shared machine hits both sides of
     # a round: the best of each side, and the median of the rounds' ratios.
-    # The import without the search index runs in each round too: the index's share of the import.
+    # The import without the search indexes runs in each round too: their share of the import.
     rounds = [(parse_only(path, loads)[0], import_once(path), import_once(path, search_index=False))
               for _ in range(n_rounds)]
     parse_s = min(p for p, _, _ in rounds)
@@ -222,12 +233,14 @@ def main() -> None:
     parser.add_argument("--configured-db", action="store_true")
     parser.add_argument("--database-url", help="a PostgreSQL server to run on, in a scratch database")
     parser.add_argument("--rounds", type=int, default=ROUNDS, help="(parse, import) rounds; more on a busy machine")
+    parser.add_argument("--text", choices=["synthetic", "real"], default="synthetic",
+                        help="the steps' text: a 24-word vocabulary, or drawn from the real trajectories")
     parser.add_argument("--child", type=int, help=argparse.SUPPRESS)
     parser.add_argument("--workdir", help=argparse.SUPPRESS)
     args = parser.parse_args()
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
     if args.child:
-        print(json.dumps(child(args.child, Path(args.workdir), args.rounds)))
+        print(json.dumps(child(args.child, Path(args.workdir), args.rounds, args.text)))
         return
     with tempfile.TemporaryDirectory(prefix="medalboard-ingest-") as tmp:
         env = dict(os.environ)
@@ -235,15 +248,15 @@ def main() -> None:
         if args.database_url:
             with _scratch_postgres(args.database_url) as url:
                 env["DATABASE_URL"] = url
-                results = [_run_child(n, tmp, env, args.rounds) for n in (args.steps // 10, args.steps)]
+                results = [_run_child(n, tmp, env, args.rounds, args.text) for n in (args.steps // 10, args.steps)]
         else:
             if not args.configured_db:
                 env["DATABASE_URL"] = f"sqlite:///{Path(tmp) / 'ingest.sqlite3'}"
-            results = [_run_child(n, tmp, env, args.rounds) for n in (args.steps // 10, args.steps)]
+            results = [_run_child(n, tmp, env, args.rounds, args.text) for n in (args.steps // 10, args.steps)]
     _report(results)
 
 
-SCRATCH_DB = "medalboard_bench"
+SCRATCH_DB = os.environ.get("MEDALBOARD_BENCH_DB", "medalboard_bench")  # several benchmarks on one server: name each
 
 
 @contextlib.contextmanager
@@ -270,9 +283,10 @@ def _scratch_postgres(server_url: str):
         admin(f"DROP DATABASE IF EXISTS {SCRATCH_DB}")
 
 
-def _run_child(n_steps: int, tmp: str, env: dict, n_rounds: int) -> dict:
+def _run_child(n_steps: int, tmp: str, env: dict, n_rounds: int, text: str) -> dict:
     out = subprocess.run([sys.executable, __file__, "--child", str(n_steps), "--workdir", tmp,
-                          "--rounds", str(n_rounds)], env=env, check=True, capture_output=True, text=True, cwd=ROOT)
+                          "--rounds", str(n_rounds), "--text", text],
+                         env=env, check=True, capture_output=True, text=True, cwd=ROOT)
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
@@ -287,7 +301,7 @@ def _report(results: list[dict]) -> None:
     print(f"database: {big['db']}; baseline parser: {big['parser']} (the fastest installed); parse and import "
           f"are each the best of {big['rounds']} back-to-back rounds, 'median' the median of the rounds' ratios")
     print(f"import/parse ratio at {big['steps']} steps: {big['ratio']:.2f}x best to best, "
-          f"{big['median_ratio']:.2f}x median (target <= 3x); without the search index "
+          f"{big['median_ratio']:.2f}x median (target <= 3x); without the search indexes "
           f"{big['unindexed_ratio']:.2f}x best to best, {big['median_unindexed']:.2f}x median")
     print(f"peak Python memory {small['tracemalloc_peak_mb']:.1f} MB at {small['steps']} steps vs "
           f"{big['tracemalloc_peak_mb']:.1f} MB at {big['steps']} steps")

@@ -39,10 +39,11 @@ def _claim(run_id: int, owner: str) -> bool:
 
 
 def _is_research_trace(run_id: int) -> bool:
-    from leaderboard.runs.research_traces import is_trace_to_score
+    """An imported trace, or a remote runner's research job run: both scored by the task's eval.py."""
+    from leaderboard.runs.research_traces import is_remote_job_to_score, is_trace_to_score
 
     run = Run.objects.filter(pk=run_id, status=Run.Status.PENDING).select_related("competition").first()
-    return run is not None and is_trace_to_score(run)
+    return run is not None and (is_trace_to_score(run) or is_remote_job_to_score(run))
 
 
 @shared_task(name=queue.GRADE_RUN, bind=True, reject_on_worker_lost=True, **GRADING_TASK)

@@ -12,17 +12,19 @@ jobs: its Celery worker is then the site's grading worker only).
 
 from __future__ import annotations
 
-from runner.models import AgentDefinition, JobTask, Runner
-from runner.research.jobs import is_research
+from runner.models import JobTask, Runner
 from runner.routing import GRADING_QUEUE
 
-# The kinds a runner attached over the API does not take yet, in the words the runners page uses.
-CELERY_ONLY = ("agents packaged as MLE-bench packages them", "research tasks")
+# The kinds a runner attached over the API does not take yet, in the words the runners page uses: none
+# since the remote MLE-bench-packaged agents and research tasks merged (a packaged agent still needs a
+# Docker runner, which the claim checks with the runner's images, as a Celery runner's queue would).
+CELERY_ONLY: tuple[str, ...] = ()
 
 
 def api_takes(task: JobTask) -> bool:
-    """Whether a runner attached over the runner API takes this kind of task (its hardware aside)."""
-    return task.job.agent.package_format != AgentDefinition.Format.MLEBENCH and not is_research(task.competition)
+    """Whether a runner attached over the runner API takes this kind of task (its hardware, backend
+    and images aside): every kind, as the site's claim excludes none by kind."""
+    return True
 
 
 def api_takes_id(task_id: int) -> bool:
@@ -35,6 +37,8 @@ def takes(runner: Runner) -> str:
     if runner.token_hash:
         return "tasks over the runner API: every kind" + (" but " + " and ".join(CELERY_ONLY) if CELERY_ONLY else "")
     grading = ", and grading" if GRADING_QUEUE in (runner.queues or []) else ""
+    if runner.leaves_api_kinds and not CELERY_ONLY:
+        return "no job (a runner over the API takes every kind)" + grading
     if runner.leaves_api_kinds:
         return "only " + " and ".join(CELERY_ONLY) + " (a runner over the API takes the rest)" + grading
     return "every task of its queues" + grading

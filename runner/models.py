@@ -17,6 +17,8 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
+from runner.states import JobStatus, TaskStatus, job_state, job_status, task_state
+
 
 class Runner(models.Model):
     class Backend(models.TextChoices):
@@ -121,12 +123,7 @@ class AgentDefinition(models.Model):
 class Job(models.Model):
     """One request. Its status is derived from its tasks (`status`), never stored twice."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-        CANCELLED = "cancelled", "Cancelled"
+    Status = JobStatus  # runner.states: the words beside the rules that derive them
 
     experiment = models.ForeignKey("leaderboard.Experiment", on_delete=models.CASCADE, related_name="jobs")
     agent = models.ForeignKey(AgentDefinition, on_delete=models.PROTECT, related_name="jobs")
@@ -174,15 +171,11 @@ class Job(models.Model):
     @property
     def status(self) -> str:
         """Derived from the tasks and their runs by runner.states (never stored)."""
-        from runner.states import job_status
-
         return job_status(self.task_list())
 
     @property
     def state(self) -> str:
         """The status in words, with the runs not scored counted (runner.states)."""
-        from runner.states import job_state
-
         return job_state(self.task_list())
 
     def task_list(self) -> list[JobTask]:
@@ -204,32 +197,10 @@ class Job(models.Model):
         return queue_for(gpus=self.gpus, gpu_type=self.gpu_type)
 
 
-def derive_status(task_statuses: list[str]) -> str:
-    """A job is running while any task is, queued while all wait, else how its tasks ended."""
-    states = set(task_statuses)
-    active = {JobTask.Status.RUNNING, JobTask.Status.GRADING}
-    if states & active or (JobTask.Status.QUEUED in states and len(states) > 1):
-        return Job.Status.RUNNING
-    if not states or states == {JobTask.Status.QUEUED}:
-        return Job.Status.QUEUED
-    if states <= {JobTask.Status.SUCCEEDED}:
-        return Job.Status.SUCCEEDED
-    if JobTask.Status.CANCELLED in states and not states & {JobTask.Status.FAILED, JobTask.Status.TIMED_OUT}:
-        return Job.Status.CANCELLED
-    return Job.Status.FAILED
-
-
 class JobTask(models.Model):
     """One competition x seed of a job: what a runner claims, under a lease it keeps renewing."""
 
-    class Status(models.TextChoices):
-        QUEUED = "queued", "Queued"
-        RUNNING = "running", "Running"
-        GRADING = "grading", "Grading"
-        SUCCEEDED = "succeeded", "Succeeded"
-        FAILED = "failed", "Failed"
-        TIMED_OUT = "timed_out", "Timed out"
-        CANCELLED = "cancelled", "Cancelled"
+    Status = TaskStatus  # runner.states
 
     FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.TIMED_OUT, Status.CANCELLED)
 
@@ -272,8 +243,6 @@ class JobTask(models.Model):
     @property
     def state(self) -> str:
         """How the agent stopped and what became of its submission, in words (runner.states)."""
-        from runner.states import task_state
-
         return task_state(self)
 
     @property

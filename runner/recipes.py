@@ -50,13 +50,36 @@ class Entry:
 
 def build(task: JobTask, spec: SandboxSpec, backend: Backend, tick: Tick | None = None) -> dict:
     """The recipe of the task's attempt, as `spec` starts on `backend`."""
+    return _assemble(task, _describe(backend, spec), spec.image, spec.data_dir, spec.gpus, tick)
+
+
+def from_remote(task: JobTask, image: str, reported: dict) -> dict:
+    """The recipe of a remote runner's attempt: the same record as in-process, from what the site knows
+    (the job, its public data as the runner verified it by hash, the GPUs it gave) and the runner's word
+    on how its sandbox ran (its backend's description), kept to a few short strings: a runner's report."""
+    sandbox = reported.get("sandbox") if isinstance(reported, dict) else None
+    described: dict = {"attached": "api"}
+    for key, value in (sandbox if isinstance(sandbox, dict) else {}).items():
+        if key in REMOTE_SANDBOX_FIELDS and isinstance(value, str):
+            described[key] = value[:200]
+        elif key == "image_environment" and isinstance(value, dict):
+            described[key] = {str(k)[:50]: str(v)[:200] for k, v in list(value.items())[:20]}
+    ran = (sandbox or {}).get("image") if isinstance(sandbox, dict) else None  # a package built on the runner
+    image = ran[:200] if isinstance(ran, str) and ran else image
+    data_dir = Path(task.competition.public_data_dir or "/nonexistent")
+    return _assemble(task, described, image, data_dir, tuple(task.gpu_indices or ()), None)
+
+
+REMOTE_SANDBOX_FIELDS = ("backend", "runtime", "image_id", "runner", "error")
+
+
+def _assemble(task: JobTask, described: dict, image: str, data_dir: Path, gpus, tick: Tick | None) -> dict:
     job = task.job
-    described = _describe(backend, spec)
     try:
-        data = data_version(spec.data_dir, tick)
+        data = data_version(data_dir, tick)
     except OSError as exc:  # a record, never a reason to stop the run
         data = {"error": f"{exc.__class__.__name__}: {exc}"[:200]}
-    agent = {"name": job.agent.name, "version": agent_version(job), "image": spec.image,
+    agent = {"name": job.agent.name, "version": agent_version(job), "image": image,
              "image_id": described.pop("image_id", ""), "command": list(job.agent.command)}
     if environment := described.pop("image_environment", None):  # e.g. {"flavour": "light", ...}
         agent["environment"] = environment
@@ -66,7 +89,7 @@ def build(task: JobTask, spec: SandboxSpec, backend: Backend, tick: Tick | None 
         "model": job.model_name,
         "data": {"competition": task.competition.slug, **data},
         "seed": task.seed, "settings": job.settings,
-        "hardware": _hardware(task, spec),
+        "hardware": _hardware(task, gpus),
         "time_limit_s": job.time_limit_s, "network": job.network,
         "sandbox": {key: value for key, value in described.items() if key != "image"},
     }
@@ -88,12 +111,12 @@ def _describe(backend: Backend, spec: SandboxSpec) -> dict:
         return {"backend": backend.name, "error": str(exc)[:200]}
 
 
-def _hardware(task: JobTask, spec: SandboxSpec) -> dict:
+def _hardware(task: JobTask, gpus) -> dict:
     """What the job asked for and what the sandbox got: each GPU it was given as the runner detected it
     (model, memory, UUID, driver), so two runs on different cards or drivers differ here."""
     job, runner = task.job, task.runner
     known = {gpu.get("index"): gpu for gpu in (runner.gpus if runner else [])}
-    given = [{key: known.get(i, {}).get(key, "") for key in GPU_FIELDS} | {"index": i} for i in spec.gpus]
+    given = [{key: known.get(i, {}).get(key, "") for key in GPU_FIELDS} | {"index": i} for i in gpus]
     return {"gpus": job.gpus, "gpu_type": job.gpu_type, "gpu_names": [gpu["name"] for gpu in given],
             "gpu_devices": given, "gpu_driver": next((gpu["driver"] for gpu in given if gpu["driver"]), ""),
             "cpus": job.cpus, "memory_gb": job.memory_gb,
@@ -140,14 +163,30 @@ def listing(folder: Path, tick: Tick = lambda: None) -> list[Entry]:
     return sorted(found, key=lambda e: e.path)
 
 
-def content_digest(folder: Path, entries: list[Entry], tick: Tick = lambda: None) -> str:
-    """sha256 over each entry's path and the sha256 of its content (a link: of its target's text)."""
-    return hash_lines(f"{e.path}\0{e.kind}\0{file_hash(folder / e.path, tick) if e.kind == 'file' else e.target}"
-                 for e in entries)
+def content_digest(folder: Path, entries: list[Entry], tick: Tick = lambda: None,
+                   hashes: dict[str, str] | None = None) -> str:
+    """sha256 over each entry's path and the sha256 of its content (a link: of its target's text);
+    `hashes`: the files' sha256s by path, already computed for this very listing."""
+    known = hashes or {}
+
+    def content(e: Entry) -> str:
+        return (known.get(e.path) or file_hash(folder / e.path, tick)) if e.kind == "file" else e.target
+
+    return hash_lines(f"{e.path}\0{e.kind}\0{content(e)}" for e in entries)
 
 
-def _remember(folder: Path, signature: str, entries: list[Entry], tick: Tick) -> PublicDataVersion:
-    row = PublicDataVersion(path=str(folder), signature=signature, digest=content_digest(folder, entries, tick),
+def remember(folder: Path, entries: list[Entry], hashes: dict[str, str]) -> None:
+    """Keep the data version of the folder as `entries` list it, from its files' sha256s computed for
+    that listing (runner.api_v1.data's manifest), so that no recipe reads the folder again."""
+    signature = listing_signature(entries)
+    if not PublicDataVersion.objects.filter(path=str(folder), signature=signature).exists():
+        _remember(folder, signature, entries, lambda: None, hashes)
+
+
+def _remember(folder: Path, signature: str, entries: list[Entry], tick: Tick,
+              hashes: dict[str, str] | None = None) -> PublicDataVersion:
+    row = PublicDataVersion(path=str(folder), signature=signature,
+                            digest=content_digest(folder, entries, tick, hashes),
                             n_files=sum(e.kind == "file" for e in entries), n_bytes=sum(e.size for e in entries))
     try:
         with transaction.atomic():

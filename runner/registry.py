@@ -11,9 +11,10 @@ from django.utils import timezone
 from runner.backends import Backend
 from runner.hardware import Hardware
 from runner.leases import sync_gpu_slots
-from runner.models import JobTask, Runner
+from runner.models import AgentDefinition, Job, JobTask, Runner
 from runner.networks import offered_networks
 from runner.routing import GRADING_QUEUE, queues_for_hardware
+from runner.services import agent_image, ensure_builtin_agents
 
 
 def default_queues(hardware: Hardware) -> list[str]:
@@ -26,11 +27,17 @@ def default_concurrency(hardware: Hardware) -> int:
     return len(hardware.gpus) or max(1, min(8, hardware.cpu_count // 2))
 
 
+def wanted_images() -> set[str]:
+    """The images a runner should report: every agent's current one, and those of unfinished jobs
+    made before a re-import."""
+    wanted = {agent_image(a) for a in AgentDefinition.objects.all()}
+    pending = Job.objects.filter(tasks__status__in=[JobTask.Status.QUEUED, JobTask.Status.RUNNING]).exclude(
+        agent_image="")
+    return wanted | set(pending.values_list("agent_image", flat=True))
+
+
 def images_present(backend: Backend) -> list[str]:
     """The agent images this runner can start ("*": any, for the local backend, which ignores them)."""
-    from runner.agents.importer import wanted_images
-    from runner.services import ensure_builtin_agents
-
     if backend.name == "local":
         return ["*"]
     ensure_builtin_agents()

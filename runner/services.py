@@ -211,8 +211,11 @@ def _check_image(definition: AgentDefinition) -> None:
     runners = _runners_to_ask()
     if not runners and definition.builtin:
         return  # the site's own image: built with the documented command on each runner
+    from runner.api_v1.agents import builds_images
+
     image = agent_image(definition)
-    if not any("*" in r.images or image in r.images for r in runners):
+    packaged = definition.package_format == AgentDefinition.Format.MLEBENCH  # a remote runner can build it
+    if not any("*" in r.images or image in r.images or (packaged and builds_images(r)) for r in runners):
         raise JobError(_missing_image(definition, image))
 
 

@@ -3,9 +3,9 @@
 # the local execution backend. Imports the catalogue and demo content, then serves the site on
 # 127.0.0.1:8000 with two local-backend runners beside it: the loopback runner, a client of the site
 # over 127.0.0.1 through the runner API (`manage.py runner --site URL`, as a machine elsewhere runs it,
-# with a token made here and never printed), which takes every task the runner API serves; and a
-# Celery worker, the site's grading worker, which also takes the kinds of task the runner API does
-# not serve yet (runner/api_kinds.py: MLE-bench-packaged agents, research tasks). Ctrl-C or SIGTERM
+# with a token made here and never printed), which takes every job task the runner API serves; and a
+# Celery worker, the site's grading worker, which takes no job task the runner API serves
+# (runner/api_kinds.py lists the kinds it would keep: none now). Ctrl-C or SIGTERM
 # stops everything it started within RUN_STOP_GRACE_S (default 10) seconds.
 #
 # MEDALBOARD_RUN_SKIP_CONTENT=1 skips the imports (an existing var/ already has them, or a test that
@@ -72,9 +72,9 @@ trap 'stop_all' EXIT
 trap 'stop_all; exit 130' INT
 trap 'stop_all; exit 143' TERM
 
-# The Celery runner: a Celery worker for grading (celery) and, until the runner API serves them, the
-# job tasks it leaves to Celery (jobs.cpu: MLE-bench-packaged agents, research tasks), with the
-# recovery sweep and a heartbeat. It runs agents as subprocesses: trusted agents only (see README).
+# The Celery runner: a Celery worker for grading (celery) and research starters' baselines and traces'
+# scoring (jobs.cpu by default), with the recovery sweep and a heartbeat; it leaves every job task the runner API
+# serves (runner/api_kinds.py: all kinds now) to the loopback runner.
 "${IN_OWN_GROUP[@]}" "$PY" manage.py runner --backend local --name "$NAME-celery" --leave-api-kinds \
   --concurrency 2 --loglevel INFO >"$VAR/worker.log" 2>&1 &
 RUNNER=$!

@@ -215,3 +215,59 @@ class Netns:
             subprocess.run(["iptables", "-D", *rule], capture_output=True)
         subprocess.run(["ip", "netns", "del", self.name], capture_output=True)
         subprocess.run(["ip", "link", "del", self.host_if], capture_output=True)
+
+
+class LoopRunner:
+    """A remote runner's own loop (runner.remote.serve.serve) in a thread of this process, given the site's
+    URL and a token and nothing else of the site's: what it knows of a task comes in the claim, what it
+    leaves goes through the runner API, the site grades. `run_one(backend)` serves the next queued task
+    and gives the runner's outcome. The hostile-agent tests run their tasks here as well as in-process
+    (tests/runner/test_hostile_agents.py, `runs_on`). Being in this process, it sees the test's
+    monkeypatches of the runner's code; its settings are the site's, which runner.remote reads none of
+    (the limits, the quota and the timing come in the claim); `manage.py runner` in a process of its
+    own with nothing but the URL and the token is RemoteRunner (tests/runner/test_remote_runner_*.py)."""
+
+    def __init__(self, url: str, token: str, work_dir: Path, *, lost_site_s: float = 30) -> None:
+        self.url, self.token, self.work_dir, self.lost_site_s = url, token, work_dir, lost_site_s
+
+    def run_one(self, backend, timeout_s: float):
+        from unittest import mock
+
+        from runner.client import SiteClient
+        from runner.remote import serve as loop
+
+        outcomes: list = []
+        failures: list[BaseException] = []
+        real = loop.run_task
+
+        def recorded(*args, **kwargs):
+            try:
+                outcomes.append(real(*args, **kwargs))
+            except BaseException as exc:  # the loop abandons the task on it: the test says why
+                failures.append(exc)
+                raise
+            return outcomes[-1]
+
+        client = SiteClient(self.url, self.token, lost_site_s=self.lost_site_s)
+        stop = threading.Event()
+        ended: list[str] = []
+
+        def serve() -> None:
+            try:
+                ended.append(loop.serve(client, backend, work_dir=self.work_dir, cache_dir=self.work_dir / "cache",
+                                        stop=stop, tasks=1))
+            except BaseException as exc:  # noqa: BLE001 - the runner died of it: the test says so
+                failures.append(exc)
+
+        thread = threading.Thread(target=serve, name="remote-runner", daemon=True)
+        with mock.patch.object(loop, "run_task", recorded):
+            thread.start()
+            thread.join(timeout_s)
+            if thread.is_alive():
+                stop.set()
+                thread.join(60)
+                raise AssertionError(f"the remote runner served no task within {timeout_s:g} s")
+        if failures:
+            raise AssertionError(f"the remote runner abandoned its task: {failures[0]!r}") from failures[0]
+        assert ended == ["stopped"] and outcomes, (ended, outcomes)
+        return outcomes[0]

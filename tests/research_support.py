@@ -8,6 +8,28 @@ import shutil
 from pathlib import Path
 
 
+def import_tiny_task(tmp_path: Path, settings, slug: str = "tiny-accuracy") -> Path:
+    """The tiny task (tests/competitions/research_fixture.py) imported on the site with its baseline,
+    and the scripted research agent (tests/job_agents/research_agent.py) as `research-scripted`;
+    returns the stored task folder (env/ and scripts/)."""
+    import io
+    import sys
+
+    from django.core.management import call_command
+
+    from runner.models import AgentDefinition
+    from tests.competitions.research_fixture import build_task, expected_scores
+
+    settings.RESEARCH_DIR = tmp_path / "stored"
+    build_task(tmp_path / "tasks", slug)
+    call_command("import_research_tasks", str(tmp_path / "tasks" / slug), "--baseline-score",
+                 str(expected_scores()[0]), stdout=io.StringIO())
+    agent = Path(__file__).resolve().parent / "job_agents" / "research_agent.py"
+    AgentDefinition.objects.update_or_create(name="research-scripted", defaults={
+        "command": [sys.executable, str(agent)], "image": ""})
+    return settings.RESEARCH_DIR / slug
+
+
 def load_eval(task_dir: Path):
     """A task's scripts/eval.py as a module of its own (each task's has its own settings)."""
     spec = importlib.util.spec_from_file_location(f"eval_{task_dir.name.replace('-', '_')}",

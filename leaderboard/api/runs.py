@@ -18,7 +18,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import UserRateThrottle
 from rest_framework.views import APIView
 
-from leaderboard.analysis import page_cache, stats
+from leaderboard.analysis import page_cache, ranking, stats
 from leaderboard.analysis import research as research_stats
 from leaderboard.api.findings import FindingSerializer, findings_of
 from leaderboard.api.intakes import IntakeSerializer
@@ -527,7 +527,7 @@ def scoped_rows(params: dict, user, scope: tuple) -> tuple[Split, list[dict]]:
                                        verified_only=bool(params.get("verified")),
                                        internet=params.get("internet", ""), test_signal=params.get("test_signal", ""),
                                        leakage=params.get("leakage", ""))
-    split, rows = stats.leaderboard(split_slug=params.get("split") or "lite", user=user, filters=filters,
+    split, rows = ranking.leaderboard(split_slug=params.get("split") or "lite", user=user, filters=filters,
                                     pad=bool(params.get("pad")), scope=scope)
     rows = [row.row() for row in stats.sort_rows(rows, params.get("sort") or "-any_medal")]
     return split, with_findings(rows, split, scope, user, only_clean=bool(params.get("no_findings")))

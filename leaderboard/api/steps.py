@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from leaderboard.models import INT32_MAX
 from leaderboard.trajectories.store import OUTLINE_LIMIT, StoredTrajectory, outline_of
-from leaderboard.web.replay import parse_kinds, visible_run
+from leaderboard.web.visibility import parse_kinds, visible_run
 
 DEFAULT_PAGE_SIZE = 200
 MAX_PAGE_SIZE = 1000

@@ -21,7 +21,6 @@ from django.utils.text import get_valid_filename
 
 from leaderboard.lib import archives
 from leaderboard.models import Artifact, Run
-from leaderboard.runs import snapshots
 
 ARCHIVE_SUFFIXES = (".zip", ".tar", ".tar.gz", ".tgz")
 CODE_SUFFIXES = {".py", ".ipynb", ".r", ".sh", ".jl", ".cpp", ".c"}
@@ -33,6 +32,7 @@ STORAGE_NAME_CHARS = 60
 _SAFE_SUFFIX = re.compile(r"\.[A-Za-z0-9]{1,10}")
 # Errors of the artifact storage itself (read-only, full, no permission): the site's fault, not the upload's.
 STORAGE_ERRNOS = {errno.EROFS, errno.EACCES, errno.EPERM, errno.ENOSPC, errno.EDQUOT}
+SNAPSHOTS_FOLDER = "snapshots"  # a run folder's snapshots/<seconds>.csv (leaderboard.runs.snapshots)
 
 
 class UploadError(Exception):
@@ -148,8 +148,6 @@ def store_artifact(run: Run, upload: Upload, written: Written) -> Artifact:
         default_storage.delete(artifact.file.name)
         written.names.pop()
         raise
-    if upload.kind == Artifact.Kind.SNAPSHOT:
-        snapshots.register(run=run, artifact=artifact)
     return artifact
 
 
@@ -229,7 +227,7 @@ def uploads_from_folder(folder: Path) -> list[Upload]:
         rel = path.relative_to(folder).as_posix()
         if path == submission:
             kind = Artifact.Kind.SUBMISSION
-        elif rel.startswith(f"{snapshots.FOLDER}/") and path.suffix.lower() == ".csv":
+        elif rel.startswith(f"{SNAPSHOTS_FOLDER}/") and path.suffix.lower() == ".csv":
             kind = Artifact.Kind.SNAPSHOT
         elif rel.startswith("code/") or path.suffix.lower() in CODE_SUFFIXES:
             kind = Artifact.Kind.CODE

@@ -31,7 +31,14 @@ from leaderboard.runs import snapshots
 from leaderboard.runs.artifacts import MAX_MEMBER_PATH, STORAGE_ERRNOS, Upload, store_upload
 from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment, with_model
 from leaderboard.runs.research import ResearchEvidence, record_research_result
-from leaderboard.runs.research_traces import Workspaces, record_trace_scores, unpack_workspaces
+from leaderboard.runs.research_traces import (
+    REMOTE_JOB_REPORT,
+    Workspaces,
+    ask_a_runner,
+    is_remote_job_to_score,
+    record_trace_scores,
+    unpack_workspaces,
+)
 from leaderboard.runs.snapshots import SnapshotError
 from leaderboard.trajectories.importers.base import to_count, to_float  # a run's numbers as its columns hold them
 from leaderboard.trajectories.importers.jsonl import header_line, step_line
@@ -43,7 +50,8 @@ __all__ = [
     "add_snapshot", "experiment_for", "grade", "grade_on_site", "header_line", "may_reproduce", "record_recipe",
     "record_research_result", "report_prices_with", "report_progress_with", "reproduction_of",
     "save_final_trajectory", "settle_model", "step_line", "store_file", "to_count", "to_float", "Workspaces",
-    "claim_trace_scoring", "record_trace_scores", "unpack_workspaces",
+    "claim_trace_scoring", "record_trace_scores", "unpack_workspaces", "ask_a_runner",
+    "REMOTE_JOB_REPORT", "is_remote_job_to_score",
 ]
 
 log = logging.getLogger(__name__)
@@ -102,7 +110,7 @@ def store_file(run: Run, kind: str, name: str, file: File) -> Artifact:
         raise FileRefused(f"the name is longer than {MAX_NAME_CHARS} characters")
     try:
         with transaction.atomic():
-            return store_upload(run, Upload(kind, name, file))
+            return snapshots.register_if_snapshot(run, store_upload(run, Upload(kind, name, file)))
     except OSError as exc:
         if exc.errno in STORAGE_ERRNOS:
             raise

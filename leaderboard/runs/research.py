@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.lib.research_failures import failure_classes
+from leaderboard.lib.research_failures import failure_classes, ordered
 from leaderboard.models import Run, Snapshot
 from leaderboard.runs.snapshots import refresh_timeline
+from leaderboard.trajectories.store import StoredTrajectory
 from leaderboard.trust.models import Finding
 
 READ_ONLY_CHECK = "read-only-files"
@@ -98,8 +99,6 @@ def classify_imported(run: Run) -> None:
     """An imported run on a research task: MLAgentBench's failure classes from its steps (a "Final
     Answer" action is the importer's submission step; the markers are searched in what the tools
     answered)."""
-    from leaderboard.trajectories.store import StoredTrajectory
-
     if not hasattr(run, "trajectory"):
         return
     stored = StoredTrajectory.of(run)
@@ -111,23 +110,7 @@ def classify_imported(run: Run) -> None:
         size += len(part)
         if size >= SCAN_BYTES:
             break
-    from leaderboard.lib.research_failures import ordered
-
     found = failure_classes("\n".join(text), final_answer=final_answer)
     # with what the importer read in the trace's folder (error.txt, overall_time.txt, log, main_log)
     classes = ordered(set(found) | set(Run.objects.get(pk=run.pk).failure_classes or []))
     Run.objects.filter(pk=run.pk).update(failure_classes=classes)
-
-
-def link_imported_runs(competition) -> int:
-    """Runs imported before their research task was, named by its id: now on the task (their score
-    counts against its baseline), with their failure classes. Returns how many."""
-    from leaderboard.runs.research_traces import link_and_score
-
-    runs = list(Run.objects.filter(competition__isnull=True, task_name=competition.slug))
-    if runs:
-        Run.objects.filter(pk__in=[r.pk for r in runs]).update(competition=competition)
-        for run in runs:
-            classify_imported(run)
-        link_and_score(runs)  # a trace with its step files waits for a runner's eval.py
-    return len(runs)

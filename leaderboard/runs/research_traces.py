@@ -36,6 +36,7 @@ from leaderboard.lib import archives
 from leaderboard.lib.research_failures import ERROR
 from leaderboard.models import Artifact, Competition, Run
 from leaderboard.runs.artifacts import Upload, UploadError, Written, check_name, store_upload
+from leaderboard.runs.research import ResearchEvidence, classify_imported, store_snapshots
 from webapp import leases, queue
 
 FINAL_FOLDER = "workspace"
@@ -43,6 +44,7 @@ STEPS_FOLDER = "workspace-snapshots"
 SNAPSHOT_SHARE = 4  # as a job's snapshots: a quarter of the run's output total
 FILES_SCORED = "the trace's own files as uploaded; only the score was computed here, by the task's eval.py"
 MAX_NOTES = 50
+REMOTE_JOB_REPORT = "remote_research"  # a remote runner's report on a research job run, until it is scored
 
 
 @dataclass
@@ -183,6 +185,16 @@ def _workspace_artifacts(run: Run):
     return run.artifacts.filter(Q(name__startswith=f"{FINAL_FOLDER}/") | Q(name__startswith=f"{STEPS_FOLDER}/"))
 
 
+def is_remote_job_to_score(run: Run) -> bool:
+    """A job's run on a research task that a remote runner finished: its report waits in the grading
+    report (REMOTE_JOB_REPORT, runner.api_v1.research) until the task's eval.py scores it, on a runner
+    as a trace is."""
+    report = run.grading_report
+    return (run.origin == Run.Origin.JOB and run.competition is not None
+            and run.competition.kind == Competition.Kind.RESEARCH
+            and isinstance(report, dict) and REMOTE_JOB_REPORT in report)
+
+
 def is_trace_to_score(run: Run) -> bool:
     """An imported or uploaded run on a research task that brought its workspace files."""
     competition = run.competition
@@ -219,6 +231,18 @@ def link_and_score(runs: list[Run]) -> None:
                 and is_trace_to_score(run):
             score_on_a_runner(run)
             transaction.on_commit(lambda pk=run.pk: ask_a_runner(pk))
+
+
+def link_imported_runs(competition) -> int:
+    """Runs imported before their research task was, named by its id: now on the task (their score
+    counts against its baseline), with their failure classes. Returns how many."""
+    runs = list(Run.objects.filter(competition__isnull=True, task_name=competition.slug))
+    if runs:
+        Run.objects.filter(pk__in=[r.pk for r in runs]).update(competition=competition)
+        for run in runs:
+            classify_imported(run)
+        link_and_score(runs)  # a trace with its step files waits for a runner's eval.py
+    return len(runs)
 
 
 # --- on the runner -----------------------------------------------------------------------------
@@ -283,8 +307,6 @@ def record_trace_scores(run: Run, lease, *, score: float | None, error: str,
     """The scores the runner's grading sandbox gave the trace's files, stored as the holder's last write
     of its grading claim (False, nothing stored, if the claim moved on); the failure classes stay as the
     import read them."""
-    from leaderboard.runs.research import ResearchEvidence, store_snapshots
-
     run.refresh_from_db()
     reported = (run.grading_report or {}).get("reported_score")
     report = {"research": {"eval": "scripts/eval.py get_score", "files": FILES_SCORED, "snapshots": len(points),

@@ -19,12 +19,15 @@ from pathlib import Path
 from django.core.files import File
 from django.db import transaction
 
+from leaderboard import grading  # grading.grade_submission: the engine (pandas) loads when a snapshot is graded
 from leaderboard.analysis import scaling
 from leaderboard.models import Artifact, Run, Snapshot
+from leaderboard.runs.artifacts import SNAPSHOTS_FOLDER, Upload, artifact_path, store_upload
+from leaderboard.runs.outcome import copy_outcome
 from webapp import queue
 
 log = logging.getLogger(__name__)
-FOLDER = "snapshots"
+FOLDER = SNAPSHOTS_FOLDER
 _NAME = re.compile(r"^(?P<seconds>(\d+(\.\d*)?|\.\d+))\.csv$", re.IGNORECASE)
 
 
@@ -69,20 +72,26 @@ def register(*, run: Run, artifact: Artifact) -> Snapshot:
     return snapshot
 
 
+def register_if_snapshot(run: Run, artifact: Artifact) -> Artifact:
+    """A door that stores a run's files of any kind (an upload, a runner's output) calls this with each
+    one stored: a snapshot file gets its pending Snapshot row (`register`), the others nothing. The
+    artifacts module stores files and knows no workflow, so the registration is asked for here."""
+    if artifact.kind == Artifact.Kind.SNAPSHOT:
+        register(run=run, artifact=artifact)
+    return artifact
+
+
 @transaction.atomic
 def add_snapshot(*, run: Run, elapsed_seconds: float, file: File) -> Snapshot:
     """Store a live snapshot of a running agent's submission and enqueue its grading.
 
     Refuses (SnapshotError) a negative or non-finite time and a second snapshot at the same time."""
-    from leaderboard.runs.artifacts import Upload, store_upload
-
     seconds = float(elapsed_seconds)
     if not math.isfinite(seconds) or seconds < 0:
         raise SnapshotError(f"elapsed_seconds must be a non-negative finite number, got {elapsed_seconds!r}")
     if run.snapshots.filter(elapsed_seconds=seconds).exists():
         raise SnapshotError(f"run {run.pk} already has a snapshot at {seconds:g} s")
-    artifact = store_upload(run, Upload(Artifact.Kind.SNAPSHOT, name_for(seconds), file))  # registers it
-    return Snapshot.objects.get(artifact=artifact)
+    return register(run=run, artifact=store_upload(run, Upload(Artifact.Kind.SNAPSHOT, name_for(seconds), file)))
 
 
 def enqueue_grading(snapshot_id: int) -> None:
@@ -103,10 +112,6 @@ def grade_pending_now(run_id: int) -> dict[str, int]:
 def grade_stored_snapshot(snapshot: Snapshot, *, answers_path: Path | None = None) -> Snapshot:
     """Grade the snapshot's file against its run's competition, exactly as a final submission
     (`answers_path`: other answers than the competition's, as seed_demo's synthetic ones)."""
-    from leaderboard.grading import grade_submission
-    from leaderboard.runs.artifacts import artifact_path
-    from leaderboard.runs.outcome import copy_outcome
-
     competition = snapshot.run.competition
     if competition is None:
         snapshot.status, snapshot.grading_error = Snapshot.Status.FAILED, "the run's task is not in the catalogue"
@@ -114,7 +119,7 @@ def grade_stored_snapshot(snapshot: Snapshot, *, answers_path: Path | None = Non
         return snapshot
     with tempfile.TemporaryDirectory(prefix="medalboard-snapshot-") as scratch:
         path = artifact_path(snapshot.artifact, Path(scratch)) if snapshot.artifact_id else None
-        report = grade_submission(competition, path, answers_path=answers_path)
+        report = grading.grade_submission(competition, path, answers_path=answers_path)
     available = copy_outcome(snapshot, report, competition)
     snapshot.status = Snapshot.Status.GRADED if available else Snapshot.Status.FAILED
     with transaction.atomic():

@@ -113,7 +113,7 @@ def submit_run(
                     content_hash=content_hash,
                 )
                 for upload in uploads:
-                    store_artifact(run, upload, written)
+                    snapshots.register_if_snapshot(run, store_artifact(run, upload, written))
                 _import_trajectory(run, uploads, parsed_trajectory, run_folder, Path(scratch), written)
                 if not run.task_name:
                     raise UploadError("say which competition (or task) the run is for: the trajectory does not")

@@ -1,12 +1,18 @@
 """Each database's full-text engine, as a filter that narrows StepText rows to candidates: never fewer
 than the query matches (query.Query.spans then decides), as few more as the engine allows.
 
-SQLite: an FTS5 table of the text's words (unicode61: letters and digits, any case, as search.text
-splits them): words and prefixes as they are; exact text as the phrase of its words, the first left
-out where the text may start inside a word and the last a prefix where it may end inside one (a
-trigram table would narrow substrings inside words too, but costs 8x more to build on import).
-PostgreSQL: words and prefixes through a tsvector of the row's words (GIN), exact text through ILIKE
-on a pg_trgm GIN index."""
+Both index the words of a row (search.text: letters and digits, any case) without their positions,
+which is what keeps them cheap to build on every import (benchmarks/ingest.py): words and prefixes
+narrow as they are; exact text by the words it holds (the first left out where the text may start
+inside a word, the last a prefix where it may end inside one), the exact check then confirming that
+they stand together. Exact text inside a single word (`"rror"`) names no whole word: it is read in
+order, a bounded number of rows a page (service.py).
+
+SQLite: an FTS5 table of the text (unicode61, detail=none: no positions). PostgreSQL: a tsvector of
+the row's distinct words (search.text.word_set, a long word cut to its start) with a GIN index, and
+exact text also through ILIKE on a pg_trgm GIN index of the text (substrings such as `KeyError: 'id'`
+or a file path, inside words too: issue 33 asks for it, and it is most of a PostgreSQL import's index
+cost, docs/search.md)."""
 
 from __future__ import annotations
 
@@ -14,48 +20,52 @@ from django.db import connection
 from django.db.models import QuerySet
 
 from leaderboard.search.query import Query, Term
-from leaderboard.search.text import WORD
+from leaderboard.search.text import WORD, WORD_CHARS
 
 FTS_TABLE = "leaderboard_steptext_fts"
 
 
 def narrow(rows: QuerySet, query: Query) -> QuerySet:
+    needs = [need for term in query.terms for need in term_words(term)]
     if connection.vendor == "postgresql":
-        return _postgresql(rows, query)
-    return _sqlite(rows, query)
-
-
-def _sqlite(rows: QuerySet, query: Query) -> QuerySet:
-    parts = [p for p in map(_fts_phrase, query.terms) if p]
-    if not parts:  # nothing a word index can narrow on (text inside one word): read the rows in order
+        return _postgresql(rows, query, needs)
+    if not needs:  # nothing a word index can narrow on (text inside one word): read the rows in order
         return rows
+    match = " AND ".join(f'"{word}"' + (" *" if prefix else "") for word, prefix in needs)
     return rows.extra(where=[f"leaderboard_steptext.id IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)"],
-                      params=[" AND ".join(parts)])
+                      params=[match])
 
 
-def _fts_phrase(term: Term) -> str:
-    """The FTS5 phrase every row holding the term holds; "" when there is none."""
+def term_words(term: Term) -> list[tuple[str, bool]]:
+    """(word, is a prefix) that every row matching the term holds; [] when there are none."""
     if term.kind == "word":
-        return f'"{term.value}"'
+        return [(term.value, False)]
     if term.kind == "prefix":
-        return f'"{term.value}" *'
+        return [(term.value, True)]
     found = list(WORD.finditer(term.value))
     if found and found[0].start() == 0:  # may be the end of a longer word in the text
         found = found[1:]
-    if not found:
-        return ""
-    partial_end = found[-1].end() == len(term.value)  # may be the start of a longer word
-    return '"' + " ".join(m.group() for m in found) + '"' + (" *" if partial_end else "")
+    needs = []
+    for match in found:
+        word = match.group()
+        partial = match.end() == len(term.value)  # may be the start of a longer word
+        # A word of the text longer than WORD_CHARS is indexed by its first WORD_CHARS characters
+        # (PostgreSQL's word_set): look for those as a prefix.
+        if len(word) > WORD_CHARS:
+            word, partial = word[:WORD_CHARS], True
+        needs.append((word, partial))
+    return needs
 
 
-def _postgresql(rows: QuerySet, query: Query) -> QuerySet:
-    lexemes = [f"'{t.value}'" + (":*" if t.kind == "prefix" else "") for t in query.terms if t.kind != "exact"]
+def _postgresql(rows: QuerySet, query: Query, needs: list[tuple[str, bool]]) -> QuerySet:
+    """The words through the tsvector (GIN); exact text also through ILIKE on the pg_trgm index, which
+    narrows text inside a word (`"rror"`, a path) that names no whole word."""
     where, params = [], []
-    if lexemes:  # words are letters and digits only: nothing to escape in a tsquery
+    if needs:  # words are letters and digits only: nothing to escape in a tsquery
         where.append("leaderboard_steptext.words_tsv @@ %s::tsquery")
-        params.append(" & ".join(lexemes))
+        params.append(" & ".join(f"'{word}'" + (":*" if prefix else "") for word, prefix in needs))
     for term in query.terms:
-        if term.kind == "exact":
+        if term.kind == "exact" and len(term.value) >= 3:  # a trigram needs 3 characters
             where.append("leaderboard_steptext.text ILIKE %s")
             params.append("%" + term.value.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%")
     return rows.extra(where=where, params=params) if where else rows

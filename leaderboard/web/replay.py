@@ -13,9 +13,10 @@ from dataclasses import dataclass, field
 from itertools import islice
 
 from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 
 from leaderboard.analysis import research
+from leaderboard.api.steps import outline_payload
 from leaderboard.lib.research_failures import LABELS as FAILURE_LABELS
 from leaderboard.models import INT32_MAX, INT64_MAX, Competition, Run, Snapshot, StepKind
 from leaderboard.trajectories import mlagentbench_export
@@ -24,6 +25,7 @@ from leaderboard.trajectories.provenance import CALLS, PRODUCED, REVIEWED, recor
 from leaderboard.trajectories.store import StoredStep, StoredTrajectory
 from leaderboard.web import charts, static_export
 from leaderboard.web.runs_index import runs_index
+from leaderboard.web.visibility import parse_kinds, visible_run
 
 PAGE_SIZE = 100
 EXPORT_STEPS = 2000  # steps a static export of the replay holds (the JSONL download has them all)
@@ -38,22 +40,6 @@ _KIND_TEMPLATES = {
 
 # ---------------------------------------------------------------------------------------------
 # Queries
-
-
-def visible_run(request: HttpRequest, pk: int) -> Run:
-    """The run if this user may see it; private runs of others are a 404, never a 403."""
-    runs = Run.objects.visible_to(request.user).select_related(
-        "competition", "experiment__agent", "experiment__model", "experiment__owner", "experiment__team",
-        "job_task__job",  # the live panel of a run a runner is working on, in the same query
-    )
-    return get_object_or_404(runs, pk=pk)
-
-
-def parse_kinds(raw: str | None) -> list[str] | None:
-    """`type=code,command` -> those kinds; no parameter -> None (no filter); unknown kinds match nothing."""
-    if not raw:
-        return None
-    return [k for k in (part.strip() for part in raw.split(",")) if k in StepKind.values]
 
 
 @dataclass
@@ -251,8 +237,6 @@ def run_detail(request: HttpRequest, pk: int) -> HttpResponse:
         "missing_file": stored.missing_file,
     }
     if exported:
-        from leaderboard.api.steps import outline_payload
-
         context["outline"] = outline_payload(run) if not stored.missing_file else {"tree": [], "scores": []}
         return static_export.export_page(request, "leaderboard/run_detail.html", context,
                                          f"medalboard-run-{run.pk}.html")

@@ -13,7 +13,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 
 from leaderboard.trajectories import mlagentbench_export
-from leaderboard.web.replay import visible_run
+from leaderboard.web.visibility import visible_run
 
 
 def artifact_download(request: HttpRequest, pk: int, artifact_id: int) -> FileResponse:

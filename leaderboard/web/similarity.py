@@ -10,7 +10,7 @@ from django.shortcuts import get_object_or_404, render
 
 from leaderboard.trust import similarity
 from leaderboard.trust.similarity.models import ReferenceCode
-from leaderboard.web.replay import visible_run
+from leaderboard.web.visibility import visible_run
 
 
 def run_similar(request: HttpRequest, pk: int, other: int) -> HttpResponse:

@@ -22,7 +22,8 @@ from django.db import transaction
 
 from runner.agents import folders
 from runner.agents.mlebench import FORMAT, AgentFormatError, Limits, Variant, read_agents
-from runner.models import AgentDefinition, Job, JobTask
+from runner.models import AgentDefinition, Runner
+from runner.registry import images_present
 
 
 @dataclass
@@ -159,22 +160,9 @@ def packaged_variants(ids: list[str] | None = None) -> list[Variant]:
     return variants
 
 
-def wanted_images() -> set[str]:
-    """The images a runner should report: every agent's current one, and those of unfinished jobs
-    made before a re-import."""
-    from runner.services import agent_image
-
-    wanted = {agent_image(a) for a in AgentDefinition.objects.all()}
-    pending = Job.objects.filter(tasks__status__in=[JobTask.Status.QUEUED, JobTask.Status.RUNNING]).exclude(
-        agent_image="")
-    return wanted | set(pending.values_list("agent_image", flat=True))
-
-
 def refresh_runner_images() -> None:
     """Tell the site which images the runner on this Docker host now has (it reports them at start)."""
-    from runner.backends.docker import DockerBackend
-    from runner.models import Runner
-    from runner.registry import images_present
+    from runner.backends.docker import DockerBackend  # the Docker SDK: only when images are built
 
     backend = DockerBackend()
     runners = Runner.objects.filter(name=backend.runner_name, backend=Runner.Backend.DOCKER)

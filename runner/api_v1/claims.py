@@ -15,10 +15,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from runner import leases
-from runner.api_v1 import data, llm
-from runner.models import AgentDefinition, JobTask, RemoteAttempt, Runner
+from runner.api_v1 import agents, data, llm, research
+from runner.models import JobTask, RemoteAttempt, Runner
 from runner.outputs import Limits
-from runner.research import jobs as research_jobs
 from runner.services import agent_image
 
 CLAIM_POLL_S = 0.5
@@ -50,14 +49,14 @@ def _candidates(runner: Runner):
         JobTask.objects.filter(
             status=JobTask.Status.QUEUED, job__cancel_requested=False, job__gpus__lte=runner.gpu_count
         )
-        .exclude(job__agent__package_format=AgentDefinition.Format.MLEBENCH)
         .select_related("job__agent", "competition")
         .order_by("pk")
     )
     for task in queued[:50]:
-        if research_jobs.is_research(task.competition) or not runner.meets(task.job.requirements or {}):
+        if not runner.meets(task.job.requirements or {}):
             continue
-        if task.job.agent.image and not ({"*", agent_image(task.job.agent)} & set(runner.images)):
+        image = task.job.agent_image or agent_image(task.job.agent)
+        if task.job.agent.image and not agents.servable(runner, task.job, image):
             continue
         yield task
 
@@ -102,10 +101,12 @@ def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
             "time_limit_s": job.time_limit_s,
             "network": job.network,
         },
+        "agent": agents.describe(job),  # an MLE-bench-packaged agent's files, built on the runner
         "redact": list(secrets.values()),
         "llm": llm.claim_part(job),  # the runner's gateway keeps the provider keys of `env`
         "description": task.competition.description or "",
         "data": data.manifest(folder),
+        **research.claim_part(task),  # a research task's problem, read-only files, environment
         "limits": {
             "file_bytes": limits.file_bytes,
             "total_bytes": limits.total_bytes,

@@ -12,4 +12,5 @@ urlpatterns = [
     path("tasks/<int:pk>/snapshots/", views.SnapshotView.as_view(), name="runner-v1-snapshot"),
     path("tasks/<int:pk>/finish/", views.FinishView.as_view(), name="runner-v1-finish"),
     path("tasks/<int:pk>/data/<str:sha256>/", views.DataView.as_view(), name="runner-v1-data"),
+    path("tasks/<int:pk>/agent/<str:sha256>/", views.AgentFileView.as_view(), name="runner-v1-agent-file"),
 ]

@@ -12,7 +12,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from runner import leases
-from runner.api_v1 import claims, data, writes
+from runner.api_v1 import agents, claims, data, writes
 from runner.api_v1.auth import IsRunner, RunnerTokenAuthentication
 from runner.models import JobTask, Runner
 
@@ -165,6 +165,23 @@ class DataView(RunnerView):
         from pathlib import Path
 
         path = data.file_by_hash(Path(task.competition.public_data_dir or "/nonexistent"), sha256)
-        if path is None:
-            return Response({"detail": "no public file of this task has that hash"}, status=404)
-        return FileResponse(open(path, "rb"), content_type="application/octet-stream")  # noqa: SIM115
+        return _file(path, "no public file of this task has that hash")
+
+
+def _file(path, missing: str):
+    if path is None:
+        return Response({"detail": missing}, status=404)
+    return FileResponse(open(path, "rb"), content_type="application/octet-stream")  # noqa: SIM115
+
+
+@extend_schema(
+    tags=TAG,
+    responses={(200, "application/octet-stream"): OpenApiTypes.BINARY},
+    summary="A file of the task's MLE-bench-packaged agent (its folder as the job took it), by its sha256",
+)
+class AgentFileView(RunnerView):
+    def get(self, request, pk: int, sha256: str):
+        writes.held_by(request.auth, pk, {"owner": "", "attempt": 0})
+        task = JobTask.objects.select_related("job__agent").get(pk=pk)
+        path = agents.file_by_hash(task.job, sha256) if agents.is_packaged(task.job) else None
+        return _file(path, "no file of this task's agent has that hash")

@@ -18,8 +18,8 @@ from django.utils import timezone
 
 from leaderboard.models import Run
 from leaderboard.runs import job_runs
-from runner import ending, leases
-from runner.api_v1 import llm
+from runner import ending, leases, recipes
+from runner.api_v1 import llm, research
 from runner.gateway import STEPS_FILE
 from runner.models import Job, JobTask, RemoteAttempt, RemoteUpload, Runner
 from runner.outputs import Limits, Stored
@@ -71,9 +71,16 @@ def renew(held: leases.Claim, log_tail: str | None) -> dict:
 
 
 def started(held: leases.Claim, recipe: dict) -> dict:
-    """The agent's start: the run's clock, set once per attempt (a retry keeps the first)."""
-    task = JobTask.objects.select_related("run").get(pk=held.pk)
+    """The agent's start: the run's clock, set once per attempt (a retry keeps the first), and its
+    recipe: the in-process runner's record (runner.recipes), with the runner's word on its sandbox."""
+    from runner.services import agent_image
+
+    task = JobTask.objects.select_related("run", "job__agent", "competition", "runner").get(pk=held.pk)
     started_at = task.agent_started_at or timezone.now()
+    if task.agent_started_at is None:
+        reported = (recipe.get("sandbox") if isinstance(recipe, dict) else None) or {}
+        image = reported.get("image") if isinstance(reported, dict) else None
+        recipe = recipes.from_remote(task, "" if image else task.job.agent_image or agent_image(task.job.agent), recipe)
     with transaction.atomic():
         if task.agent_started_at is None:
             leases.fence(held, agent_started_at=started_at)
@@ -346,6 +353,8 @@ def _end_run(run: Run, status: str, report: dict, stored: Stored) -> None:
         Run.objects.filter(pk=run.pk).update(
             status=Run.Status.FAILED, finished_at=timezone.now(), grading_error=str(report.get("error", ""))[:5000]
         )
+    elif research.is_research_run(run):  # its eval.py scores it on the site's research grading side
+        research.await_scoring(run, status, report)
     elif stored.submission_problem:  # not a regular file, or too large: invalid, with the reason
         Run.objects.filter(pk=run.pk).update(
             status=Run.Status.GRADED,

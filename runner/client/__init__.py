@@ -124,12 +124,14 @@ class SiteClient:
     def finish(self, task: dict, report: dict) -> dict:
         return self._call("POST", f"tasks/{task['task']}/finish/", json={"lease": task["lease"], **report})
 
-    def fetch(self, task: dict, sha256: str, target: Path) -> None:
-        """A public data file by its hash into `target`, verified (a wrong hash is never kept)."""
+    def fetch(self, task: dict, sha256: str, target: Path, what: str = "data") -> None:
+        """A public data file (`what`: or "agent", a file of the task's packaged agent) by its hash
+        into `target`, verified (a wrong hash is never kept)."""
         partial = target.with_name(target.name + ".part")
 
         def download() -> requests.Response:
-            response = self.http.get(self.base + f"tasks/{task['task']}/data/{sha256}/", stream=True, timeout=TIMEOUT_S)
+            url = self.base + f"tasks/{task['task']}/{what}/{sha256}/"
+            response = self.http.get(url, stream=True, timeout=TIMEOUT_S)
             self._raise_for(response)
             digest = hashlib.sha256()
             with open(partial, "wb") as out:
@@ -137,7 +139,7 @@ class SiteClient:
                     digest.update(block)
                     out.write(block)
             if digest.hexdigest() != sha256:
-                raise ApiError(502, f"data file {sha256}: the content does not match its hash")
+                raise ApiError(502, f"{what} file {sha256}: the content does not match its hash")
             return response
 
         self._retrying(download)

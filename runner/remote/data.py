@@ -18,7 +18,7 @@ from runner.client import SiteClient, file_sha256
 
 class DataCache:
     def __init__(self, root: Path, prepared: Path | None = None) -> None:
-        self.blobs, self.trees, self.prepared = root / "blobs", root / "data", prepared
+        self.root, self.blobs, self.trees, self.prepared = root, root / "blobs", root / "data", prepared
         self.fetched = 0  # files fetched from the site (the rest came from the cache or `prepared`)
 
     def folder(self, client: SiteClient, claim: dict, tick=lambda: None) -> Path:

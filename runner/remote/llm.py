@@ -32,21 +32,31 @@ class RemoteLlm:
         self.env = dict(claim["sandbox"]["env"])  # the job's secrets among them
         self.access: llm_access.LlmAccess | None = None
 
-    def start(self, spec: SandboxSpec, backend: Backend) -> SandboxSpec:
+    def start(self, spec: SandboxSpec, backend: Backend, adapt=None) -> SandboxSpec:
         """The spec with the provider keys replaced by the run's token and the gateway's address, once
-        it listens; the spec as it is when the task gets no gateway."""
+        it listens; the spec as it is when the task gets no gateway. `adapt(spec)`: what the agent's
+        packaging makes of the spec (runner.remote.agents), given the keys as the sandbox sees them and
+        before the gateway's forwarder wraps its command, as in-process."""
         prices = {pattern: tuple(price) for pattern, price in (self.config.get("prices") or {}).items()}
         try:
             self.access = llm_access.prepare(self.config.get("settings") or {}, self.env, prices=lambda: prices)
             spec = dataclasses.replace(spec, env={**spec.env, **self.access.sandbox_secrets})
+        except (RuntimeError, OSError, ValueError) as exc:
+            raise GatewayFailed(f"the LLM gateway: {exc}") from None
+        if adapt is not None:
+            spec = adapt(spec)
+        try:
             return llm_access.start(self.access, spec, backend.name, backend.paths(spec).tools)
         except (RuntimeError, OSError, ValueError) as exc:
             self.stop()
             raise GatewayFailed(f"the LLM gateway: {exc}") from None
 
     def hidden(self) -> list[str]:
-        """What the sandbox holds in the keys' place (the run's token): redacted like a secret."""
-        return list(self.access.sandbox_secrets.values()) if self.access is not None else []
+        """What the sandbox holds in the keys' place (the run's token): redacted like a secret. Only
+        what replaced a value of the claim's env: the rest of it (COMPETITION_ID, SEED, ...) is no secret."""
+        if self.access is None:
+            return []
+        return [value for name, value in self.access.sandbox_secrets.items() if self.env.get(name) != value]
 
     def agent_started(self) -> None:
         """The gateway's steps count from the agent's start, as the agent's own do."""

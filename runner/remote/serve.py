@@ -58,7 +58,12 @@ def _images(backend: Backend) -> list[str]:
     if backend.name == "local":
         return ["*"]
     client = getattr(backend, "client", None)  # the Docker engine's
-    return sorted({tag for image in client.images.list() for tag in image.tags}) if client else []
+    if client is None:
+        return []
+    # The engine's listing in one call: images.list() inspects each image after listing them, and one
+    # removed meanwhile (another runner, a build's clean-up on the host) raised ImageNotFound here.
+    listed = client.api.images()
+    return sorted({tag for image in listed for tag in image.get("RepoTags") or [] if tag != "<none>:<none>"})
 
 
 def serve(

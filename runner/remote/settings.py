@@ -23,6 +23,8 @@ SITE_URL = os.environ.get("MEDALBOARD_SITE_URL", "")
 RUNNER_TOKEN = os.environ.get("MEDALBOARD_RUNNER_TOKEN", "")
 RUNNER_WORK_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_WORK_DIR", BASE_DIR / "var" / "remote-runner"))
 RUNNER_CACHE_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_CACHE_DIR", RUNNER_WORK_DIR / "cache"))
+# a research task's environment (runner.research.environment), built here when the site names one
+RESEARCH_ENV_DIR = Path(os.environ.get("MEDALBOARD_RESEARCH_ENV_DIR", RUNNER_CACHE_DIR / "research-env"))
 RUNNER_PREPARED_DATA_DIR = os.environ.get("MEDALBOARD_RUNNER_DATA_DIR", "")  # MLE-bench's prepared data, if here
 DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME", "runc")
 LOST_SITE_S = float(os.environ.get("MEDALBOARD_RUNNER_LOST_SITE_S", "300"))
@@ -33,3 +35,19 @@ SANDBOX_NETWORKS: list[str] = []
 _UPSTREAMS = os.environ.get("MEDALBOARD_LLM_UPSTREAMS", "")
 LLM_UPSTREAMS = parse_upstreams("MEDALBOARD_LLM_UPSTREAMS", [item for item in _UPSTREAMS.split(",") if item.strip()])
 LLM_TIMEOUT_S = float(os.environ.get("MEDALBOARD_LLM_TIMEOUT_S", "600"))
+
+# MLE-bench-packaged agents (runner.remote.agents) are built on this runner's Docker host: the same
+# settings as the site's (webapp/settings.py), set by this runner's operator.
+MEDALBOARD_AGENT_IMAGE = os.environ.get("MEDALBOARD_AGENT_IMAGE") or "medalboard-agent:bookworm"
+AGENTS_ALLOW_PRIVILEGED = os.environ.get("MEDALBOARD_AGENTS_ALLOW_PRIVILEGED", "").lower() in ("1", "true", "yes", "on")
+AGENTS_MAX_FOLDER_BYTES = int(os.environ.get("MEDALBOARD_AGENTS_MAX_FOLDER_BYTES") or 256 * 1024 * 1024)
+AGENTS_MAX_FILES = int(os.environ.get("MEDALBOARD_AGENTS_MAX_FILES") or 20_000)
+AGENTS_BUILD_NETWORK = os.environ.get("MEDALBOARD_AGENTS_BUILD_NETWORK") or "none"
+_REGISTRIES = os.environ.get("MEDALBOARD_AGENTS_BUILD_REGISTRIES") or "pypi.org,files.pythonhosted.org,deb.debian.org"
+AGENTS_BUILD_REGISTRIES = [host.strip() for host in _REGISTRIES.split(",") if host.strip()]
+AGENTS_BUILD_PIP_INDEX = os.environ.get("MEDALBOARD_AGENTS_BUILD_PIP_INDEX") or ""
+AGENTS_BUILD_CA_BUNDLE = os.environ.get("MEDALBOARD_AGENTS_BUILD_CA_BUNDLE") or ""
+AGENTS_GIT_MIRROR = os.environ.get("MEDALBOARD_AGENTS_GIT_MIRROR") or ""
+AGENTS_BUILD_REGISTRIES_NETWORK = os.environ.get("MEDALBOARD_AGENTS_BUILD_REGISTRIES_NETWORK") or "medalboard-build"
+AGENTS_MAX_WHEELS_BYTES = int(os.environ.get("MEDALBOARD_AGENTS_MAX_WHEELS_BYTES") or 1024 * 1024 * 1024)
+AGENTS_WHEELS_TIMEOUT_S = int(os.environ.get("MEDALBOARD_AGENTS_WHEELS_TIMEOUT_S") or 900)

@@ -29,6 +29,7 @@ from runner.live import LineTail, SnapshotWatch
 from runner.outcomes import Outcome
 from runner.output_budget import Budget
 from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits, Stored, collect_outputs
+from runner.remote import agents, research
 from runner.remote.data import DataCache
 from runner.remote.llm import GatewayFailed, RemoteLlm
 from runner.scratch import Scratch
@@ -56,28 +57,36 @@ def run_task(
     try:
         data_dir = cache.folder(client, claim, tick=_every(claim["timing"]["poll_s"] * 5, lambda: client.renew(claim)))
         spec = _spec(claim, backend, scratch, data_dir, runner_name)
-        return _run(client, claim, backend, spec, scratch)
+        return _run(client, claim, backend, spec, scratch, agents_dir=cache.root / "agents")
     finally:
         scratch.delete()
         shutil.rmtree(scratch.path.parent / f"{scratch.path.name}.runner", ignore_errors=True)
 
 
-def _run(client: SiteClient, claim: dict, backend: Backend, spec: SandboxSpec, scratch: Scratch) -> Outcome:
+def _run(
+    client: SiteClient, claim: dict, backend: Backend, spec: SandboxSpec, scratch: Scratch, *, agents_dir: Path
+) -> Outcome:
     llm = RemoteLlm(claim)
     try:
-        return _run_with(client, claim, backend, spec, scratch, llm)
+        return _run_with(client, claim, backend, spec, scratch, llm, agents_dir)
     finally:
         llm.stop()
 
 
 def _run_with(
-    client: SiteClient, claim: dict, backend: Backend, spec: SandboxSpec, scratch: Scratch, llm: RemoteLlm
+    client: SiteClient,
+    claim: dict,
+    backend: Backend,
+    spec: SandboxSpec,
+    scratch: Scratch,
+    llm: RemoteLlm,
+    agents_dir: Path,
 ) -> Outcome:
     limits = Limits(**{k: claim["limits"][k] for k in ("file_bytes", "total_bytes", "files")})
-    try:
-        spec = llm.start(spec, backend)
+    try:  # an MLE-bench-packaged agent: its image built here, MLE-bench's contract (runner.remote.agents)
+        spec = llm.start(spec, backend, adapt=agents.adapter(client, claim, backend, agents_dir))
         sandbox = backend.start(spec)
-    except (ImageNotFound, StartFailed, GatewayFailed) as exc:  # permanent: say which, on the task
+    except (ImageNotFound, StartFailed, GatewayFailed, agents.AgentUnavailable) as exc:  # permanent: say which
         outcome = Outcome(outcomes.FAILED, f"{exc.__class__.__name__}: {exc}")
         return _finish(client, claim, outcome, spec, Redactor([*claim["redact"], *llm.hidden()]), limits, None, llm)
     redactor = Redactor([*claim["redact"], *llm.hidden()])  # the run's token too, where the agent prints it
@@ -118,6 +127,7 @@ class Watch:
         self.snapshots = SnapshotWatch(
             spec.host_submission_dir, SUBMISSION_FILE, redactor, Budget.share_of(limits, SNAPSHOT_SHARE)
         )
+        self.research = research.snapshots(claim, spec)  # a research task's workspace snapshots
         self.started = time.monotonic()
         self.last_tail, self.cancelled, self.kept = 0.0, False, 0
 
@@ -141,7 +151,7 @@ class Watch:
         return time.monotonic() - self.started
 
     def notes(self) -> list[str]:
-        return [*self.tail.notes, *self.snapshots.notes]
+        return [*self.tail.notes, *self.snapshots.notes, *(self.research.notes if self.research else [])]
 
     def tick(self, final: bool = False) -> None:
         tail = None
@@ -151,6 +161,8 @@ class Watch:
         self.cancelled = self.client.renew(self.claim, tail).get("cancel", False)
         self._send_steps()
         self._snapshot()
+        if self.research is not None:
+            self.research.tick(self.elapsed())
 
     def _send_steps(self) -> None:
         agent = [(n, self.redactor.bytes(line)) for n, line in self.tail.new_lines()]
@@ -212,20 +224,24 @@ def _finish(
     if watch is not None:
         watch.last_gateway_steps()
     files: list[tuple[str, str, Path]] = []
+    wrapped = research.wrap_up(  # a research task's snapshot zips, charged to the outputs' limits
+        claim, spec, watch.research if watch else None, redactor, limits, watch.elapsed() if watch else None
+    )
     stored = collect_outputs(
         spec,
         redactor,
         lambda kind, name, path: files.append((kind, name, path)),
         limits,
-        watch.snapshots.budget if watch else None,
+        wrapped.charged(watch.snapshots.budget if watch else None),
         name_chars=claim["limits"]["name_chars"],
     )
+    files += wrapped.files
     keys = []
     for index, (kind, name, path) in enumerate(files):
         key = f"out-{index:05d}"
         client.upload(claim, key, path, name=name, kind=kind)
         keys.append(key)
-    client.finish(claim, {**_report(outcome, redactor, stored, watch, keys), "llm": meter})
+    client.finish(claim, {**_report(outcome, redactor, stored, watch, keys), "llm": meter, **wrapped.report})
     return outcome
 
 
@@ -262,8 +278,10 @@ def _spec(claim: dict, backend: Backend, scratch: Scratch, data_dir: Path, runne
         time_limit_s=box["time_limit_s"],
         network=box["network"],
     )
+    if claim.get("research"):  # the workspace copied from env/, the problem, the read-only files
+        spec = research.prepare(claim, spec, backend)
     paths = backend.paths(spec)
-    if (data_dir / "description.md").is_file():
+    if (spec.data_dir / "description.md").is_file():
         description = f"{paths.data}/description.md"
     else:
         (scratch.path / "code" / "description.md").write_text(claim["description"])
@@ -280,12 +298,13 @@ def _placeholders(part: str, variables: dict[str, str]) -> str:
 
 
 def _recipe(claim: dict, backend: Backend, spec: SandboxSpec) -> dict:
-    return {
-        "runner": {"backend": backend.name, "runtime": getattr(backend, "runtime", ""), "attached": "api"},
-        "image": spec.image,
-        "command": spec.command,
-        "data": {"version": claim["data"]["version"], "files": len(claim["data"]["files"])},
-    }
+    """How the sandbox ran, as only the runner knows it (its backend's description: the runtime, the
+    image's id); the site records it in the run's recipe with what it knows (runner.recipes.from_remote)."""
+    try:
+        described = dict(backend.describe(spec))
+    except Exception as exc:  # noqa: BLE001 - a record, never a reason to stop the run
+        described = {"backend": backend.name, "error": str(exc)[:200]}
+    return {"sandbox": described}
 
 
 def _keep_output(sandbox) -> None:

@@ -70,9 +70,10 @@ class Environment:
     bin_dir: str = ""  # first on the sandbox's PATH on the local backend ("" : the runner's)
 
 
-def for_backend(backend) -> Environment:
-    """The research environment of settings.RESEARCH_ENVIRONMENT on `backend`, built if it is not yet."""
-    flavour = settings.RESEARCH_ENVIRONMENT
+def for_backend(backend, flavour: str | None = None) -> Environment:
+    """The research environment `flavour` (settings.RESEARCH_ENVIRONMENT unless given: a remote runner
+    is told the site's in its claim) on `backend`, built if it is not yet."""
+    flavour = flavour or settings.RESEARCH_ENVIRONMENT
     if flavour == "none":
         python = sys.executable if backend.name == "local" else "python3"
         return Environment("none", settings.MEDALBOARD_AGENT_IMAGE, python)

@@ -1,4 +1,5 @@
-"""An imported MLAgentBench trace scored by its task's eval.py, on a runner, as a job's workspaces are.
+"""An imported MLAgentBench trace scored by its task's eval.py, on a runner, as a job's workspaces are
+(and, the same way, a remote runner's job run on a research task: runner.research.remote_runs).
 
     status = score_trace(run_id, backend=backend)
 
@@ -22,7 +23,7 @@ from django.conf import settings
 from leaderboard.models import ResearchTask, Run
 from leaderboard.runs import job_runs
 from runner.backends import Backend
-from runner.research import grading
+from runner.research import grading, remote_runs
 from runner.research.jobs import _score
 from webapp import leases
 
@@ -37,8 +38,9 @@ def score_trace(run_id: int, *, backend: Backend, owner: str | None = None) -> s
         return "not pending"
     work = Path(settings.RUNNER_WORK_DIR) / f"research-trace-{run_id}-{uuid.uuid4().hex[:8]}"
     try:
-        with leases.Heartbeat(lease):
-            stored = _score_all(run_id, lease, backend, work)
+        with leases.Heartbeat(lease):  # a remote runner's job run, else an imported trace
+            score = remote_runs.score_job_run if remote_runs.is_remote_job_run(run_id) else _score_all
+            stored = score(run_id, lease, backend, work)
     except grading.NotGradable as exc:  # this runner cannot read the task's scripts: nothing was scored
         leases.end(lease, Run.Status.FAILED, grading_error=str(exc)[:5000])
         return Run.Status.FAILED

@@ -14,7 +14,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
 from leaderboard import tasks
-from leaderboard.analysis import stats
+from leaderboard.analysis import ranking, stats
 from leaderboard.analysis.aggregates import maintenance
 from leaderboard.analysis.aggregates.models import Audience, SeedAggregate
 from leaderboard.models import Agent, Benchmark, Competition, Experiment, LanguageModel, Run, Split
@@ -44,7 +44,7 @@ def assert_leaderboards_match(viewers, splits=("tiny", "lite")) -> None:
     for user, split, verified, pad in itertools.product(viewers, splits, (False, True), (False, True)):
         filters = stats.LeaderboardFilters(verified_only=verified)
         args = dict(split_slug=split, user=user, filters=filters, pad=pad, ks=(1, 2, 3))
-        got, want = stats.leaderboard(**args)[1], stats.leaderboard_from_runs(**args)[1]
+        got, want = ranking.leaderboard(**args)[1], ranking.leaderboard_from_runs(**args)[1]
         assert summary(got) == summary(want), (user, split, verified, pad)
 
 
@@ -253,7 +253,7 @@ def test_an_owner_sees_their_private_runs_and_nobody_else_does(tiny, alice, bob,
     for i, competition in enumerate(tiny.competitions.all()):
         Run.objects.create(experiment=e, competition=competition, seed=0, status=Run.Status.GRADED,
                            owner=alice, is_private=i == 0, any_medal=True)
-    n_seeds = {str(u): [r.n_seeds for r in stats.leaderboard(split_slug="tiny", user=u)[1]]
+    n_seeds = {str(u): [r.n_seeds for r in ranking.leaderboard(split_slug="tiny", user=u)[1]]
                for u in (AnonymousUser(), bob, alice, staff)}
     assert n_seeds == {"AnonymousUser": [0], "bob": [0], "alice": [1], "staff": [1]}
     assert_leaderboards_match([AnonymousUser(), bob, alice, staff], splits=("tiny",))
@@ -270,7 +270,7 @@ def test_query_count_does_not_grow_with_runs(tiny, alice, staff, viewer):
         Run.objects.bulk_create(Run(experiment=e, competition=c, seed=s, status=Run.Status.GRADED)
                                 for e in experiments for c in tiny.competitions.all() for s in range(n_seeds))
         with CaptureQueriesContext(connection) as queries:
-            stats.leaderboard(split_slug="all", user=user, pad=True, ks=(1, 2))
+            ranking.leaderboard(split_slug="all", user=user, pad=True, ks=(1, 2))
         counts.append(len(queries))
     assert counts[0] == counts[1] <= 6
 
@@ -309,11 +309,11 @@ def test_verified_and_demo_follow_the_counted_seeds_else_every_seed(tiny, staff)
                            verification=Run.Verification.VERIFIED, cost_usd=0.1)
     Run.objects.create(experiment=e, competition=competitions[0], seed=1, status=Run.Status.GRADED,
                        verification=Run.Verification.SELF_REPORTED, is_demo=True, cost_usd=100.0)
-    rows = {pad: stats.leaderboard(split_slug="tiny", user=staff, pad=pad)[1][0] for pad in (False, True)}
+    rows = {pad: ranking.leaderboard(split_slug="tiny", user=staff, pad=pad)[1][0] for pad in (False, True)}
     assert (rows[False].verified, rows[False].demo, rows[False].cost_usd) == (True, False, pytest.approx(0.1))
     assert (rows[True].verified, rows[True].demo, rows[True].cost_usd) == (False, True, pytest.approx(100.3 / 4))
     Run.objects.filter(experiment=e, seed=0).delete()  # no complete seed left: every seed shows
-    row = stats.leaderboard(split_slug="tiny", user=staff)[1][0]
+    row = ranking.leaderboard(split_slug="tiny", user=staff)[1][0]
     assert (row.n_seeds, row.verified, row.demo, row.cost_usd) == (0, False, True, None)
     assert_leaderboards_match([staff], splits=("tiny",))
 

@@ -10,7 +10,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from leaderboard import tasks
-from leaderboard.analysis import page_cache, stats
+from leaderboard.analysis import page_cache, ranking, stats
 from leaderboard.analysis.aggregates.models import LeaderboardVersion
 from leaderboard.models import Agent, Benchmark, Experiment, LanguageModel, Run, Split, Team
 from leaderboard.runs import ownership
@@ -68,7 +68,7 @@ def test_a_repeat_is_served_from_the_cache_with_one_query(client, self_reported)
 
 def test_cached_rows_equal_the_rows_computed_from_the_runs(client, self_reported):
     cached = cached_rows(client)
-    _, reference = stats.leaderboard_from_runs(split_slug=SPLIT, user=AnonymousUser())
+    _, reference = ranking.leaderboard_from_runs(split_slug=SPLIT, user=AnonymousUser())
     assert cached == [{**row.row(), "findings": 0} for row in reference]  # no run has a rule-check finding
 
 

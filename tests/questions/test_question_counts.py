@@ -1,7 +1,7 @@
 """A saved question counts, per experiment, exactly the runs a brute-force reading of the stored steps
 finds, among the runs its viewer may see (never another user's private run): on generated runs and on
 the real public trajectories, on whichever database the suite runs (SQLite's FTS5 or PostgreSQL's
-tsvector and pg_trgm)."""
+tsvector)."""
 
 from __future__ import annotations
 

@@ -35,7 +35,8 @@ def queued(request, alice, job_world, django_capture_on_commit_callbacks):
 
 def api_runner() -> Runner:
     runner, _ = tokens.issue("loopback")
-    Runner.objects.filter(pk=runner.pk).update(cpu_count=8, memory_gb=64, images=["*"], backend="local")
+    # on Docker: a packaged agent runs on Docker runners only (runner.api_v1.agents.servable)
+    Runner.objects.filter(pk=runner.pk).update(cpu_count=8, memory_gb=64, images=["*"], backend="docker")
     runner.refresh_from_db()
     return runner
 
@@ -44,7 +45,7 @@ def test_api_kinds_says_what_the_sites_claim_serves(queued):
     kind, task = queued
     claimed_by_api = any(candidate.pk == task.pk for candidate in claims._candidates(api_runner()))
     assert api_kinds.api_takes(task) == claimed_by_api, kind
-    assert claimed_by_api == (kind == "an agent defined on the site")  # today; CELERY_ONLY names the others
+    assert claimed_by_api, kind  # every kind since the remote MLE-bench agents and research tasks merged
 
 
 @pytest.mark.parametrize("leaves", [True, False])
@@ -69,8 +70,8 @@ def test_the_runners_page_says_what_each_runner_takes(client, job_world):
     Runner.objects.create(name="celery-beside", backend="local", queues=["jobs.cpu", "celery"], leaves_api_kinds=True)
     api_runner()
     page = client.get("/runners/").content.decode()
-    assert "tasks over the runner API: every kind but agents packaged as MLE-bench packages them and research" in page
-    assert "only agents packaged as MLE-bench packages them and research tasks (a runner over the API takes the" in page
+    assert "tasks over the runner API: every kind" in page
+    assert "no job (a runner over the API takes every kind), and grading" in page
     assert "every task of its queues" in page  # job_world's plain Celery runner
     listed = {row["name"]: row["takes"] for row in client.get("/api/runners/").json()}
     assert listed["celery-beside"].endswith(", and grading")

@@ -7,6 +7,16 @@ about it for what must never appear there: the private answers, the runner's own
 files, and the job's secret. It also checks that the run ended in the right state with the reason,
 that nothing of the task's scratch is left on the runner, and that the runner still runs the next,
 ordinary job to a graded run.
+
+The tests marked with the `runs_on` fixture run twice: in-process (the supervisor, with the database)
+and on a remote runner (tests/remote_runner_support.LoopRunner: runner.remote's own loop, given the
+live server's URL and a token and nothing else of the site's; the site stores and grades what it
+uploads). They are the ones where the remote path has code of its own: the outputs it collects and
+uploads, the steps and the log tail it streams, the limits and the quota it applies from the claim,
+the secrets it redacts, its scratch, its cancellation through the lease, its clean-up of stale
+sandboxes and its LLM gateway (test_hostile_trajectory); remote under runc only (tests/conftest.py).
+Not remote: the mounted quota (a remote runner measures, never mounts), research tasks (which
+remote runners do not take) and the sparse-snapshot test (docs/security.md says why).
 """
 
 from __future__ import annotations
@@ -15,6 +25,7 @@ import base64
 import json
 import os
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -24,9 +35,12 @@ from django.conf import settings
 from leaderboard.models import Run
 from runner import execution, leases, scratch
 from runner.backends.docker import DockerBackend
+from runner.live import LineTail
 from runner.models import AgentDefinition, JobTask
-from runner.services import create_job
+from runner.outputs import TRAJECTORY_FILE
+from runner.services import cancel_job, create_job
 from tests.job_support import COMPETITION, needs_agent_tools, scripted_job
+from tests.remote_runner_support import LoopRunner
 
 pytestmark = [pytest.mark.docker, needs_agent_tools]
 SECRET = "tok-live-7Hq2ZpXw9LmN4rT8vKd3"
@@ -52,12 +66,68 @@ def hostile_job(user, code: str, *, minutes: float = 1.0, env: dict | None = Non
     return create_job(user=user, agent="hostile", competitions=[COMPETITION], time_limit_minutes=minutes, env=env)
 
 
+@pytest.fixture(params=["in-process", pytest.param("remote", marks=pytest.mark.django_db(transaction=True))])
+def runs_on(request, job_world, settings):
+    """Where `run_task` runs a task: job_world's runner in this process, or a remote runner's loop
+    against the live server (its database shared with this test: transactional)."""
+    if request.param == "in-process":
+        return job_world
+    # (remote under runsc is skipped as it is collected: tests/conftest.py)
+    from runner.api_v1 import tokens
+
+    live_server = request.getfixturevalue("live_server")
+    live_server._live_server_modified_settings.enable()  # as pytest-django does for a test that names it
+    request.addfinalizer(live_server._live_server_modified_settings.disable)
+    _, token = tokens.issue("remote-hostile")
+    return LoopRunner(live_server.url, token, Path(settings.RUNNER_WORK_DIR))
+
+
 def run_task(job, runner, backend) -> tuple[execution.Outcome, Run, float]:
+    """Run the job's one task on `runner` (a Runner: in-process; a LoopRunner: remote) with `backend`:
+    the runner's outcome, the run as the site stored it, and the seconds it took."""
     task = job.tasks.get()
-    held = leases.claim(task.pk, runner)
     started = time.monotonic()
-    outcome = execution.execute(held, runner=runner, backend=backend)
+    if isinstance(runner, LoopRunner):
+        outcome = runner.run_one(backend, timeout_s=job.time_limit_s + 120)
+        assert JobTask.objects.get(pk=task.pk).status == outcome.status  # the site heard its end
+        graded_as_the_site_does(JobTask.objects.get(pk=task.pk).run_id)
+    else:
+        held = leases.claim(task.pk, runner)
+        started = time.monotonic()
+        outcome = execution.execute(held, runner=runner, backend=backend)
     return outcome, Run.objects.get(pk=JobTask.objects.get(pk=task.pk).run_id), time.monotonic() - started
+
+
+def graded_as_the_site_does(run_id: int) -> None:
+    """A remote runner's run is graded by the site's grading worker (the task the finish queued), here
+    in this process as that worker runs it; snapshots stay pending, as in-process."""
+    from webapp import queue
+
+    run = Run.objects.get(pk=run_id)
+    if run.status == Run.Status.PENDING:
+        assert run.grading_enqueued_at is not None, "the site did not queue the run's grading"
+        queue.run_here(queue.GRADE_RUN, [run_id]).get()
+
+
+def cancel_once_running(job, user, after_s: float) -> threading.Thread:
+    """The owner cancels the job `after_s` into its agent's run, from another thread (the site's
+    database, as a remote runner's site sees it)."""
+    from django.db import connection
+
+    def cancel() -> None:
+        try:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline and not JobTask.objects.filter(
+                    job=job, agent_started_at__isnull=False).exists():
+                time.sleep(0.1)
+            time.sleep(after_s)
+            cancel_job(job=job, user=user)
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=cancel, daemon=True)
+    thread.start()
+    return thread
 
 
 def everything_about(run: Run, job, client) -> bytes:
@@ -101,7 +171,7 @@ def host_secrets(answers: Path) -> dict[str, bytes]:
     return found
 
 
-def test_links_to_the_answers_and_host_files_are_never_followed(alice, client, job_world, docker_backend, answers,
+def test_links_to_the_answers_and_host_files_are_never_followed(alice, client, runs_on, docker_backend, answers,
                                                                 tmp_path):
     canary = tmp_path / "runner-file.txt"
     canary.write_text("the runner's own file\n")
@@ -117,7 +187,7 @@ def test_links_to_the_answers_and_host_files_are_never_followed(alice, client, j
         os.symlink("/dev/zero", code / "zeros.bin")
         print("planted")
     """)
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     recipe = Run.objects.get(pk=run.pk).recipe  # how it ran, recorded for a reproduction
     assert recipe["sandbox"]["runtime"] == docker_backend.runtime and recipe["agent"]["image_id"].startswith("sha256:")
@@ -134,10 +204,10 @@ def test_links_to_the_answers_and_host_files_are_never_followed(alice, client, j
     for what, value in host_secrets(answers).items():
         assert value not in stored, f"{what} leaked"
     assert_no_scratch_left()
-    assert_runner_still_healthy(alice, job_world, docker_backend)
+    assert_runner_still_healthy(alice, runs_on, docker_backend)
 
 
-def test_a_fifo_or_folder_as_submission_never_blocks_and_the_time_limit_wins(alice, client, job_world, docker_backend):
+def test_a_fifo_or_folder_as_submission_never_blocks_and_the_time_limit_wins(alice, client, runs_on, docker_backend):
     job = hostile_job(alice, """
         os.mkfifo(sub / "submission.csv")
         os.mkfifo(logs / "trajectory.jsonl")
@@ -145,7 +215,7 @@ def test_a_fifo_or_folder_as_submission_never_blocks_and_the_time_limit_wins(ali
         print("waiting forever", flush=True)
         time.sleep(600)
     """, minutes=0.25)
-    outcome, run, seconds = run_task(job, job_world, docker_backend)
+    outcome, run, seconds = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.TIMED_OUT, (outcome, JobTask.objects.get(run=run).log_tail)
     assert "15 s limit" in outcome.error
     assert seconds < 15 + 20, f"took {seconds:.0f} s for a 15 s limit"
@@ -161,26 +231,28 @@ def test_a_fifo_or_folder_as_submission_never_blocks_and_the_time_limit_wins(ali
         (sub / "submission.csv").mkdir()
         (sub / "submission.csv" / "x").write_text("not a file")
     """)
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED
     assert run.state == "invalid submission" and "submission.csv is a folder" in run.grading_error
-    assert_runner_still_healthy(alice, job_world, docker_backend)
+    assert_runner_still_healthy(alice, runs_on, docker_backend)
 
 
-def test_cancel_stops_an_agent_that_left_fifos(alice, job_world, docker_backend, monkeypatch):
+def test_cancel_stops_an_agent_that_left_fifos(alice, runs_on, docker_backend, monkeypatch):
     monkeypatch.setattr(execution.Supervisor, "_cancelled", lambda self: self.elapsed() > 2)
     job = hostile_job(alice, """
         os.mkfifo(sub / "submission.csv")
         os.mkfifo(logs / "trajectory.jsonl")
         time.sleep(600)
     """, minutes=10)
-    outcome, run, seconds = run_task(job, job_world, docker_backend)
+    if isinstance(runs_on, LoopRunner):  # the site tells a remote runner as it renews the lease
+        cancel_once_running(job, alice, 2)
+    outcome, run, seconds = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.CANCELLED and seconds < 30
     assert run.status == Run.Status.FAILED and run.grading_error == "cancelled by its job"
     assert_no_scratch_left()
 
 
-def test_a_secret_is_never_stored_in_any_form(alice, client, job_world, docker_backend):
+def test_a_secret_is_never_stored_in_any_form(alice, client, runs_on, docker_backend):
     job = hostile_job(alice, """
         secret = os.environ["MY_TOKEN"]
         print("key is", secret, flush=True)
@@ -193,7 +265,7 @@ def test_a_secret_is_never_stored_in_any_form(alice, client, job_world, docker_b
         valid_submission()
         (sub / "notes.txt").write_text(secret)
     """, env={"MY_TOKEN": SECRET})
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     assert run.status == Run.Status.GRADED and run.valid_submission and run.trajectory.n_steps == 2
     stored = everything_about(run, job, client)
@@ -206,7 +278,7 @@ def test_a_secret_is_never_stored_in_any_form(alice, client, job_world, docker_b
     assert_no_scratch_left()
 
 
-def test_an_agent_that_writes_too_much_keeps_its_graded_run(alice, client, job_world, docker_backend, settings):
+def test_an_agent_that_writes_too_much_keeps_its_graded_run(alice, client, runs_on, docker_backend, settings):
     settings.JOB_OUTPUT_FILE_BYTES = 1 << 20
     settings.JOB_OUTPUT_TOTAL_BYTES = 4 << 20
     job = hostile_job(alice, """
@@ -225,7 +297,7 @@ def test_an_agent_that_writes_too_much_keeps_its_graded_run(alice, client, job_w
             sys.stdout.write(chunk)
         sys.stdout.flush()
     """)
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
     sizes = dict(run.artifacts.exclude(kind="snapshot").values_list("name", "size"))
@@ -266,7 +338,7 @@ def test_the_disk_quota_holds_inside_the_sandbox(alice, job_world, docker_backen
     assert not any(str(settings.RUNNER_WORK_DIR) in line for line in Path("/proc/mounts").read_text().splitlines())
 
 
-def test_the_measured_quota_stops_an_agent_that_fills_its_folders(alice, job_world, docker_backend, settings,
+def test_the_measured_quota_stops_an_agent_that_fills_its_folders(alice, runs_on, docker_backend, settings,
                                                                  monkeypatch):
     settings.JOB_DISK_QUOTA_MOUNT = False
     settings.JOB_DISK_QUOTA_BYTES = 16 << 20
@@ -279,13 +351,13 @@ def test_the_measured_quota_stops_an_agent_that_fills_its_folders(alice, job_wor
                 f.flush()
         time.sleep(600)
     """)
-    outcome, run, seconds = run_task(job, job_world, docker_backend)
+    outcome, run, seconds = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.FAILED and "16,777,216-byte disk quota" in outcome.error
     assert seconds < 30
     assert_no_scratch_left()
 
 
-def test_an_agent_that_dies_past_its_quota_before_the_check_fails_on_the_quota(alice, job_world, docker_backend,
+def test_an_agent_that_dies_past_its_quota_before_the_check_fails_on_the_quota(alice, runs_on, docker_backend,
                                                                                settings, monkeypatch):
     """Killed by something else (its memory limit counts the page cache of what it wrote) or exiting
     on its own between two checks: the quota it passed is what the run says, not an exit code."""
@@ -297,22 +369,23 @@ def test_an_agent_that_dies_past_its_quota_before_the_check_fails_on_the_quota(a
         (code / "fill.bin").write_bytes(b"f" * (24 << 20))
         raise SystemExit(3)
     """)
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.FAILED and "16,777,216-byte disk quota" in outcome.error
     assert_no_scratch_left()
 
 
-def test_an_endless_unterminated_trajectory_line_is_not_reread(alice, job_world, docker_backend, monkeypatch):
+def test_an_endless_unterminated_trajectory_line_is_not_reread(alice, runs_on, docker_backend, monkeypatch):
     reads: list[int] = []
-    real_read = execution.TrajectoryStream.pump
+    real_read = LineTail.new_lines  # what streams the agent's trajectory, in-process and remote
 
-    def counting(self, fence):
-        before = self.tail.offset
-        result = real_read(self, fence)
-        reads.append(self.tail.offset - before)
+    def counting(self):
+        before = self.offset
+        result = real_read(self)
+        if self.name == TRAJECTORY_FILE:
+            reads.append(self.offset - before)
         return result
 
-    monkeypatch.setattr(execution.TrajectoryStream, "pump", counting)
+    monkeypatch.setattr(LineTail, "new_lines", counting)
     job = hostile_job(alice, """
         valid_submission()
         with open(logs / "trajectory.jsonl", "wb") as f:
@@ -323,14 +396,14 @@ def test_an_endless_unterminated_trajectory_line_is_not_reread(alice, job_world,
             f.write(b"\\n" + json.dumps({"kind": "observation", "text": "after"}).encode() + b"\\n")
         time.sleep(1)
     """)
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     assert sum(reads) <= (40 << 20) + 4096  # every byte read once, never again
     assert "line 1: longer than" in "\n".join(run.import_warnings)
     assert run.status == Run.Status.GRADED
 
 
-def test_another_runners_sandboxes_survive_this_runners_clean_up(alice, job_world, docker_backend, tmp_path):
+def test_another_runners_sandboxes_survive_this_runners_clean_up(alice, runs_on, docker_backend, tmp_path):
     from runner.backends import SandboxSpec
 
     other = DockerBackend(runner_name="a-different-runner")
@@ -343,7 +416,7 @@ def test_another_runners_sandboxes_survive_this_runners_clean_up(alice, job_worl
     try:
         assert docker_backend.remove_stale() == 0
         assert theirs.poll() is None  # still running
-        assert_runner_still_healthy(alice, job_world, docker_backend)
+        assert_runner_still_healthy(alice, runs_on, docker_backend)
         assert theirs.poll() is None
     finally:
         theirs.remove()

@@ -16,9 +16,11 @@ from runner import outputs, sandbox_files
 from runner.backends.local import LocalBackend
 from runner.models import JobTask
 from tests.job_support import needs_agent_tools
+from tests.runner import test_hostile_agents
 from tests.runner.test_hostile_agents import SECRET, everything_about, hostile_job, run_task
 
 pytestmark = needs_agent_tools
+runs_on = test_hostile_agents.runs_on  # the fixture: each test runs in-process and on a remote runner
 
 
 @pytest.fixture
@@ -26,7 +28,7 @@ def answers(job_world, tmp_path):
     return tmp_path / "answers.csv"  # registered by job_world, on the runner's file system
 
 
-def test_hard_links_to_the_answers_are_never_read(alice, client, job_world, answers):
+def test_hard_links_to_the_answers_are_never_read(alice, client, runs_on, answers):
     job = hostile_job(alice, f"""
         os.link({str(answers)!r}, code / "answers.csv")
         (code / "nested" / "deeper").mkdir(parents=True)
@@ -34,7 +36,7 @@ def test_hard_links_to_the_answers_are_never_read(alice, client, job_world, answ
         os.link({str(answers)!r}, sub / "submission.csv")
         os.link({str(answers)!r}, logs / "trajectory.jsonl")
     """)
-    outcome, run, _ = run_task(job, job_world, LocalBackend())
+    outcome, run, _ = run_task(job, runs_on, LocalBackend())
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     assert run.state == "invalid submission" and "submission.csv is a hard link" in run.grading_error
     assert run.score is None and not run.valid_submission
@@ -46,7 +48,7 @@ def test_hard_links_to_the_answers_are_never_read(alice, client, job_world, answ
     assert answers.read_bytes() not in stored
 
 
-def test_a_submission_swapped_for_a_link_after_the_check_is_invalid_and_unread(alice, client, job_world, answers,
+def test_a_submission_swapped_for_a_link_after_the_check_is_invalid_and_unread(alice, client, runs_on, answers,
                                                                                monkeypatch):
     real = outputs._submission_problem
 
@@ -64,14 +66,14 @@ def test_a_submission_swapped_for_a_link_after_the_check_is_invalid_and_unread(a
         valid_submission()
         (code / "solution.py").write_text("print(1)")
     """)
-    outcome, run, _ = run_task(job, job_world, LocalBackend())
+    outcome, run, _ = run_task(job, runs_on, LocalBackend())
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     assert run.state == "invalid submission" and "submission.csv is a symbolic link" in run.grading_error
     assert "code/solution.py is a symbolic link: skipped" in "\n".join(run.import_warnings)
     assert answers.read_bytes() not in everything_about(run, job, client)
 
 
-def test_secrets_in_the_names_of_skipped_and_cut_files_are_not_stored(alice, client, job_world, settings):
+def test_secrets_in_the_names_of_skipped_and_cut_files_are_not_stored(alice, client, runs_on, settings):
     settings.JOB_OUTPUT_FILE_BYTES = 64 << 10
     job = hostile_job(alice, """
         secret = os.environ["MY_TOKEN"]
@@ -85,7 +87,7 @@ def test_secrets_in_the_names_of_skipped_and_cut_files_are_not_stored(alice, cli
         (code / "one").write_text("x")
         os.link(code / "one", code / f"two-{secret}")
     """, env={"MY_TOKEN": SECRET})
-    outcome, run, _ = run_task(job, job_world, LocalBackend())
+    outcome, run, _ = run_task(job, runs_on, LocalBackend())
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     assert run.valid_submission
     warnings = "\n".join(run.import_warnings)
@@ -98,7 +100,7 @@ def test_secrets_in_the_names_of_skipped_and_cut_files_are_not_stored(alice, cli
     assert "code/[secret]/[secret].py" in stored and not any(SECRET in path for path in stored.values())
 
 
-def test_a_secret_cut_in_two_by_a_limit_leaves_no_piece_in_the_cut_log_tail_or_file(alice, client, job_world,
+def test_a_secret_cut_in_two_by_a_limit_leaves_no_piece_in_the_cut_log_tail_or_file(alice, client, runs_on,
                                                                                    settings):
     from runner.execution import LOG_TAIL_BYTES
 
@@ -112,7 +114,7 @@ def test_a_secret_cut_in_two_by_a_limit_leaves_no_piece_in_the_cut_log_tail_or_f
         sys.stdout.write("A" * 100 + secret + "B" * ({limit} - {rest} - len(secret) - after) + secret + "C" * after)
         sys.stdout.flush()
     """, env={"MY_TOKEN": SECRET})
-    outcome, run, _ = run_task(job, job_world, LocalBackend())
+    outcome, run, _ = run_task(job, runs_on, LocalBackend())
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     warnings = "\n".join(run.import_warnings)
     for cut in ("code/model.txt", "logs/agent-output.log"):

@@ -15,10 +15,12 @@ from leaderboard.trust.review import review_run
 from runner.models import JobTask
 from tests.gateway_support import REAL_OPENAI_KEY, serve_upstream
 from tests.llm_upstream import OPENAI_USAGE
+from tests.runner import test_hostile_agents
 from tests.runner.test_hostile_agents import assert_runner_still_healthy, hostile_job, run_task
 
 pytestmark = pytest.mark.docker
 upstream = pytest.fixture(scope="module")(serve_upstream)
+runs_on = test_hostile_agents.runs_on  # the fixture: in-process and on a remote runner (its own gateway)
 CALLS, FORGED = 2, 3
 
 AGENT = f"""
@@ -47,12 +49,12 @@ valid_submission()
 """
 
 
-def test_a_lying_trajectory_gives_the_run_none_of_its_figures(alice, client, job_world, docker_backend, upstream,
+def test_a_lying_trajectory_gives_the_run_none_of_its_figures(alice, client, runs_on, docker_backend, upstream,
                                                               settings):
     settings.LLM_UPSTREAMS = {"openai": upstream.url + "/v1"}
     upstream.reset()
     job = hostile_job(alice, AGENT, env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, runs_on, docker_backend)
     task = JobTask.objects.get(run=run)
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
     run.refresh_from_db()
@@ -84,4 +86,4 @@ def test_a_lying_trajectory_gives_the_run_none_of_its_figures(alice, client, job
     assert finding.severity == "violation"
     assert (finding.evidence["gateway_calls"], finding.evidence["reported_calls"]) == (CALLS, FORGED)
     assert finding.evidence["unrecorded_claims"] == FORGED
-    assert_runner_still_healthy(alice, job_world, docker_backend)
+    assert_runner_still_healthy(alice, runs_on, docker_backend)

@@ -11,9 +11,10 @@ import re
 import pytest
 from django.core.management import CommandError, call_command
 
-from runner.agents.importer import import_agents, packaged_variants, wanted_images
+from runner.agents.importer import import_agents, packaged_variants
 from runner.agents.mlebench import AgentFormatError, Variant, read_agents
 from runner.models import AgentDefinition
+from runner.registry import wanted_images
 from runner.services import JobError, create_job
 from tests.job_support import COMPETITION
 from tests.mlebench_agent_support import CONFIG, make_agents_dir

@@ -131,3 +131,35 @@ def test_a_folder_that_cannot_be_read_is_said_in_the_recipe(db, folder, monkeypa
     assert recipe["data"] == {"competition": COMPETITION, "error": f"PermissionError: [Errno 13] Permission denied: "
                                                                    f"'{folder / 'images'}'"}
     assert recipe["seed"] == 3 and recipe["agent"]["version"] == "v"
+
+
+def test_a_remote_runners_recipe_is_the_same_record_with_its_report_bounded(alice, job_world,
+                                                                             django_capture_on_commit_callbacks):
+    """A remote runner reports only how its sandbox ran; the site makes the rest as in-process (the same
+    data version for the same public folder) and keeps of the report a few short strings."""
+    with django_capture_on_commit_callbacks(execute=False):
+        job = scripted_job(alice, seeds=1, steps=2, sleep=0.05)
+    task = JobTask.objects.select_related("job__agent", "competition", "runner").get(job=job)
+    report = {"sandbox": {"backend": "docker", "runtime": "runsc", "image_id": "sha256:" + "a" * 64,
+                          "runner": "x" * 5000, "image": "built-on-the-runner:1", "privileged": True, "extra": ["no"],
+                          "image_environment": {"flavour": "light"}}, "agent": {"name": "forged"}}
+    recipe = recipes.from_remote(task, "medalboard-agent:test", report)
+    assert recipe["sandbox"] == {"attached": "api", "backend": "docker", "runtime": "runsc", "runner": "x" * 200}
+    assert recipe["agent"]["name"] == "scripted" and recipe["agent"]["image"] == "built-on-the-runner:1"  # as it ran
+    assert recipe["agent"]["image_id"] == "sha256:" + "a" * 64
+    assert recipe["agent"]["environment"] == {"flavour": "light"}
+    del report["sandbox"]["image"]
+    assert recipes.from_remote(task, "medalboard-agent:test", report)["agent"]["image"] == "medalboard-agent:test"
+    assert recipe["data"]["version"] == by_hand(Path(task.competition.public_data_dir))
+    assert recipes.from_remote(task, "i", {"sandbox": "not a dict"})["sandbox"] == {"attached": "api"}
+    assert recipes.from_remote(task, "i", ["not", "a", "dict"])["agent"]["image_id"] == ""
+
+
+def test_the_manifest_a_remote_runner_gets_keeps_the_data_version_unread_again(db, folder, monkeypatch):
+    """The claim's manifest hashes every public file once; the recipe's data version (made by the site
+    in the run's start request) comes from those hashes, never from reading the folder again."""
+    from runner.api_v1 import data
+
+    data.manifest(folder)
+    monkeypatch.setattr(recipes, "file_hash", lambda *a: pytest.fail("read the folder again"))
+    assert recipes.data_version(folder) == {"version": by_hand(folder), "files": 2, "bytes": 9 + 2564}

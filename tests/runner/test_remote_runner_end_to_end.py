@@ -85,3 +85,23 @@ def test_the_runners_settings_refuse_the_database():
         [sys.executable, "-c", probe], cwd=settings.BASE_DIR, env=env, capture_output=True, text=True, timeout=60
     )
     assert "refused ImproperlyConfigured" in out.stdout, out.stderr
+
+
+def test_an_image_removed_while_the_runner_registers_does_not_stop_it():
+    """The images a runner registers come from the engine's listing alone: an image removed between
+    the listing and its inspection (images.list() inspects each one) stopped the runner with
+    ImageNotFound; the hostile-agent suite met it on a Docker host shared with other tests."""
+    from types import SimpleNamespace
+
+    import docker
+
+    from runner.remote.serve import _images
+
+    def inspects_each_image():
+        raise docker.errors.ImageNotFound("no such image: sha256:f548cc98")
+
+    listing = [{"RepoTags": ["medalboard-agent:bookworm", "b:1"]}, {"RepoTags": None}, {"RepoTags": ["<none>:<none>"]}]
+    engine = SimpleNamespace(
+        api=SimpleNamespace(images=lambda: listing), images=SimpleNamespace(list=inspects_each_image)
+    )
+    assert _images(SimpleNamespace(name="docker", client=engine)) == ["b:1", "medalboard-agent:bookworm"]

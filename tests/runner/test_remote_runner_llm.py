@@ -185,7 +185,7 @@ except Exception as exc:
     name = f"gw31-remote-llm-{os.getpid()}"
     task = run_remotely(llm_world, job, upstream, tmp_path / "host", "--backend", "docker", "--name", name)
     assert "no direct route" in task.log_tail and "upstream reached directly" not in task.log_tail
-    assert task.run.recipe["runner"]["backend"] == "docker"
+    assert task.run.recipe["sandbox"]["backend"] == "docker" and task.run.recipe["sandbox"]["attached"] == "api"
     assert_metered_and_stopped_for_budget(task, upstream, client)
     assert_key_in_nothing_stored(task, job, client, tmp_path / "host")
     assert DockerBackend(runner_name=name).client.containers.list(all=True, filters={"name": name}) == []

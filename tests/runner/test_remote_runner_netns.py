@@ -184,5 +184,7 @@ def test_a_runner_in_its_own_network_namespace_runs_a_docker_agent(
         lambda: Run.objects.filter(pk=task.run_id, status=Run.Status.GRADED).first(), 90, "graded", grading_worker
     )
     assert run.score == pytest.approx(1.0) and run.n_steps == 3
-    assert run.recipe["runner"]["backend"] == "docker" and run.recipe["image"] == settings.MEDALBOARD_AGENT_IMAGE
+    assert run.recipe["sandbox"]["backend"] == "docker" and run.recipe["sandbox"]["attached"] == "api"
+    assert run.recipe["agent"]["image"] == settings.MEDALBOARD_AGENT_IMAGE
+    assert run.recipe["agent"]["image_id"].startswith("sha256:")
     assert DockerBackend(runner_name=name).client.containers.list(all=True, filters={"name": name}) == []

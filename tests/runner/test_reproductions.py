@@ -10,7 +10,7 @@ import sys
 import pytest
 from django.contrib.auth.models import Permission
 
-from leaderboard.analysis import stats
+from leaderboard.analysis import ranking
 from leaderboard.models import Experiment, Run, Split
 from leaderboard.trust import reproductions
 from runner import reproduction
@@ -72,7 +72,7 @@ def test_the_same_agent_and_seeds_reproduce(alice, original, job_world, django_c
     recipes = [r.recipe for r in Run.objects.filter(experiment__in=[original, made]).order_by("seed")]
     assert len({(r["agent"]["version"], r["data"]["version"], r["seed"]) for r in recipes}) == 3  # per seed
     split = Split.objects.filter(competitions__slug=COMPETITION).first().slug
-    for board in (stats.leaderboard, stats.leaderboard_from_runs):  # the entry once, not its re-run
+    for board in (ranking.leaderboard, ranking.leaderboard_from_runs):  # the entry once, not its re-run
         assert [row.experiment.pk for row in board(split_slug=split, user=alice)[1]] == [original.pk]
 
 

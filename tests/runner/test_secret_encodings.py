@@ -15,6 +15,7 @@ from leaderboard.models import Run
 from runner.models import JobTask
 from runner.secrets import REPLACEMENT, Redactor
 from tests.job_support import needs_agent_tools
+from tests.runner import test_hostile_agents
 from tests.runner.secret_forms import ENCODINGS_SOURCE, every_encoding, leaks
 from tests.runner.test_hostile_agents import assert_no_scratch_left, everything_about, hostile_job, run_task
 
@@ -25,6 +26,7 @@ SECRETS = [
     "a/b:c@d+e f?g&h",  # no run of characters quote keeps longer than one
 ]
 ENCODINGS = list(every_encoding(SECRETS[0]))
+runs_on = test_hostile_agents.runs_on  # the fixture: in-process and on a remote runner
 
 
 @pytest.mark.parametrize("secret", SECRETS)
@@ -83,7 +85,7 @@ def test_a_secret_among_many_similar_anchors_is_still_found(secret):
 
 @pytest.mark.docker
 @needs_agent_tools
-def test_a_hostile_agent_printing_its_secrets_in_every_encoding_stores_none(alice, client, job_world,
+def test_a_hostile_agent_printing_its_secrets_in_every_encoding_stores_none(alice, client, runs_on,
                                                                             docker_backend):
     """Through the real path (a container under runc and runsc, the supervisor, the stored outputs,
     the trajectory import and every page): each encoding on stdout, stderr, in a code file and in the
@@ -103,7 +105,7 @@ def test_a_hostile_agent_printing_its_secrets_in_every_encoding_stores_none(alic
         (logs / "trajectory.jsonl").write_text("".join(json.dumps(step) + "\\n" for step in steps))
         valid_submission()
     """, env=env)
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
     assert run.trajectory.n_steps == 4 * len(ENCODINGS)

@@ -1,6 +1,6 @@
 """Search across runs answers exactly what a brute-force scan of the stored steps answers: on the
 real public trajectories, and on a generated set of runs, for words, prefixes, phrases and exact text
-(on whichever database the suite runs: SQLite's FTS5, or PostgreSQL's tsvector and pg_trgm)."""
+(on whichever database the suite runs: SQLite's FTS5, or PostgreSQL's tsvector of words)."""
 
 from __future__ import annotations
 

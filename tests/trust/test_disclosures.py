@@ -13,7 +13,7 @@ from django.contrib.auth.models import AnonymousUser
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from leaderboard.analysis import stats
+from leaderboard.analysis import ranking, stats
 from leaderboard.analysis.aggregates.models import LeaderboardVersion
 from leaderboard.models import Agent, Experiment, LanguageModel, Run
 from leaderboard.runs.artifacts import UploadError
@@ -87,7 +87,7 @@ def test_each_disclosure_filter_includes_and_excludes_the_right_rows(client, boa
         got = {r["agent"] for r in client.get(url).json()["results"]}
         assert got == expected(query), query
         filters = stats.LeaderboardFilters(**query)
-        from_runs = stats.leaderboard_from_runs(split_slug="tiny", user=AnonymousUser(), filters=filters)[1]
+        from_runs = ranking.leaderboard_from_runs(split_slug="tiny", user=AnonymousUser(), filters=filters)[1]
         assert {str(r.experiment.agent) for r in from_runs} == got, query
     assert expected({"internet": "no", "test_signal": "no", "leakage": "no"}) == {"offline"}
 

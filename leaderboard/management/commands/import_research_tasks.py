@@ -16,7 +16,7 @@ from django.db import transaction
 
 from leaderboard.competitions import research_import
 from leaderboard.models import ResearchTask
-from leaderboard.runs import research
+from leaderboard.runs import research_traces
 from webapp import queue
 
 
@@ -53,7 +53,7 @@ class Command(BaseCommand):
                     Path(path), lower_is_better=set(lower_is_better), splits=split, baseline_scores=given,
                     time_limit_s=time_limit_minutes * 60, higher_is_better=set(higher_is_better))
                 for item in imported:
-                    item.linked = research.link_imported_runs(item.competition)
+                    item.linked = research_traces.link_imported_runs(item.competition)
                     if item.needs_baseline:
                         transaction.on_commit(lambda pk=item.task.pk: _ask_for_baseline(pk))
         except research_import.Refused as exc:

@@ -4,6 +4,7 @@ from django.db.models import Count
 
 from leaderboard.models import Trajectory
 from leaderboard.search.index import index_trajectory
+from leaderboard.trajectories.store import StoredTrajectory
 
 
 class Command(BaseCommand):
@@ -20,7 +21,7 @@ class Command(BaseCommand):
             current = trajectory.rows == trajectory.n_steps and not options["all"]
             if current or not default_storage.exists(trajectory.file):
                 continue
-            count = index_trajectory(trajectory)
+            count = index_trajectory(trajectory, StoredTrajectory(trajectory, run_id=trajectory.run_id).steps())
             built += 1
             self.stdout.write(f"run {trajectory.run_id}: {count} steps indexed for search")
         self.stdout.write(f"Indexed {built} run(s) for search")

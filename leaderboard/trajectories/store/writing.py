@@ -22,11 +22,12 @@ from django.core.files import File
 from django.core.files.storage import Storage, default_storage
 from django.db import transaction
 
+from leaderboard.search.index import index_steps, index_trajectory
 from leaderboard.trajectories.importers.base import StepData
 from leaderboard.trajectories.importers.jsonl import step_json
 from leaderboard.trajectories.store import search_index
 from leaderboard.trajectories.store.block_index import Block, kind_bits
-from leaderboard.trajectories.store.reading import read_steps_at
+from leaderboard.trajectories.store.reading import StoredTrajectory, read_steps_at
 
 BLOCK_STEPS = 256
 BLOCK_BYTES = 1 << 20  # a block closes early once it holds this much, so one huge step stays alone-ish
@@ -394,7 +395,6 @@ class LiveTrajectory:
     def append(self, steps: list[StepData], fence: Callable[[], None] | None = None) -> None:
         if not steps:
             return
-        from leaderboard.search.index import index_steps
         from leaderboard.trajectories import step_size  # it imports the models, which import this package's callers
 
         step_size.bound_live(steps)
@@ -419,11 +419,12 @@ def write_steps(run, steps: Iterable[StepData]):
     a transaction: the rows roll back with it, and a caller whose transaction fails later deletes the
     returned row's `file`."""
     from leaderboard.models import StepBlock, Trajectory
-    from leaderboard.search.index import index_trajectory  # search reads this store: import late
 
     Trajectory.objects.filter(run=run).delete()  # the old file goes once this commits (models signal)
     trajectory = write_trajectory(default_storage, run.pk, steps, Trajectory, StepBlock)
-    index_trajectory(trajectory)  # the old steps' search rows went with the old row
+    # the steps as stored (their bounds applied), read back from the file just written; the old steps'
+    # search rows went with the old row
+    index_trajectory(trajectory, StoredTrajectory(trajectory, run_id=trajectory.run_id).steps())
     return trajectory
 
 

@@ -1,0 +1,85 @@
+"""A research task (MLAgentBench's layout) on a remote runner, the site's side of it.
+
+The runner gets the task's env/ only, as any competition's public data (runner.api_v1.data: the
+manifest of `public_data_dir`, which for a research task is the stored env/; scripts/ lies beside
+it, never in it, so no file of it has a hash the data endpoint serves), and with the claim what the
+in-process runner reads from the database to make the agent's sandbox (`claim_part`): the research
+problem, the read-only files with their hashes, the research environment and the snapshots' pace.
+
+It runs the agent, keeps snapshots of the workspace, and uploads the final workspace
+(`workspace/<path>`) and each snapshot (`workspace-snapshots/<seconds>.zip`) as a run's files, then
+finishes with what only it saw (`report["research"]`: the read-only files the agent changed, the
+agent's time). The run then waits, pending, for the site's research grading side
+(`await_scoring`): the Celery task runner.research.score_trace on MEDALBOARD_RESEARCH_BASELINE_QUEUE,
+served where the task's scripts/ are, which scores the stored workspaces with the task's eval.py in
+the grading sandbox (runner.research.remote_runs) as the in-process runner scores its own.
+"""
+
+from __future__ import annotations
+
+import math
+
+from django.conf import settings
+from django.db import transaction
+
+from leaderboard.models import ResearchTask, Run
+from leaderboard.runs import job_runs
+from runner.models import JobTask
+from runner.research import jobs as research_jobs
+
+EVIDENCE = job_runs.REMOTE_JOB_REPORT  # the runner's report, kept in the pending run's grading report
+MAX_CHANGES = 100
+
+
+def claim_part(task: JobTask) -> dict:
+    """What a claim of a research task adds: {"research": {...}}; {} for a competition."""
+    if not research_jobs.is_research(task.competition):
+        return {}
+    found = ResearchTask.objects.filter(competition=task.competition).first()
+    if found is None:
+        raise RuntimeError(
+            f"{task.competition.slug} is a research competition without its task folder: import it with "
+            "`import_research_tasks`"
+        )
+    from runner.agents import sandbox as agent_sandbox
+
+    return {
+        "research": {
+            "problem": found.research_problem,
+            "description": task.competition.description or "",
+            "read_only_files": {str(rel): str(digest) for rel, digest in (found.read_only_files or {}).items()},
+            "environment": "none" if agent_sandbox.is_packaged(task.job) else settings.RESEARCH_ENVIRONMENT,
+            "default_image": settings.MEDALBOARD_AGENT_IMAGE,
+            "snapshot_every_s": settings.RESEARCH_SNAPSHOT_EVERY_S,
+            "max_snapshots": settings.RESEARCH_MAX_SNAPSHOTS,
+        }
+    }
+
+
+def is_research_run(run: Run) -> bool:
+    return run.competition is not None and research_jobs.is_research(run.competition)
+
+
+def await_scoring(run: Run, status: str, report: dict) -> None:
+    """The finished run waits, pending, for the research grading side; asked once the finish commits
+    (and again by the sweep, as any pending research run, if the broker was down)."""
+    part = report.get("research") if isinstance(report.get("research"), dict) else {}
+    changes = part.get("read_only_changes") if isinstance(part.get("read_only_changes"), list) else []
+    evidence = {
+        "job_status": status,
+        "exit_code": _number(report.get("exit_code"), int),
+        "elapsed_s": _number(part.get("elapsed_s"), float),
+        "has_submission": part.get("has_submission") is True,
+        "read_only_changes": [str(change)[:1000] for change in changes[:MAX_CHANGES]],
+    }
+    note = "waiting for the research grading side to score the workspace with the task's eval.py"
+    Run.objects.filter(pk=run.pk).update(
+        status=Run.Status.PENDING, grading_enqueued_at=None, grading_report={"note": note, EVIDENCE: evidence}
+    )
+    transaction.on_commit(lambda: job_runs.ask_a_runner(run.pk))
+
+
+def _number(value, kind):
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None
+    return kind(value)
