@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.models import Experiment
-from runner import access, reproduction, secrets, services, states
+from runner import access, api_kinds, reproduction, secrets, services, states
 from runner.models import Job, JobTask, Runner
 from webapp.parsers import check_depth
 
@@ -249,6 +249,10 @@ class RunnerOutputSerializer(serializers.Serializer):
     last_heartbeat = serializers.DateTimeField(allow_null=True)
     gpus = serializers.SerializerMethodField()
     running_tasks = serializers.SerializerMethodField()
+    takes = serializers.SerializerMethodField(help_text="Which tasks it takes, in words (runner.api_kinds)")
+
+    def get_takes(self, runner) -> str:
+        return api_kinds.takes(runner)
 
     def get_gpus(self, runner) -> list[dict]:
         return GpuOutputSerializer(gpu_holders(runner), many=True).data

@@ -56,6 +56,11 @@ class Runner(models.Model):
     token_hash = models.CharField(max_length=64, blank=True, db_index=True,
                                   help_text="sha256 of the runner API token (manage.py create_runner shows it once)")
     token_revoked_at = models.DateTimeField(null=True, blank=True)
+    # A Celery runner beside a runner attached over the API (`make run`): it takes only the kinds of task
+    # the runner API does not serve yet (runner.api_kinds), and grading.
+    leaves_api_kinds = models.BooleanField(
+        default=False,
+        help_text="A Celery runner that leaves every task the runner API serves to runners attached by it")
 
     class Meta:
         ordering = ["name"]

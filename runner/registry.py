@@ -47,13 +47,13 @@ def images_present(backend: Backend) -> list[str]:
 
 @transaction.atomic
 def register(*, name: str, backend: Backend, hardware: Hardware, queues: list[str], concurrency: int,
-             version: str = "") -> Runner:
+             version: str = "", leaves_api_kinds: bool = False) -> Runner:
     now = timezone.now()
     runner, _ = Runner.objects.update_or_create(name=name, defaults={
         "hostname": hardware.hostname, "backend": backend.name, "gpus": hardware.gpus_json(),
         "cpu_count": hardware.cpu_count, "memory_gb": hardware.memory_gb, "queues": queues,
         "concurrency": concurrency, "images": images_present(backend), "networks": offered_networks(),
-        "runtime": getattr(backend, "runtime", ""),
+        "runtime": getattr(backend, "runtime", ""), "leaves_api_kinds": leaves_api_kinds,
         "status": Runner.Status.ONLINE,
         "last_heartbeat": now, "started_at": now, "version": version,
     })

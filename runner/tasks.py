@@ -17,6 +17,7 @@ from django.utils import timezone
 
 from leaderboard.models import Run
 from runner import leases
+from runner.api_kinds import api_takes_id
 from runner.backends import Backend, BackendUnavailable, get_backend
 from runner.models import JobTask, Runner
 from webapp import queue
@@ -52,6 +53,8 @@ def run_job_task(self, task_id: int) -> str:
         raise self.retry(countdown=DRAIN_BOUNCE_S)  # back to the queue, for a runner that is not draining
     if runner is not None and not runner.meets(_requirements(task_id)):
         raise self.retry(countdown=DRAIN_BOUNCE_S)  # for a runner that starts sandboxes as the job asks
+    if runner is not None and runner.leaves_api_kinds and api_takes_id(task_id):
+        return "left to a runner attached over the runner API"  # it claims from the database, not this message
     held = leases.claim(task_id, runner)
     if held is None:
         return "not queued"

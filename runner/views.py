@@ -16,7 +16,7 @@ from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
 
 from leaderboard.models import Experiment, Run
-from runner import access, api, reproduction, services, states
+from runner import access, api, api_kinds, reproduction, services, states
 from runner.forms import JobForm
 from runner.models import JobTask
 
@@ -94,7 +94,9 @@ def runner_list(request):
     runners = list(api.runners_for_display())
     for runner in runners:
         runner.gpu_rows = api.gpu_holders(runner)
-    return render(request, "runner/runner_list.html", {"runners": runners})
+        runner.takes = api_kinds.takes(runner)
+    return render(request, "runner/runner_list.html",
+                  {"runners": runners, "celery_only": " and ".join(api_kinds.CELERY_ONLY) or "none"})
 
 
 @never_cache

@@ -75,8 +75,11 @@ def serve(
     stop: threading.Event,
     tasks: int = 0,
     prepared: Path | None = None,
+    busy: threading.Event | None = None,
 ) -> str:
-    """Serve until `stop` is set, the token is revoked ("revoked"), or `tasks` tasks ran (0: no end)."""
+    """Serve until `stop` is set, the token is revoked ("revoked"), or `tasks` tasks ran (0: no end).
+    `busy` is set while a task runs (between tasks the runner holds nothing the site would miss)."""
+    busy = busy or threading.Event()
     while True:  # a site that is down when the runner starts is waited for, as during a task
         try:
             name = register(client, backend)["runner"]
@@ -87,6 +90,7 @@ def serve(
                 return "stopped"
     cache, done = DataCache(cache_dir, prepared), 0
     backend.remove_stale()
+    log.info("runner %s: registered; claiming tasks", name)
     while not stop.is_set() and (not tasks or done < tasks):
         try:
             claim = client.claim(CLAIM_WAIT_S)
@@ -99,6 +103,7 @@ def serve(
         if not claim:
             continue
         log.info("runner %s: task %s (%s, seed %s)", name, claim["task"], claim["competition"], claim["seed"])
+        busy.set()
         try:
             outcome = run_task(client, claim, backend, work_dir=work_dir, cache=cache, runner_name=name)
             log.info("runner %s: task %s %s", name, claim["task"], outcome.status)
@@ -108,5 +113,7 @@ def serve(
         except (ApiError, SiteLost) as exc:  # the site handed it on, or will, or answered out of turn: the
             # task is abandoned (its lease runs out and the sweep hands it on), never the runner
             log.warning("runner %s: task %s abandoned: %s", name, claim["task"], exc)
+        finally:
+            busy.clear()
         done += 1
     return "stopped"

@@ -43,15 +43,31 @@ class Command(BaseCommand):
             signal.signal(signum, lambda *_: stop.set())
         client = SiteClient(site, token, lost_site_s=settings.LOST_SITE_S)
         sandboxes = make_backend(backend, runner_name=name, site=site, runtime=runtime)
-        ended = serve(
-            client,
-            sandboxes,
-            work_dir=settings.RUNNER_WORK_DIR,
-            cache_dir=settings.RUNNER_CACHE_DIR,
-            stop=stop,
-            tasks=tasks,
-            prepared=Path(settings.RUNNER_PREPARED_DATA_DIR) if settings.RUNNER_PREPARED_DATA_DIR else None,
-        )
+        busy, result = threading.Event(), []
+        serving_options = {
+            "work_dir": settings.RUNNER_WORK_DIR,
+            "cache_dir": settings.RUNNER_CACHE_DIR,
+            "stop": stop,
+            "tasks": tasks,
+            "prepared": Path(settings.RUNNER_PREPARED_DATA_DIR) if settings.RUNNER_PREPARED_DATA_DIR else None,
+            "busy": busy,
+        }
+
+        def loop() -> None:
+            try:
+                result.append(serve(client, sandboxes, **serving_options))
+            except BaseException as exc:  # noqa: BLE001 - raised again in the command's own thread
+                result.append(exc)
+
+        # The loop runs in a thread of its own, so that a stop while it waits in a long-poll claim (up to
+        # 20 s) ends the process at once: between tasks it holds nothing; a task that runs is finished.
+        serving = threading.Thread(target=loop, daemon=True)
+        serving.start()
+        while serving.is_alive() and not (stop.wait(0.2) and not busy.is_set()):
+            pass
+        ended = result[0] if result else "stopped"
+        if isinstance(ended, BaseException):
+            raise ended
         self.stdout.write(f"runner: {ended}")
         if ended == "revoked":
             raise SystemExit(3)
