@@ -254,8 +254,11 @@ class LoopRunner:
 
         def serve() -> None:
             try:
-                ended.append(loop.serve(client, backend, work_dir=self.work_dir, cache_dir=self.work_dir / "cache",
-                                        stop=stop, tasks=1))
+                ended.append(
+                    loop.serve(
+                        client, backend, work_dir=self.work_dir, cache_dir=self.work_dir / "cache", stop=stop, tasks=1
+                    )
+                )
             except BaseException as exc:  # noqa: BLE001 - the runner died of it: the test says so
                 failures.append(exc)
 

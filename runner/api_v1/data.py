@@ -29,7 +29,8 @@ def manifest(folder: Path, tick=lambda: None) -> dict:
             if e.kind == "file"
         ]
         found = {"version": recipes.hash_lines(f"{f['path']}\0{f['sha256']}" for f in files), "files": files}
-        recipes.remember(folder, entries, {f["path"]: f["sha256"] for f in files})  # the run's recipe's version
+        # the run's recipe's version
+        recipes.remember(folder, entries, {str(f["path"]): str(f["sha256"]) for f in files})
         cache.set(key, found, MANIFEST_TTL_S)
     return found
 

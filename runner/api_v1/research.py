@@ -63,8 +63,10 @@ def is_research_run(run: Run) -> bool:
 def await_scoring(run: Run, status: str, report: dict) -> None:
     """The finished run waits, pending, for the research grading side; asked once the finish commits
     (and again by the sweep, as any pending research run, if the broker was down)."""
-    part = report.get("research") if isinstance(report.get("research"), dict) else {}
-    changes = part.get("read_only_changes") if isinstance(part.get("read_only_changes"), list) else []
+    found = report.get("research")
+    part: dict = found if isinstance(found, dict) else {}
+    listed = part.get("read_only_changes")
+    changes: list = listed if isinstance(listed, list) else []
     evidence = {
         "job_status": status,
         "exit_code": _number(report.get("exit_code"), int),

@@ -215,7 +215,8 @@ class Renewing:
     the renewal raised (revoked, fenced, a lost site) is raised when the block ends."""
 
     def __init__(self, every: float, renew) -> None:
-        self.every, self.renew, self.error = every, renew, None
+        self.every, self.renew = every, renew
+        self.error: Exception | None = None
         self.stop = threading.Event()
         self.thread = threading.Thread(target=self._loop, daemon=True)
 

@@ -81,6 +81,7 @@ def wrap_up(
     if not part or spec.workspace_dir is None:
         return WrapUp()
     done = WrapUp()
+    notes = taken.notes if taken else []
     for seconds, files in taken.taken if taken else []:
         name = f"{STEPS_FOLDER}/{seconds_name(seconds)}.zip"
         archive = spec.runner_dir / f"snapshot-{seconds_name(seconds)}.zip"
@@ -88,7 +89,7 @@ def wrap_up(
         size = archive.stat().st_size
         if size > limits.file_bytes or done.bytes + size > limits.total_bytes // SNAPSHOT_SHARE:
             archive.unlink()
-            taken.notes.append(f"{name}: not kept, past the snapshots' share of the run's output limits")
+            notes.append(f"{name}: not kept, past the snapshots' share of the run's output limits")
             continue  # as in-process: its time is known, its files are too many to keep
         done.files.append(("other", name, archive))
         done.bytes += size
