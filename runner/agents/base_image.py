@@ -42,6 +42,7 @@ from runner.agent_image import ImageBuildError, Recipe
 
 TAG = "mlebench-env"
 USER = "nonroot"
+SEED_HOME = "/usr/local/share/medalboard/home"  # a copy of the image's /home (runner.agents.images)
 CONDA_ROOT = "/opt/conda"
 AGENT_ENV = f"{CONDA_ROOT}/envs/agent"
 SHIM = Path(__file__).resolve().parent / "conda_shim.py"

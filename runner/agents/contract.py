@@ -19,8 +19,7 @@ import dataclasses
 import shutil
 from pathlib import Path
 
-from runner.agents.base_image import USER
-from runner.agents.images import SEED_HOME
+from runner.agents.base_image import SEED_HOME, USER
 from runner.agents.mlebench import BUILD_ARGS, START_SCRIPT, Variant
 from runner.backends import SandboxSpec
 

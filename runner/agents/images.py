@@ -26,10 +26,10 @@ import docker
 import docker.errors
 
 from runner.agents import base_image, build_layer, build_network, wheelhouse
+from runner.agents.base_image import SEED_HOME
 from runner.agents.dockerfile import DockerfileRefused, check_file, external_images
 from runner.agents.mlebench import BUILD_ARGS, Variant
 
-SEED_HOME = "/usr/local/share/medalboard/home"
 LABEL = "medalboard.mlebench-agent"
 # The id of the mlebench-env it was built on: an image whose base was rebuilt since is built again
 # (its tag names the agent's folder only). Images built before the label was kept are kept.

@@ -48,7 +48,7 @@ def test_sqlite_keeps_an_fts5_table_in_step(haystack):
 
 @pytest.mark.postgres
 def test_postgresql_plans_use_the_gin_indexes(haystack):
-    for query, index in [("quokka", "steptext_words_gin"), ('"zanzibar_id"', "steptext_words_gin")]:
+    for query, index in [("quokka", "steptext_words_gin"), ('"zanzibar_id"', "steptext_text_trgm")]:
         rows = engines.narrow(StepText.objects.all(), parse(query))
         sql, params = rows.query.sql_with_params()
         with connection.cursor() as cursor:
