@@ -11,8 +11,8 @@ order, a bounded number of rows a page (service.py).
 SQLite: an FTS5 table of the text (unicode61, detail=none: no positions). PostgreSQL: a tsvector of
 the row's distinct words (search.text.word_set, a long word cut to its start) with a GIN index, and
 exact text also through ILIKE on a pg_trgm GIN index of the text (substrings such as `KeyError: 'id'`
-or a file path, inside words too: issue 33 asks for it, and it is most of a PostgreSQL import's index
-cost, docs/search.md)."""
+or a file path, inside words too, where the words index cannot narrow: production's searches of
+error text and paths stay indexed. It is most of a PostgreSQL import's index cost, docs/search.md)."""
 
 from __future__ import annotations
 
