@@ -103,15 +103,6 @@ def test_a_folder_changed_on_the_site_since_the_job_is_never_served(alice, job_w
 
 
 @pytest.fixture
-def grading_worker(tmp_path):
-    from tests.job_support import WorkerProcess
-
-    worker = WorkerProcess(tmp_path / "grading.log", "celery")
-    yield worker
-    worker.stop()
-
-
-@pytest.fixture
 def fresh_probe(tmp_path):
     """The probe agent's folder with a content of its own (a new version, so an image no earlier test
     left on this Docker host: the runner must build it); its image removed after the test."""

@@ -14,17 +14,10 @@ from django.conf import settings
 
 from leaderboard.models import Run, Snapshot
 from runner.models import JobTask, RemoteUpload
-from tests.job_support import WorkerProcess, needs_agent_tools, scripted_job, wait_until
+from tests.job_support import needs_agent_tools, scripted_job, wait_until
 from tests.remote_runner_support import RemoteRunner, new_token
 
 pytestmark = [needs_agent_tools, pytest.mark.serial]
-
-
-@pytest.fixture
-def grading_worker(tmp_path):
-    worker = WorkerProcess(tmp_path / "grading.log", "celery")
-    yield worker
-    worker.stop()
 
 
 def test_a_runner_with_only_the_url_and_a_token_runs_a_job_the_site_grades(

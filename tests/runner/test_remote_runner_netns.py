@@ -15,7 +15,7 @@ from leaderboard.models import Artifact, Run
 from runner.api_v1 import tokens
 from runner.models import JobTask, RemoteUpload, Runner
 from runner.services import create_job
-from tests.job_support import WorkerProcess, needs_agent_tools, scripted_job, wait_until
+from tests.job_support import needs_agent_tools, scripted_job, wait_until
 from tests.remote_runner_support import Netns, Proxy, RemoteRunner, can_make_netns, new_token
 
 pytestmark = [
@@ -23,13 +23,6 @@ pytestmark = [
     pytest.mark.serial,
     pytest.mark.skipif(not can_make_netns(), reason="needs root, ip and iptables for a network namespace"),
 ]
-
-
-@pytest.fixture
-def grading_worker(tmp_path):
-    worker = WorkerProcess(tmp_path / "grading.log", "celery")
-    yield worker
-    worker.stop()
 
 
 @pytest.fixture
