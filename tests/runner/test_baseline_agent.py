@@ -173,12 +173,14 @@ def test_same_seed_gives_the_same_first_submissions(tmp_path, smoke_root):
     data = smoke_root / "data" / "smoke-wine" / "prepared" / "public"
     a, b = (start_agent(data, tmp_path / name, time_limit_s=15, seed=3) for name in ("a", "b"))
     a.wait(timeout=120), b.wait(timeout=120)
-    scores = [[(step["title"], step["score"]) for before, step in zip(run.steps(), run.steps()[1:], strict=False)
-               if step["kind"] == "score" and "time is short" not in before.get("text", "")] for run in (a, b)]
-    # A busy machine may let one run validate more candidates, or on fewer folds, than the other: compare the
-    # scores validated in full that both runs reached, and the code of every candidate both wrote.
-    common = min(map(len, scores))
-    assert common >= 1 and scores[0][:common] == scores[1][:common]
+    scores = [{step["data"]["candidate"]: (step["title"], step["score"])
+               for before, step in zip(run.steps(), run.steps()[1:], strict=False)
+               if step["kind"] == "score" and "time is short" not in before.get("text", "")} for run in (a, b)]
+    # A busy machine may let one run validate more candidates, or on fewer folds, than the other: compare, candidate
+    # by candidate, the scores both runs validated in full (by name: a candidate cut short in one run must not shift
+    # the others), and the code of every candidate both wrote.
+    both = scores[0].keys() & scores[1].keys()
+    assert "constant" in both and {n: scores[0][n] for n in both} == {n: scores[1][n] for n in both}
     code = [{p.name: p.read_text() for p in (run.workdir / "code").glob("*.py")} for run in (a, b)]
     assert {n: code[0][n] for n in code[0].keys() & code[1].keys()} == {n: code[1][n] for n in code[0].keys()
                                                                         & code[1].keys()}
