@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 import pytest
 from django.utils import timezone
@@ -14,6 +15,7 @@ from rest_framework.test import APIClient
 
 from leaderboard.models import Run
 from runner.api_v1 import tokens
+from runner.client import SiteClient
 from runner.models import JobTask, Runner
 from tests.job_support import needs_agent_tools, scripted_job, wait_until
 from tests.remote_runner_support import RemoteRunner, new_token
@@ -84,6 +86,29 @@ def test_with_one_slot_the_second_task_waits_and_the_site_refuses_it_a_second_cl
     second = job.tasks.exclude(pk=first.pk).get()
     assert first.status == second.status == JobTask.Status.SUCCEEDED
     assert second.claimed_at >= first.finished_at  # claimed only once the first had ended
+
+
+def test_slots_claiming_at_once_never_hold_more_leases_than_the_runner_registered(
+    live_server, transactional_db, alice, job_world
+):
+    job = scripted_job(alice, seeds=6)
+    token = new_token("remote-racing")
+    slots = [SiteClient(live_server.url, token, lost_site_s=30) for _ in range(6)]
+    slots[0].register({"cpu_count": 4, "memory_gb": 16, "images": ["*"], "backend": "local", "slots": 2})
+    together, answers = threading.Barrier(len(slots)), []
+
+    def claim(client: SiteClient) -> None:
+        together.wait(30)
+        answers.append(client.claim(wait_s=0))
+
+    threads = [threading.Thread(target=claim, args=(client,)) for client in slots]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    claimed = [answer["task"] for answer in answers if answer]
+    assert len(answers) == 6 and len(claimed) == len(set(claimed)) == 2, answers
+    assert set(job.tasks.filter(status=JobTask.Status.RUNNING).values_list("pk", flat=True)) == set(claimed)
 
 
 def test_a_revoked_token_stops_every_slot_and_their_tasks_go_back_to_the_queue(
