@@ -124,7 +124,7 @@ def test_a_revoked_token_stops_every_slot_and_their_tasks_go_back_to_the_queue(
 
 
 def test_sigterm_ends_a_runner_whose_slots_wait_in_their_claims_at_once(live_server, transactional_db, tmp_path):
-    runner = RemoteRunner(live_server.url, new_token("remote-idle"), tmp_path / "host", "--slots", "3")
+    runner = RemoteRunner(live_server.url, new_token("remote-idle"), tmp_path / "host", slots="3")
     until(
         lambda: Runner.objects.filter(name="remote-idle", concurrency=3, last_heartbeat__isnull=False).exists(),
         runner,
@@ -133,3 +133,13 @@ def test_sigterm_ends_a_runner_whose_slots_wait_in_their_claims_at_once(live_ser
     os.killpg(runner.process.pid, signal.SIGTERM)
     assert runner.wait(5) == 0, runner.output()  # the claims' long polls last 20 s
     assert "runner: stopped" in runner.output()
+
+
+@pytest.mark.parametrize("slots", ["0", "65", "two"])
+def test_slots_outside_one_to_sixty_four_stop_the_command_before_it_registers(
+    live_server, transactional_db, tmp_path, slots
+):
+    runner = RemoteRunner(live_server.url, new_token("remote-bad"), tmp_path / "host", "--slots", slots)
+    assert runner.wait(60) == 2, runner.output()
+    assert "--slots: a whole number from 1 to 64" in runner.output()
+    assert Runner.objects.get(name="remote-bad").last_heartbeat is None
