@@ -42,7 +42,6 @@ def claim_next(runner: Runner, wait_s: float) -> tuple[leases.Claim, JobTask] | 
         if runner.token_revoked_at is not None:  # revoked while this long-poll waited: it takes nothing
             return None
         if runner.status != Runner.Status.DRAINING and held_count(runner) < runner.concurrency:
-            _free_stale_gpus(runner)
             for task in _candidates(runner):
                 held = _claim_in_a_slot(task, runner)
                 if held is not None:
@@ -89,18 +88,6 @@ def _claim_in_a_slot(task: JobTask, runner: Runner) -> leases.Claim | None:
 def _lock(runner: Runner) -> None:
     """The runner's row, locked to the end of the transaction: its slots' claims, one at a time."""
     Runner.objects.select_for_update().only("pk").get(pk=runner.pk)
-
-
-def _free_stale_gpus(runner: Runner) -> None:
-    """A GPU still marked by a task this runner no longer holds (handed on after its lease ran out)
-    is free again: else a runner that restarted would wait for that task to end elsewhere."""
-    if not runner.gpus:
-        return
-    with transaction.atomic():
-        _lock(runner)
-        GpuSlot.objects.filter(runner=runner, task__isnull=False).exclude(
-            task__runner=runner, task__status__in=leases.HELD
-        ).update(task=None)
 
 
 def _candidates(runner: Runner):
