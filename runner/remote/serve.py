@@ -100,7 +100,8 @@ def serve(
 class Slots:
     """The runner's slots: each a thread with its own claim and run loop, sharing the client, the
     backend, the data cache and the count of tasks. A revoked token ends every slot (a running one
-    at its next call to the site, which answers 401 too)."""
+    at its next call to the site, which answers 401 too); so does an error that kills one slot, which
+    serve() raises once no slot runs a task."""
 
     def __init__(
         self, client: SiteClient, backend: Backend, name: str, stop: threading.Event, tasks: int, busy: threading.Event
@@ -116,7 +117,7 @@ class Slots:
         for index in range(slots):
             threading.Thread(target=self._slot, kwargs=run_options, name=f"slot-{index}", daemon=True).start()
         with self.changed:  # a slot waiting in a long-poll claim is left to its daemon thread: it holds nothing
-            self.changed.wait_for(lambda: not self.alive or ((self.stop.is_set() or self.revoked) and not self.running))
+            self.changed.wait_for(lambda: not self.alive or (self._ending() and not self.running))
         if self.failed is not None:
             raise self.failed
         return "revoked" if self.revoked else "stopped"
@@ -133,10 +134,14 @@ class Slots:
     def _take(self) -> bool:
         """Whether this slot claims again: not stopped, not revoked, and `tasks` not all taken."""
         with self.changed:
-            if self.stop.is_set() or self.revoked or (self.tasks and self.taken >= self.tasks):
+            if self._ending() or (self.tasks and self.taken >= self.tasks):
                 return False
             self.taken += 1
             return True
+
+    def _ending(self) -> bool:
+        """Stopped, revoked, or a slot died of an error: no slot claims again."""
+        return self.stop.is_set() or self.revoked or self.failed is not None
 
     def _claim_and_run(self, *, work_dir: Path, cache: DataCache) -> None:
         try:
