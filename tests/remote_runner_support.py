@@ -21,6 +21,7 @@ RUNNER_ENV = {
     "MEDALBOARD_RUNNER_WORK_DIR",
     "MEDALBOARD_RUNNER_LOST_SITE_S",
     "MEDALBOARD_LLM_UPSTREAMS",  # the runner operator's own: where its LLM gateway may reach
+    "MEDALBOARD_RUNNER_SLOTS",
 }
 
 
@@ -46,6 +47,7 @@ class RemoteRunner:
         name: str = "remote-test",
         lost_site_s: float = 60,
         llm_upstreams: str = "",
+        slots: str = "",
     ) -> None:
         from django.conf import settings
 
@@ -58,6 +60,7 @@ class RemoteRunner:
             "MEDALBOARD_RUNNER_WORK_DIR": str(folder / "work"),
             "MEDALBOARD_RUNNER_LOST_SITE_S": str(lost_site_s),
             **({"MEDALBOARD_LLM_UPSTREAMS": llm_upstreams} if llm_upstreams else {}),
+            **({"MEDALBOARD_RUNNER_SLOTS": slots} if slots else {}),
         }
         assert set(self.env) <= RUNNER_ENV
         self.work = folder / "work"

@@ -1,7 +1,11 @@
 """A remote runner's claim: the next queued task its hardware serves, taken with the same lease as a
 Celery runner's (runner.leases), its run created as the in-process supervisor creates it, and the
 answer that carries everything the runner needs to run it: the sandbox, the secrets (only here, for
-this task), what to redact, the data manifest and the site's limits."""
+this task), what to redact, the data manifest and the site's limits.
+
+A runner holds at most as many live leases as the slots it registered with (`Runner.concurrency`):
+the count, the claim and its GPUs are taken under a lock on the runner's row, so two of its slots
+claiming at once never go past it nor take the same GPU."""
 
 from __future__ import annotations
 
@@ -16,12 +20,13 @@ from django.utils import timezone
 
 from runner import leases
 from runner.api_v1 import agents, data, llm, research
-from runner.models import JobTask, RemoteAttempt, Runner
+from runner.models import GpuSlot, JobTask, RemoteAttempt, Runner
 from runner.outputs import Limits
 from runner.services import agent_image
 
 CLAIM_POLL_S = 0.5
 MAX_WAIT_S = 25.0
+MAX_SLOTS = 64
 
 
 def heartbeat(runner: Runner) -> None:
@@ -34,9 +39,11 @@ def claim_next(runner: Runner, wait_s: float) -> tuple[leases.Claim, JobTask] | 
     while True:
         heartbeat(runner)
         runner.refresh_from_db()
-        if runner.status != Runner.Status.DRAINING:
+        if runner.token_revoked_at is not None:  # revoked while this long-poll waited: it takes nothing
+            return None
+        if runner.status != Runner.Status.DRAINING and held_count(runner) < runner.concurrency:
             for task in _candidates(runner):
-                held = leases.claim(task.pk, runner)
+                held = _claim_in_a_slot(task, runner)
                 if held is not None:
                     return held, task
         if time.monotonic() >= deadline:
@@ -44,11 +51,49 @@ def claim_next(runner: Runner, wait_s: float) -> tuple[leases.Claim, JobTask] | 
         time.sleep(CLAIM_POLL_S)
 
 
+def held_count(runner: Runner) -> int:
+    """The runner's tasks whose lease is live: an expired one is the sweep's to hand on, not a slot."""
+    return JobTask.objects.filter(
+        runner=runner, status__in=leases.HELD, lease_expires_at__gt=timezone.now()
+    ).count()
+
+
+def checked_slots(value) -> int:
+    """The slots a runner registers with, as untrusted input: a whole number within 1..MAX_SLOTS."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SLOTS:
+        raise ValueError(f"slots: a whole number from 1 to {MAX_SLOTS}")
+    return value
+
+
+def _claim_in_a_slot(task: JobTask, runner: Runner) -> leases.Claim | None:
+    """Claim `task` if one of the runner's slots is free, with its GPUs; None if it was taken
+    meanwhile, the slots are full or its GPUs are not free now (it stays queued)."""
+    with transaction.atomic():
+        _lock(runner)
+        if held_count(runner) >= runner.concurrency:
+            return None
+        held = leases.claim(task.pk, runner)
+        if held is None or not task.job.gpus:
+            return held
+        try:
+            leases.take_gpus(held, runner, task.job.gpus, task.job.gpu_type)
+        except leases.NoFreeGpus:
+            leases.release(held)
+            return None
+        except RuntimeError:  # it can never run here: answer() fails it, saying why
+            pass
+        return held
+
+
+def _lock(runner: Runner) -> None:
+    """The runner's row, locked to the end of the transaction: its slots' claims, one at a time."""
+    Runner.objects.select_for_update().only("pk").get(pk=runner.pk)
+
+
 def _candidates(runner: Runner):
+    free_gpus = GpuSlot.objects.filter(runner=runner, task__isnull=True).count()
     queued = (
-        JobTask.objects.filter(
-            status=JobTask.Status.QUEUED, job__cancel_requested=False, job__gpus__lte=runner.gpu_count
-        )
+        JobTask.objects.filter(status=JobTask.Status.QUEUED, job__cancel_requested=False, job__gpus__lte=free_gpus)
         .select_related("job__agent", "competition")
         .order_by("pk")
     )
@@ -76,7 +121,9 @@ def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
     if not task.competition.public_data_dir or not folder.is_dir():
         raise FileNotFoundError(f"the public data of {task.competition.slug} is not on the site")
     limits = Limits.from_settings()
-    gpus = leases.take_gpus(held, runner, job.gpus, job.gpu_type) if job.gpus else []
+    gpus = sorted(GpuSlot.objects.filter(runner=runner, task_id=task.pk).values_list("index", flat=True))
+    if job.gpus and not gpus:  # none taken with the claim: it can never run here, and this says why
+        gpus = leases.take_gpus(held, runner, job.gpus, job.gpu_type)
     with transaction.atomic():
         leases.fence(held)
     return {

@@ -46,7 +46,7 @@ def _lease_from_headers(request) -> dict:
     return {"owner": request.headers.get("X-Lease-Owner", ""), "attempt": request.headers.get("X-Lease-Attempt", "")}
 
 
-@documented("Register: the hardware and images this runner has")
+@documented("Register: the hardware and images this runner has, and its slots (tasks at once, 1 to 64)")
 class RegisterView(RunnerView):
     def post(self, request):
         fields = {
@@ -54,6 +54,10 @@ class RegisterView(RunnerView):
             for k in ("hostname", "gpus", "cpu_count", "memory_gb", "images", "backend", "runtime", "version")
             if k in request.data
         }
+        try:  # the tasks it runs at once; a runner that does not say runs one
+            fields["concurrency"] = claims.checked_slots(request.data.get("slots", 1))
+        except ValueError as exc:
+            raise writes.Refused(str(exc)) from None
         Runner.objects.filter(pk=request.auth.pk).update(**fields, status=Runner.Status.ONLINE)
         claims.heartbeat(request.auth)
         request.auth.refresh_from_db()

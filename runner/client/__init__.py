@@ -15,6 +15,7 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import threading
 import time
 from pathlib import Path
 from urllib.parse import quote
@@ -57,6 +58,12 @@ class SiteClient:
         self.http = session or requests.Session()
         self.http.headers["Authorization"] = f"Runner {token}"
         self.retries = 0  # calls sent again after a failure, for the logs and the benchmarks
+
+    def pool(self, connections: int) -> None:
+        """Keep up to `connections` connections open to the site: one per slot calling at once."""
+        adapter = requests.adapters.HTTPAdapter(pool_maxsize=max(connections, 10))
+        for scheme in ("http://", "https://"):
+            self.http.mount(scheme, adapter)
 
     # --- the runner ---------------------------------------------------------------------------
 
@@ -127,7 +134,7 @@ class SiteClient:
     def fetch(self, task: dict, sha256: str, target: Path, what: str = "data") -> None:
         """A public data file (`what`: or "agent", a file of the task's packaged agent) by its hash
         into `target`, verified (a wrong hash is never kept)."""
-        partial = target.with_name(target.name + ".part")
+        partial = part_of(target)
 
         def download() -> requests.Response:
             url = self.base + f"tasks/{task['task']}/{what}/{sha256}/"
@@ -142,8 +149,11 @@ class SiteClient:
                 raise ApiError(502, f"{what} file {sha256}: the content does not match its hash")
             return response
 
-        self._retrying(download)
-        partial.rename(target)
+        try:
+            self._retrying(download)
+            partial.rename(target)
+        finally:
+            partial.unlink(missing_ok=True)
 
     # --- the wire -----------------------------------------------------------------------------
 
@@ -189,6 +199,12 @@ class SiteClient:
 
 class _ServerError(Exception):
     pass
+
+
+def part_of(target: Path) -> Path:
+    """A partial file beside `target`, of this writer alone: two slots fetching the same file at once
+    never write into each other's, and each renames a whole file over `target`."""
+    return target.with_name(f"{target.name}.{os.getpid()}-{threading.get_ident()}.part")
 
 
 def file_sha256(path: Path) -> str:

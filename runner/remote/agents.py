@@ -32,7 +32,7 @@ from runner.agents.contract import adapt_variant
 from runner.agents.mlebench import AgentFormatError, Limits, Variant, read_agents
 from runner.backends import SandboxSpec
 from runner.client import ApiError, Fenced, Forbidden, Revoked, SiteClient, file_sha256
-from runner.remote.data import _safe
+from runner.remote.data import _safe, locked
 
 log = logging.getLogger(__name__)
 MAX_ERROR_CHARS = 4000
@@ -111,14 +111,17 @@ class Images:
         log.info("agent %s: image %s %s", agent["name"], built["image"], "built" if built["built"] else "kept")
         return built["image"]
 
-    def variant(self, client: SiteClient, claim: dict) -> Variant:
-        """The agent's variant, read from its folder here, which must hash to the job's version."""
+    def variant(self, client: SiteClient, claim: dict, tick=lambda: None) -> Variant:
+        """The agent's variant, read from its folder here, which must hash to the job's version. A slot
+        that needs the folder while another puts it together waits for it (`tick` while it waits)."""
         agent = claim["agent"]
         tree = self.trees / agent["version"]
         done = tree.with_name(tree.name + ".complete")
         if not done.is_file():
-            self._assemble(client, claim, tree)
-            done.touch()
+            with locked(self.trees / f"{agent['version']}.lock", tick):
+                if not done.is_file():
+                    self._assemble(client, claim, tree)
+                    done.touch()
         try:
             return self._verified(tree, agent)
         except AgentUnavailable:

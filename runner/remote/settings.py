@@ -25,6 +25,7 @@ RUNNER_WORK_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_WORK_DIR", BASE_DIR / "
 RUNNER_CACHE_DIR = Path(os.environ.get("MEDALBOARD_RUNNER_CACHE_DIR", RUNNER_WORK_DIR / "cache"))
 # a research task's environment (runner.research.environment), built here when the site names one
 RESEARCH_ENV_DIR = Path(os.environ.get("MEDALBOARD_RESEARCH_ENV_DIR", RUNNER_CACHE_DIR / "research-env"))
+RUNNER_SLOTS = os.environ.get("MEDALBOARD_RUNNER_SLOTS", "1")  # tasks at once; checked by the command (1 to 64)
 RUNNER_PREPARED_DATA_DIR = os.environ.get("MEDALBOARD_RUNNER_DATA_DIR", "")  # MLE-bench's prepared data, if here
 DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME", "runc")
 LOST_SITE_S = float(os.environ.get("MEDALBOARD_RUNNER_LOST_SITE_S", "300"))

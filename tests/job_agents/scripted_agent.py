@@ -3,7 +3,8 @@ submission as it "improves", with behaviour chosen by AGENT_SETTINGS (JSON):
 steps (how many), sleep (seconds between steps), exit (exit code), ignore_term (keep going after
 SIGTERM), hang (sleep this long after the steps), trajectory (false: no trajectory.jsonl), journal
 (an AIDE journal.json to write in LOGS_DIR, as agents/aide leaves it), seed_errors (true: SEED % 3 rows
-stay wrong, so seeds score apart), big_log_mb (a LOGS_DIR/big.log of that many MiB). `--worse N` on the
+stay wrong, so seeds score apart), big_log_mb (a LOGS_DIR/big.log of that many MiB), wait_for (a path:
+after the steps, wait until it exists; it says "waiting" on a line of its own first). `--worse N` on the
 command line leaves N more rows wrong (a perturbed agent). Reads ids from DATA_DIR/sample_submission.csv."""
 
 import csv
@@ -51,5 +52,9 @@ if settings.get("big_log_mb"):  # a large output file, for the tests of uploads
     with open(logs / "big.log", "wb") as f:
         for n in range(int(settings["big_log_mb"])):
             f.write(block[n % 256:] + block[:n % 256])
+if settings.get("wait_for"):  # released by the test, so it can look at the site while this runs
+    print("waiting", flush=True)
+    while not Path(settings["wait_for"]).exists():
+        time.sleep(0.05)
 time.sleep(float(settings.get("hang", 0)))
 sys.exit(int(settings.get("exit", 0)))

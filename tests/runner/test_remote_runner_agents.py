@@ -371,3 +371,41 @@ def test_a_packaged_agents_secret_that_is_a_provider_key_resolves_to_the_gateway
     assert REAL_OPENAI_KEY not in json.dumps([started.command, started.env])
     assert started.command[1].endswith("gateway_forwarder.py") and "/home/agent/start.sh" in started.command
     assert started.image == claim["agent"]["image"] and started.home_dir is not None
+
+
+def test_two_slots_needing_the_same_agent_folder_at_once_fetch_each_file_once(tmp_path):
+    """The second slot asks while the first is still fetching (the site holds the first fetch until
+    the second has ticked, i.e. waits for the folder): it gets the first's folder, fetched once."""
+    import threading
+
+    from runner.remote.agents import Images
+
+    claim, site = agent_claim(make_agents_dir(tmp_path / "site"))
+    first_fetching, second_inside = threading.Event(), threading.Event()
+    real_fetch = site.fetch
+
+    def held_fetch(*args, **kwargs):
+        if threading.current_thread().name == "first":
+            first_fetching.set()
+            assert second_inside.wait(30), "the second slot never came"
+        return real_fetch(*args, **kwargs)
+
+    site.fetch = held_fetch
+    images, variants, failures = Images(tmp_path / "cache"), {}, []
+
+    def put_together(tick) -> None:
+        try:
+            variants[threading.current_thread().name] = images.variant(site, claim, tick=tick)
+        except BaseException as exc:  # noqa: BLE001 - the test says which slot failed and how
+            failures.append(exc)
+
+    first = threading.Thread(target=put_together, args=(lambda: None,), name="first")
+    first.start()
+    assert first_fetching.wait(30)
+    second = threading.Thread(target=put_together, args=(second_inside.set,), name="second")
+    second.start()
+    first.join(60)
+    second.join(60)
+    assert failures == []
+    assert variants["first"].version == variants["second"].version == claim["agent"]["version"]
+    assert site.fetches == 5  # each of the agent's files once

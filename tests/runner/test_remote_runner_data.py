@@ -5,6 +5,7 @@ fetched when it does not; a manifest path leaving the data folder is refused."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from pathlib import Path
 
 import pytest
@@ -57,3 +58,38 @@ def test_a_path_leaving_the_data_folder_is_refused(tmp_path):
     files = {"../outside.csv": b"x"}
     with pytest.raises(ValueError, match="outside the data folder"):
         DataCache(tmp_path / "cache").folder(Site(files), claim_for(files))
+
+
+def test_two_slots_building_the_same_folder_at_once_fetch_each_file_once_and_share_it(tmp_path):
+    """The second slot arrives while the first is still fetching (the site holds the first fetch until
+    the second slot has ticked, i.e. is inside `folder`): it waits for the first, never fetches again,
+    and neither removes the other's files."""
+    first_fetching, second_inside = threading.Event(), threading.Event()
+
+    class HeldSite(Site):
+        def fetch(self, claim: dict, sha256: str, target: Path) -> None:
+            first_fetching.set()
+            assert second_inside.wait(30), "the second slot never came"
+            super().fetch(claim, sha256, target)
+
+    site, cache = HeldSite(FILES), DataCache(tmp_path / "cache")
+    folders: dict[str, Path] = {}
+    failures: list[BaseException] = []
+
+    def build(slot: str, tick) -> None:
+        try:
+            folders[slot] = cache.folder(site, claim_for(FILES), tick=tick)
+        except BaseException as exc:  # noqa: BLE001 - the test says which slot failed and how
+            failures.append(exc)
+
+    first = threading.Thread(target=build, args=("first", lambda: None))
+    first.start()
+    assert first_fetching.wait(30)
+    second = threading.Thread(target=build, args=("second", second_inside.set))
+    second.start()
+    first.join(60)
+    second.join(60)
+    assert failures == []
+    assert folders["first"] == folders["second"]
+    assert {p: (folders["first"] / p).read_bytes() for p in FILES} == FILES
+    assert sorted(site.asked) == sorted(hashlib.sha256(c).hexdigest() for c in FILES.values())  # each once

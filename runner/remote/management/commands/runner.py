@@ -5,6 +5,7 @@ manage.py starts this command with runner.remote.settings (no database, no site 
 
 from __future__ import annotations
 
+import argparse
 import logging
 import signal
 import socket
@@ -16,6 +17,8 @@ from django.core.management.base import BaseCommand, CommandError
 
 from runner.client import SiteClient
 from runner.remote.serve import make_backend, serve
+
+MAX_SLOTS = 64  # as the site allows (runner.api_v1.claims.MAX_SLOTS)
 
 
 class Command(BaseCommand):
@@ -33,8 +36,14 @@ class Command(BaseCommand):
         parser.add_argument("--runtime", default=settings.DOCKER_RUNTIME)
         parser.add_argument("--name", default=socket.gethostname(), help="Names its sandboxes on this host")
         parser.add_argument("--tasks", type=int, default=0, help="Exit after this many tasks (default: never)")
+        parser.add_argument(
+            "--slots",
+            type=_slots,
+            default=settings.RUNNER_SLOTS,
+            help=f"Tasks run at once, 1 to {MAX_SLOTS} (MEDALBOARD_RUNNER_SLOTS; default 1)",
+        )
 
-    def handle(self, *args, site, token, backend, runtime, name, tasks, **options):
+    def handle(self, *args, site, token, backend, runtime, name, tasks, slots, **options):
         if not site or not token:
             raise CommandError("--site and --token (or MEDALBOARD_SITE_URL and MEDALBOARD_RUNNER_TOKEN) are needed")
         logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
@@ -49,6 +58,7 @@ class Command(BaseCommand):
             "cache_dir": settings.RUNNER_CACHE_DIR,
             "stop": stop,
             "tasks": tasks,
+            "slots": slots,
             "prepared": Path(settings.RUNNER_PREPARED_DATA_DIR) if settings.RUNNER_PREPARED_DATA_DIR else None,
             "busy": busy,
         }
@@ -59,8 +69,8 @@ class Command(BaseCommand):
             except BaseException as exc:  # noqa: BLE001 - raised again in the command's own thread
                 result.append(exc)
 
-        # The loop runs in a thread of its own, so that a stop while it waits in a long-poll claim (up to
-        # 20 s) ends the process at once: between tasks it holds nothing; a task that runs is finished.
+        # The loop runs in a thread of its own, so that a stop while its slots wait in long-poll claims (up
+        # to 20 s) ends the process at once: between tasks a slot holds nothing; a task that runs is finished.
         serving = threading.Thread(target=loop, daemon=True)
         serving.start()
         while serving.is_alive() and not (stop.wait(0.2) and not busy.is_set()):
@@ -71,3 +81,13 @@ class Command(BaseCommand):
         self.stdout.write(f"runner: {ended}")
         if ended == "revoked":
             raise SystemExit(3)
+
+
+def _slots(value: str) -> int:
+    try:
+        slots = int(value)
+    except ValueError:
+        slots = 0
+    if not 1 <= slots <= MAX_SLOTS:
+        raise argparse.ArgumentTypeError(f"a whole number from 1 to {MAX_SLOTS}, not {value!r}")
+    return slots
