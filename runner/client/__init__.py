@@ -85,7 +85,7 @@ class SiteClient:
 
     def steps(self, task: dict, agent: list[tuple[int, bytes]], gateway: list[tuple[int, bytes]] | None = None) -> dict:
         def text(lines):
-            return [[n, line.decode("utf-8", "replace")] for n, line in lines]
+            return [[n, line.decode("utf-8", "replace")] for n, line in lines or ()]
 
         return self._call(
             "POST",
