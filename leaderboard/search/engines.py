@@ -25,15 +25,37 @@ from leaderboard.search.text import WORD, WORD_CHARS
 FTS_TABLE = "leaderboard_steptext_fts"
 
 
-def narrow(rows: QuerySet, query: Query) -> QuerySet:
+def narrow(rows: QuerySet, query: Query, ids: tuple[int, int] | None = None) -> QuerySet:
+    """`ids` (SQLite): only rows whose id is in this range, which FTS5 reads from its index as a range
+    of each word's list (search.windows hands it a window of runs at a time)."""
     needs = [need for term in query.terms for need in term_words(term)]
     if connection.vendor == "postgresql":
         return _postgresql(rows, query, needs)
     if not needs:  # nothing a word index can narrow on (text inside one word): read the rows in order
         return rows
+    where, params = _fts_match(needs)
+    if ids is not None:
+        where, params = where + " AND rowid BETWEEN %s AND %s", [*params, *ids]
+    return rows.extra(where=[f"leaderboard_steptext.id IN (SELECT rowid FROM {where})"], params=params)
+
+
+def matches_at_most(query: Query, limit: int) -> int:
+    """SQLite: how many rows the words index names for the query, counting no further than `limit`
+    (FTS5 stops there: a common word costs no more than a rare one)."""
+    where, params = _fts_match([need for term in query.terms for need in term_words(term)])
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM (SELECT rowid FROM {where} LIMIT %s)", [*params, limit])
+        return cursor.fetchone()[0]
+
+
+def windowed(query: Query) -> bool:
+    """Whether search.windows reads this query's candidates: on SQLite, when its words narrow."""
+    return connection.vendor == "sqlite" and any(term_words(term) for term in query.terms)
+
+
+def _fts_match(needs: list[tuple[str, bool]]) -> tuple[str, list]:
     match = " AND ".join(f'"{word}"' + (" *" if prefix else "") for word, prefix in needs)
-    return rows.extra(where=[f"leaderboard_steptext.id IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)"],
-                      params=[match])
+    return f"{FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [match]
 
 
 def term_words(term: Term) -> list[tuple[str, bool]]:
