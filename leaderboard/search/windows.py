@@ -20,8 +20,8 @@ from leaderboard.search import engines
 from leaderboard.search.models import StepText
 from leaderboard.search.query import Query
 
-FIRST_RUNS = 16  # the first window's runs; each next window has GROWTH times as many
-GROWTH = 4
+FIRST_RUNS = 64  # the first window's runs; each next window has GROWTH times as many
+GROWTH = 8
 END = 2**31 - 1  # past any step index: a cursor (run, END) has read the whole run
 TEXT_BATCH = 200
 
@@ -31,8 +31,9 @@ def walk(rows: QuerySet, runs: QuerySet, parsed: Query, after: tuple[int, int], 
     runs one may see, a kind) after the cursor; `runs`: the run ids those rows come from."""
     if limit <= 0:  # the page has read its rows in order already
         return [], 0, after
-    if engines.matches_at_most(parsed, limit + 1) <= limit:  # few: list them all at once
-        found, read, last = _check(_keys(rows, parsed, after, None), parsed, size, limit)
+    words = engines.prefix_words(parsed)
+    if engines.matches_at_most(parsed, limit + 1, words) <= limit:  # few: list them all at once
+        found, read, last = _check(_keys(rows, parsed, after, None, words), parsed, size, limit)
         return found, read, last if last is not None and (len(found) >= size or read >= limit) else None
     found, read, window = [], 0, FIRST_RUNS
     while True:
@@ -43,7 +44,7 @@ def walk(rows: QuerySet, runs: QuerySet, parsed: Query, after: tuple[int, int], 
         low, high = min(ids), max(ids)
         span = _id_span(low, high)
         if span is not None:
-            keys = _keys(rows.filter(run_id__gte=low, run_id__lte=high), parsed, after, span)
+            keys = _keys(rows.filter(run_id__gte=low, run_id__lte=high), parsed, after, span, words)
             more, more_read, last = _check(keys, parsed, size - len(found), limit - read)
             found, read = found + more, read + more_read
             if len(found) >= size or read >= limit:
@@ -53,9 +54,15 @@ def walk(rows: QuerySet, runs: QuerySet, parsed: Query, after: tuple[int, int], 
         after, window = (low, END), window * GROWTH
 
 
-def _keys(rows: QuerySet, parsed: Query, after: tuple[int, int], ids: tuple[int, int] | None) -> list[tuple]:
+def _keys(
+    rows: QuerySet,
+    parsed: Query,
+    after: tuple[int, int],
+    ids: tuple[int, int] | None,
+    words: dict[str, list[str]] | None = None,
+) -> list[tuple]:
     rows = rows.filter(Q(run_id__lt=after[0]) | Q(run_id=after[0], index__gt=after[1]))
-    keys = engines.narrow(rows, parsed, ids).order_by("-run_id", "index").values_list("run_id", "index", "id")
+    keys = engines.narrow(rows, parsed, ids, words).order_by("-run_id", "index").values_list("run_id", "index", "id")
     return list(keys)
 
 

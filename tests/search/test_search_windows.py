@@ -11,7 +11,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from leaderboard.search import service, windows
+from leaderboard.search import engines, service, windows
 from leaderboard.search.query import parse
 from tests.search.support import all_hits, brute_force, run_with
 
@@ -68,3 +68,21 @@ def test_engine_is_asked_a_window_at_a_time(common):
     assert sum("COUNT(*)" not in sql for sql in asked) > len(common)  # windows of a run or more
     assert all("rowid BETWEEN" in sql for sql in asked if "COUNT(*)" not in sql)
     assert all(" LIMIT " in sql for sql in asked if "COUNT(*)" in sql)
+
+
+@pytest.mark.skipif(connection.vendor != "sqlite", reason="SQLite's FTS5 windows")
+def test_a_prefix_is_spelled_out_as_the_index_words(common):
+    """`"of memory"` may end inside a word: its last word is a prefix, asked of each window as the
+    words the index holds that start with it (FTS5 would merge a prefix's lists over the whole index
+    at each window)."""
+    with CaptureQueriesContext(connection) as queries:
+        assert all_hits(None, '"of memory"') == brute_force(common, terms_of('"of memory"'))
+    asked = [q["sql"] for q in queries.captured_queries if " MATCH " in q["sql"]]
+    assert asked
+    assert all('"memory" *' not in sql and '("memory" OR "memorymap")' in sql for sql in asked)
+
+
+@pytest.mark.parametrize("query", ['"of memory"', '"of memoryzzz"', 'memo* "the model"'])
+def test_a_prefix_of_many_words_is_left_to_the_engine(common, monkeypatch, query):
+    monkeypatch.setattr(engines, "PREFIX_WORDS", 1)
+    assert all_hits(None, query) == brute_force(common, terms_of(query))
