@@ -59,9 +59,10 @@ def windowed(query: Query) -> bool:
 
 def prefix_words(query: Query) -> dict[str, list[str]]:
     """SQLite: each prefix the query narrows by -> the words of the index that start with it, where
-    there are at most PREFIX_WORDS (fts5vocab lists them in order). FTS5 reads a prefix by merging the lists
-    of all its words into one, over the whole index, at every query; the words themselves it reads
-    only over the ids asked for, so a search asking window after window spells them out once."""
+    there are at most PREFIX_WORDS (fts5vocab lists them in order). FTS5 reads a prefix by merging
+    the lists of all its words into one, over the whole index, at every query; the words themselves
+    it reads only over the ids asked for, so a search asking window after window spells them out
+    once."""
     prefixes = {word for term in query.terms for word, prefix in term_words(term) if prefix}
     if not prefixes:
         return {}

@@ -86,3 +86,14 @@ def test_a_prefix_is_spelled_out_as_the_index_words(common):
 def test_a_prefix_of_many_words_is_left_to_the_engine(common, monkeypatch, query):
     monkeypatch.setattr(engines, "PREFIX_WORDS", 1)
     assert all_hits(None, query) == brute_force(common, terms_of(query))
+
+
+@pytest.mark.parametrize("query", ['"of İst"', '"of épé"', '"of ÉPÉ"'])
+def test_a_prefix_beyond_ascii_pages_as_the_scan_reads(common, query):
+    """Such a prefix is left to FTS5, whose case folding may differ from Python's (`İ`)."""
+    runs = [
+        *common,
+        run_with([("plan", "out of İstanbul"), ("plan", "out of épée"), ("plan", "of ÉPÉES the model")] * 9),
+    ]
+    assert all_hits(None, query) == brute_force(runs, terms_of(query))
+    assert all_hits(None, query)
