@@ -4,13 +4,19 @@
     DATABASE_URL=postgres://.../srch_bench .venv/bin/python benchmarks/search.py ...   # PostgreSQL
 
 Creates a throwaway test database (on PostgreSQL `test_` + the URL's database name, dropped after)
-with --runs runs of --steps steps each, their text drawn from the real public trajectories
+(kept with --keep DIR, and reused: only the runs missing are generated) with --runs runs of --steps
+steps each, their text drawn from the real public trajectories
 (benchmarks/support/real_steps.py: about 1 KB a step of real words, code, paths and tracebacks), a
 few rare lines added at known places (an out-of-memory error closing every 10th run, a KeyError and a
 "quokka" in every 97th). Every run is imported through the store as every import is
 (store.write_steps: the file, its block rows, its search rows and the engine's index), 50 runs to a
-transaction. With --bulk on PostgreSQL the words' GIN index is dropped for the load and built again
-after it (what a restore does; the index it builds is the same), its time shown apart.
+transaction. With --bulk on PostgreSQL the words' and the trigram GIN indexes are dropped for the load
+and built again after it (what a restore does; the indexes it builds are the same), its time shown
+apart. --fast writes each run's file and block rows as an import does but its search rows straight
+from the generated steps (SQLite: the FTS5 table built once after the load; PostgreSQL: COPY), 10-20x
+faster; --files N (with --fast) gives files of their own to the first N runs only, run k sharing run
+k % N's file and copying its rows (disk: 10M steps of files are 14 GB; 485 = 5 x 97 keeps the rare
+lines as rare), so the scan then reads files the page cache may hold.
 
 Then, for each query, the first page's time through the search (the engine narrows, the exact check
 confirms) and through the baseline: reading every run's stored file newest first, checking each step
@@ -22,6 +28,7 @@ PostgreSQL: pg_table_size and pg_indexes_size).
 from __future__ import annotations
 
 import argparse
+import io
 import os
 import sys
 import time
@@ -34,19 +41,23 @@ import django  # noqa: E402
 
 django.setup()
 
+from django.conf import settings  # noqa: E402
 from django.core.files.storage import default_storage  # noqa: E402
 from django.db import connection, transaction  # noqa: E402
 from django.test.utils import setup_test_environment  # noqa: E402
 from support.real_steps import Generator  # noqa: E402
 
-from leaderboard.models import Agent, Experiment, LanguageModel, Run, Trajectory  # noqa: E402
+from leaderboard.models import Agent, Experiment, LanguageModel, Run, StepBlock, Trajectory  # noqa: E402
+from leaderboard.search.engines import FTS_TABLE  # noqa: E402
+from leaderboard.search.index import INSERT, ROW, rows_of  # noqa: E402
+from leaderboard.search.models import StepText  # noqa: E402
 from leaderboard.search.query import parse  # noqa: E402
 from leaderboard.search.service import PAGE_HITS, search  # noqa: E402
 from leaderboard.search.text import step_text  # noqa: E402
-from leaderboard.trajectories.store import StoredTrajectory, write_steps  # noqa: E402
+from leaderboard.trajectories.store import StoredTrajectory, write_steps, write_trajectory  # noqa: E402
 
 QUERIES = ["quokka", '"CUDA out of memory"', "\"KeyError: 'zanzibar_id'\"", "import", "valid*", "train.csv",
-           "model loss", '"rror"']
+           "model loss", '"rror"', '"out of memory"', '"the model"']
 TRANSACTION_RUNS = 50
 
 
@@ -59,31 +70,96 @@ def needles(run_no: int, n: int) -> dict[int, str]:
     return found
 
 
-def build(n_runs: int, n_steps: int, bulk: bool) -> float:
-    """The runs, imported; returns the seconds spent building the index again after a bulk load."""
+def build(n_runs: int, n_steps: int, bulk: bool, fast: bool, first: int = 0, files: int = 0) -> float:
+    """Runs `first` to n_runs, imported; returns the seconds spent building the index again after a
+    bulk load. `fast`: each run's file and block rows as an import writes them, its search rows from
+    the generated steps (not read back from the file), and on SQLite the FTS5 table built once at the
+    end, on PostgreSQL the rows sent by COPY. `files` (with `fast`): only the first `files` runs get
+    files of their own; run k shares run k % files's file and copies its rows (a multiple of 970 keeps
+    the rare lines where needles() puts them)."""
     agent, _ = Agent.objects.get_or_create(name="bench-agent")
     model, _ = LanguageModel.objects.get_or_create(name="bench-model")
     experiment, _ = Experiment.objects.get_or_create(agent=agent, model=model)
-    generator = Generator(0)
+    generator = Generator(first)
     dropped = bulk and connection.vendor == "postgresql"
     if dropped:
         with connection.cursor() as cursor:
             cursor.execute("DROP INDEX steptext_words_gin")
+            cursor.execute("DROP INDEX IF EXISTS steptext_text_trgm")
+    if fast and connection.vendor == "sqlite":  # a load, not a site: no WAL to grow, nothing to sync
+        with connection.cursor() as cursor:
+            cursor.execute("PRAGMA journal_mode = DELETE")
+            cursor.execute("PRAGMA synchronous = OFF")
     began = time.perf_counter()
-    for start in range(0, n_runs, TRANSACTION_RUNS):
+    templates = list(Run.objects.order_by("pk").values_list("pk", flat=True)[:files]) if files else []
+    for start in range(first, n_runs, TRANSACTION_RUNS):
         with transaction.atomic():
             for k in range(start, min(n_runs, start + TRANSACTION_RUNS)):
-                write_steps(Run.objects.create(experiment=experiment), generator.steps(n_steps, needles(k, n_steps)))
-        if start and start % (TRANSACTION_RUNS * 20) == 0:
-            done = start + TRANSACTION_RUNS
+                run = Run.objects.create(experiment=experiment)
+                if fast and files and k >= files:
+                    copy_run(run, templates[k % files])
+                elif fast:
+                    steps = list(generator.steps(n_steps, needles(k, n_steps)))
+                    trajectory = write_trajectory(default_storage, run.pk, steps, Trajectory, StepBlock)
+                    load_rows(trajectory, steps)
+                    templates.append(run.pk)
+                else:
+                    write_steps(run, generator.steps(n_steps, needles(k, n_steps)))
+        done = start + TRANSACTION_RUNS
+        if done % (TRANSACTION_RUNS * 20) == 0:
             print(f"  {done:,} runs in {time.perf_counter() - began:.0f} s", flush=True)
+    rebuilt = 0.0
+    if fast and connection.vendor == "sqlite":
+        began = time.perf_counter()
+        with connection.cursor() as cursor:
+            cursor.execute(f"INSERT INTO {FTS_TABLE}({FTS_TABLE}) VALUES ('rebuild')")
+        rebuilt = time.perf_counter() - began
+        print(f"  the FTS5 table built in {rebuilt:.0f} s", flush=True)
     if not dropped:
-        return 0.0
+        return rebuilt
     began = time.perf_counter()
     with connection.cursor() as cursor:
-        cursor.execute("SET maintenance_work_mem = '256MB'")
+        cursor.execute("SET maintenance_work_mem = '512MB'")
         cursor.execute("CREATE INDEX steptext_words_gin ON leaderboard_steptext USING gin (words_tsv)")
+        print(f"  the words' GIN index built in {time.perf_counter() - began:.0f} s", flush=True)
+        cursor.execute("CREATE INDEX steptext_text_trgm ON leaderboard_steptext USING gin (text gin_trgm_ops)")
     return time.perf_counter() - began
+
+
+def copy_run(run, template: int) -> None:
+    """The template run's trajectory (the same file), block rows and search rows, for `run`."""
+    source = Trajectory.objects.get(run_id=template)
+    trajectory = Trajectory.objects.create(run=run, file=source.file, n_steps=source.n_steps,
+                                           kind_counts=source.kind_counts, outline=source.outline)
+    fields = ["first", "count", "offset", "length", "kinds", "diff_bases", "kind_mask", "kinds_before"]
+    StepBlock.objects.bulk_create([StepBlock(trajectory=trajectory, **row) for row in
+                                   StepBlock.objects.filter(trajectory=source).values(*fields)])
+    with connection.cursor() as cursor:
+        cursor.execute('INSERT INTO leaderboard_steptext (trajectory_id, run_id, "index", kind, text, words) '
+                       'SELECT %s, %s, "index", kind, text, words FROM leaderboard_steptext WHERE run_id = %s '
+                       'ORDER BY "index"', [trajectory.pk, run.pk, template])
+
+
+def load_rows(trajectory, steps) -> None:
+    """The search rows of generated steps, without the engine's per-batch work: SQLite's FTS5 table
+    is built after the load (build), PostgreSQL's rows go by COPY (its indexes kept as they are)."""
+    texts = ((s.index, s.kind, step_text(s.title or "", s.text or "", s.data)) for s in steps)
+    rows = rows_of(trajectory, texts)
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            buffer = io.StringIO()
+            for row in rows:
+                buffer.write("\t".join(_copy_field(v) for v in row) + "\n")
+            buffer.seek(0)
+            cursor.cursor.copy_expert('COPY leaderboard_steptext (trajectory_id, run_id, "index", kind, text, words) '
+                                      "FROM STDIN", buffer)
+        else:
+            cursor.executemany(INSERT + ROW, list(rows))
+
+
+def _copy_field(value) -> str:
+    text = str(value)
+    return text.replace("\\", "\\\\").replace("\t", "\\t").replace("\n", "\\n").replace("\r", "\\r")
 
 
 def scan(query: str, limit_s: float = 0) -> tuple[int, bool]:
@@ -111,12 +187,14 @@ def best(fn, repeat: int) -> tuple[float, int]:
 
 
 def sizes() -> dict[str, int]:
-    files = sum(default_storage.size(f) for f in Trajectory.objects.values_list("file", flat=True))
+    names = Trajectory.objects.order_by().values_list("file", flat=True).distinct()  # --files: runs share files
+    files = sum(default_storage.size(name) for name in names)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
             cursor.execute("SELECT pg_table_size('leaderboard_steptext'), pg_indexes_size('leaderboard_steptext'), "
-                           "pg_relation_size('steptext_words_gin')")
-            rows, indexes, engine = cursor.fetchone()
+                           "pg_relation_size('steptext_words_gin'), pg_relation_size('steptext_text_trgm')")
+            rows, indexes, engine, trigrams = cursor.fetchone()
+            indexes -= trigrams
         else:
             cursor.execute("SELECT name, SUM(pgsize) FROM dbstat GROUP BY name")
             by_name = dict(cursor.fetchall())
@@ -124,8 +202,8 @@ def sizes() -> dict[str, int]:
             indexes = sum(by_name.get(name, 0) for (name,) in cursor.fetchall())
             rows = by_name.get("leaderboard_steptext", 0)
             engine = sum(v for k, v in by_name.items() if k.startswith("leaderboard_steptext_fts"))
-            indexes += engine
-    return {"trajectory files": files, "search rows": rows, "engine index": engine,
+            indexes, trigrams = indexes + engine, 0
+    return {"trajectory files": files, "search rows": rows, "engine index": engine, "trigram index": trigrams,
             "row b-tree indexes": indexes - engine}
 
 
@@ -138,23 +216,44 @@ def main() -> None:
     parser.add_argument("--scan-max-s", type=float, default=0,
                         help="stop a scan after this many seconds (then its time is a lower bound, shown with >)")
     parser.add_argument("--bulk", action="store_true", help="PostgreSQL: build the words' GIN index after the load")
+    parser.add_argument("--fast", action="store_true",
+                        help="search rows from the generated steps (SQLite: FTS5 built after; PostgreSQL: COPY)")
+    parser.add_argument("--keep", metavar="DIR",
+                        help="keep the database (SQLite: DIR/search.sqlite3; PostgreSQL: test_<name>) and the files "
+                        "(DIR/artifacts) after the run, and reuse them: only the runs missing are generated")
+    parser.add_argument("--files", type=int, default=0,
+                        help="with --fast: files of their own for this many runs only, the rest sharing them (disk)")
+    parser.add_argument("--query", action="append", help="a query to time (repeatable; default: the standard set)")
     args = parser.parse_args()
     setup_test_environment()
-    old_name = connection.creation.create_test_db(verbosity=0)
+    if args.keep:
+        keep = Path(args.keep).resolve()
+        (keep / "artifacts").mkdir(parents=True, exist_ok=True)
+        settings.MEDIA_ROOT = str(keep / "artifacts")
+        if connection.vendor == "sqlite":
+            connection.settings_dict["TEST"]["NAME"] = str(keep / "search.sqlite3")
+    # serialize=False: the test runner's copy of every row (for its rollback emulation) is no benchmark's need,
+    # and of a kept database it is the whole index in memory
+    old_name = connection.creation.create_test_db(verbosity=0, keepdb=bool(args.keep), serialize=False)
     try:
         began = time.perf_counter()
-        reindex_s = build(args.runs, args.steps, args.bulk)
+        have = Run.objects.count()
+        reindex_s = build(args.runs, args.steps, args.bulk, args.fast, first=have,
+                                                                 files=args.files) if have < args.runs else 0.0
         elapsed = time.perf_counter() - began
         with connection.cursor() as cursor:
+            if connection.vendor == "sqlite":
+                cursor.execute("PRAGMA analysis_limit = 1000")  # a sample: a full ANALYZE reads every row
             cursor.execute("ANALYZE" if connection.vendor == "postgresql" else "ANALYZE leaderboard_steptext")
-        n = args.runs * args.steps
-        print(f"{connection.vendor}: {args.runs:,} runs x {args.steps:,} steps imported in {elapsed:.0f} s "
-              f"({elapsed / n * 1e6:.0f} us a step" + (f"; the GIN index built after the load: {reindex_s:.0f} s"
-                                                       if reindex_s else "") + ")")
+        n = (args.runs - have) * args.steps
+        steps = StepText.objects.count()
+        print(f"{connection.vendor}: {Run.objects.count():,} runs, {steps:,} steps; {n:,} imported in {elapsed:.0f} s"
+              + (f" ({elapsed / n * 1e6:.0f} us a step" + (f"; the index built after the load: {reindex_s:.0f} s"
+                                                          if reindex_s else "") + ")" if n else ""))
         for name, size in sizes().items():
             print(f"  {name:18} {size / 1e6:9.1f} MB")
         print(f"{'query':34} {'hits':>5} {'read':>6} {'search ms':>10} {'scan ms':>10} {'scan/search':>12}", flush=True)
-        for query in QUERIES:
+        for query in args.query or QUERIES:
             found, page = best(lambda q=query: search(user=None, query=q), args.repeat)
             scanned, (scan_hits, finished) = best(lambda q=query: scan(q, args.scan_max_s), args.scan_repeat)
             n_hits = sum(len(g.hits) for g in page.groups)
@@ -165,9 +264,10 @@ def main() -> None:
                   + (f"  (short page: the scan found {scan_hits})" if short else ""), flush=True)
             assert short or not finished or n_hits == scan_hits, (query, n_hits, scan_hits)  # the same page size
     finally:
-        for run in Run.objects.all():
-            run.delete()
-        connection.creation.destroy_test_db(old_name, verbosity=0)
+        if not args.keep:
+            for run in Run.objects.all():
+                run.delete()
+            connection.creation.destroy_test_db(old_name, verbosity=0)
 
 
 if __name__ == "__main__":

@@ -23,17 +23,70 @@ from leaderboard.search.query import Query, Term
 from leaderboard.search.text import WORD, WORD_CHARS
 
 FTS_TABLE = "leaderboard_steptext_fts"
+VOCAB_TABLE = "leaderboard_steptext_vocab"  # a connection's own fts5vocab view of FTS_TABLE's words
+PREFIX_WORDS = 16  # a prefix with more words than this is left to FTS5
 
 
-def narrow(rows: QuerySet, query: Query) -> QuerySet:
+def narrow(rows: QuerySet, query: Query, ids: tuple[int, int] | None = None,
+           words: dict[str, list[str]] | None = None) -> QuerySet:
+    """`ids` (SQLite): only rows whose id is in this range, which FTS5 reads from its index as a range
+    of each word's list (search.windows hands it a window of runs at a time); `words`: prefixes
+    spelled out as the words the index holds (prefix_words)."""
     needs = [need for term in query.terms for need in term_words(term)]
     if connection.vendor == "postgresql":
         return _postgresql(rows, query, needs)
     if not needs:  # nothing a word index can narrow on (text inside one word): read the rows in order
         return rows
-    match = " AND ".join(f'"{word}"' + (" *" if prefix else "") for word, prefix in needs)
-    return rows.extra(where=[f"leaderboard_steptext.id IN (SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s)"],
-                      params=[match])
+    where, params = _fts_match(needs, words or {})
+    if ids is not None:
+        where, params = where + " AND rowid BETWEEN %s AND %s", [*params, *ids]
+    return rows.extra(where=[f"leaderboard_steptext.id IN (SELECT rowid FROM {where})"], params=params)
+
+
+def matches_at_most(query: Query, limit: int, words: dict[str, list[str]] | None = None) -> int:
+    """SQLite: how many rows the words index names for the query, counting no further than `limit`
+    (FTS5 stops there: a common word costs no more than a rare one)."""
+    where, params = _fts_match([need for term in query.terms for need in term_words(term)], words)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT COUNT(*) FROM (SELECT rowid FROM {where} LIMIT %s)", [*params, limit])
+        return cursor.fetchone()[0]
+
+
+def windowed(query: Query) -> bool:
+    """Whether search.windows reads this query's candidates: on SQLite, when its words narrow."""
+    return connection.vendor == "sqlite" and any(term_words(term) for term in query.terms)
+
+
+def prefix_words(query: Query) -> dict[str, list[str]]:
+    """SQLite: each prefix the query narrows by -> the words of the index that start with it, where
+    there are at most PREFIX_WORDS (fts5vocab lists them in order). FTS5 reads a prefix by merging
+    the lists of all its words into one, over the whole index, at every query; the words themselves
+    it reads only over the ids asked for, so a search asking window after window spells them out
+    once."""
+    prefixes = {word for term in query.terms for word, prefix in term_words(term) if prefix}
+    if not prefixes:
+        return {}
+    found = {}
+    with connection.cursor() as cursor:
+        cursor.execute(f"CREATE VIRTUAL TABLE IF NOT EXISTS temp.{VOCAB_TABLE} USING fts5vocab(main, {FTS_TABLE}, row)")
+        for prefix in prefixes:
+            cursor.execute(f"SELECT term FROM temp.{VOCAB_TABLE} WHERE term >= %s AND term < %s LIMIT %s",
+                           [prefix, prefix + chr(0x10FFFF), PREFIX_WORDS + 1])
+            words = [word for (word,) in cursor.fetchall() if word.startswith(prefix)]
+            if len(words) <= PREFIX_WORDS and all(WORD.fullmatch(word) for word in words):
+                found[prefix] = words
+    return found
+
+
+def _fts_match(needs: list[tuple[str, bool]], words: dict[str, list[str]] | None = None) -> tuple[str, list]:
+    parts = []
+    for word, prefix in needs:
+        if prefix and word in (words or {}):
+            spelled = words[word] or [word]  # no such word: the word itself, which matches nothing more
+            parts.append("(" + " OR ".join(f'"{w}"' for w in spelled) + ")")
+        else:
+            parts.append(f'"{word}"' + (" *" if prefix else ""))
+    return f"{FTS_TABLE} WHERE {FTS_TABLE} MATCH %s", [" AND ".join(parts)]
 
 
 def term_words(term: Term) -> list[tuple[str, bool]]:

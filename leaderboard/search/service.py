@@ -11,7 +11,7 @@ from django.db.models import QuerySet
 from django.urls import reverse
 
 from leaderboard.models import Run
-from leaderboard.search import engines
+from leaderboard.search import engines, windows
 from leaderboard.search.highlight import snippet
 from leaderboard.search.models import StepText
 from leaderboard.search.query import Query, QueryError, parse
@@ -80,15 +80,18 @@ def parse_cursor(raw: str) -> tuple[int, int] | None:
 def search(*, user, query: str, filters: Filters = Filters(), cursor: str = "", size: int = PAGE_HITS) -> Page:
     parsed, after = parse(query), parse_cursor(cursor)
     runs = filters.runs(Run.objects.visible_to(user)).values("pk")
-    rows = StepText.objects.filter(run__in=runs)
+    base = StepText.objects.filter(run__in=runs)
     if filters.kind:
-        rows = rows.filter(kind=filters.kind)
-    rows = rows.order_by("-run_id", "index").values_list("run_id", "index", "kind", "text")
+        base = base.filter(kind=filters.kind)
+    rows = base.order_by("-run_id", "index").values_list("run_id", "index", "kind", "text")
     # A common term fills its page from the rows in order sooner than the engine lists its whole match
     # set: read in order while batches are dense in hits, and let the engine narrow the rest.
     found, read, after = _scan(rows, parsed, after, size, dense=DENSE_HITS)
     if after is not None and len(found) < size:
-        more, more_read, after = _scan(engines.narrow(rows, parsed), parsed, after, size - len(found))
+        if engines.windowed(parsed):
+            more, more_read, after = windows.walk(base, runs, parsed, after, size - len(found), READ_LIMIT - read)
+        else:
+            more, more_read, after = _scan(engines.narrow(rows, parsed), parsed, after, size - len(found))
         found, read = found + more, read + more_read
     return Page(_grouped(found), None if after is None else f"{after[0]}.{after[1]}", read)
 
