@@ -4,7 +4,7 @@
 
 Everything runs in a throwaway var folder: a SQLite database, the filesystem broker, the smoke
 competitions. A runner is started the way an operator starts one (`manage.py runner`, a Celery worker
-underneath) and jobs are submitted with `runner.services.create_job`, as the API does.
+underneath) and jobs are submitted with `runner.jobs.services.create_job`, as the API does.
 
 1. Queued -> agent started: single-task jobs one after another; each task's time from its creation
    to `agent_started_at` (the sandbox's start). Baseline in the same run: starting the same trivial
@@ -43,8 +43,8 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 
 from leaderboard.models import Run  # noqa: E402
+from runner.jobs.services import create_job  # noqa: E402
 from runner.models import AgentDefinition, Job, JobTask, Runner  # noqa: E402
-from runner.services import create_job  # noqa: E402
 
 COMPETITION = "smoke-wine"
 # The trivial agent: copy the sample submission and stop. Same argv for both backends (python3 in the image).

@@ -40,8 +40,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 
 
 def build_times(flavour: str, tag: str) -> None:
-    from runner import agent_image
     from runner.agents import base_image
+    from runner.host import agent_image
 
     recipe = base_image.recipe(flavour)
     wheelhouse = Path(tempfile.mkdtemp(prefix="bench-mlebench-env-wheelhouse-")) / "wheelhouse"
@@ -134,8 +134,8 @@ def local_image(flavour: str) -> str:
     """A local image of this flavour built from its recipe's current revision ("" if none)."""
     import docker
 
-    from runner import agent_image
     from runner.agents import base_image
+    from runner.host import agent_image
 
     revision = base_image.recipe(flavour).revision
     for image in docker.from_env().images.list(filters={"label": f"{agent_image.FLAVOUR_LABEL}={flavour}"}):

@@ -5,7 +5,7 @@
 Builds a log of about --mb megabytes from the lines agents print (pip and training progress, JSON
 steps, URLs with percent-escapes, hex digests, base64 blobs wrapped at 76 characters, tracebacks),
 with each secret planted a few times in each encoding the redactor covers, and streams it through
-runner.secrets.Redactor in 1 MiB chunks, as runner.outputs stores a file. The baseline, measured in
+runner.host.secrets.Redactor in 1 MiB chunks, as runner.host.outputs stores a file. The baseline, measured in
 the same run on the same log, is one compiled alternation of the encodings spelled out literally
 (the value, quote(safe=""), JSON, lower and upper hex, unwrapped base64 at each alignment, reversed):
 what the redactor did before it matched any safe set, either hex case and wrapped base64. Prints the
@@ -27,7 +27,7 @@ from urllib.parse import quote, quote_plus
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from runner.secrets import REPLACEMENT, Redactor, _forms  # noqa: E402
+from runner.host.secrets import REPLACEMENT, Redactor, _forms  # noqa: E402
 
 CHUNK = 1 << 20
 

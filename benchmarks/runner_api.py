@@ -5,8 +5,8 @@
 Everything runs in a throwaway var folder: a SQLite database, the smoke competitions, and the site
 served by `manage.py runserver` (threaded) on the loopback. Each pair is measured in the same run:
 
-1. dispatch: claiming a queued task and creating its run, in-process (runner.leases.claim and
-   runner.execution.prepare_run, what a Celery runner does before its sandbox) against
+1. dispatch: claiming a queued task and creating its run, in-process (runner.jobs.task_leases.claim and
+   runner.execution.supervisor.prepare_run, what a Celery runner does before its sandbox) against
    SiteClient.claim (the same, plus the data manifest and the answer over HTTP);
 2. streaming N steps, 100 lines a batch (a poll's worth): LiveSteps.append in-process against
    SiteClient.steps;
@@ -54,11 +54,12 @@ from django.core.management import call_command  # noqa: E402
 from django.db import transaction  # noqa: E402
 
 from leaderboard.runs import job_runs  # noqa: E402
-from runner import execution, leases  # noqa: E402
 from runner.api_v1 import tokens  # noqa: E402
 from runner.client import SiteClient  # noqa: E402
+from runner.execution import supervisor  # noqa: E402
+from runner.jobs import task_leases  # noqa: E402
+from runner.jobs.services import create_job  # noqa: E402
 from runner.models import JobTask, Runner  # noqa: E402
-from runner.services import create_job  # noqa: E402
 
 BATCH = 100
 
@@ -118,8 +119,8 @@ def bench_dispatch(user, url: str, tasks: int) -> tuple[list[float], list[float]
     for task in jobs(user, tasks):
 
         def claim(task=task):
-            held = leases.claim(task.pk, local)
-            execution.prepare_run(
+            held = task_leases.claim(task.pk, local)
+            supervisor.prepare_run(
                 held,
                 JobTask.objects.select_related("job__agent", "job__experiment", "job__created_by", "competition").get(
                     pk=task.pk

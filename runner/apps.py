@@ -10,10 +10,10 @@ class RunnerConfig(AppConfig):
         from django.db.models.signals import post_save
 
         from leaderboard.runs.job_runs import report_prices_with, report_progress_with
-        from runner import checks  # noqa: F401 - registers the settings checks
-        from runner.access import grant_new_user
-        from runner.llm_usage import site_cost
-        from runner.reproduction import unfinished_tasks
+        from runner.host import checks  # noqa: F401 - registers the settings checks
+        from runner.jobs.access import grant_new_user
+        from runner.jobs.llm_usage import site_cost
+        from runner.jobs.reproduction import unfinished_tasks
 
         post_save.connect(grant_new_user, sender=get_user_model(), dispatch_uid="runner-grant-new-user")
         report_progress_with(unfinished_tasks)  # a reproduction is pending while its jobs' tasks are

@@ -17,7 +17,7 @@ from django.core.validators import MinValueValidator
 from django.db import models
 from django.utils import timezone
 
-from runner.states import JobStatus, TaskStatus, job_state, job_status, task_state
+from runner.jobs.states import JobStatus, TaskStatus, job_state, job_status, task_state
 
 
 class Runner(models.Model):
@@ -57,7 +57,7 @@ class Runner(models.Model):
                                   help_text="sha256 of the runner API token (manage.py create_runner shows it once)")
     token_revoked_at = models.DateTimeField(null=True, blank=True)
     # A Celery runner beside a runner attached over the API (`make run`): it takes only the kinds of task
-    # the runner API does not serve yet (runner.api_kinds), and grading.
+    # the runner API does not serve yet (runner.jobs.api_kinds), and grading.
     leaves_api_kinds = models.BooleanField(
         default=False,
         help_text="A Celery runner that leaves every task the runner API serves to runners attached by it")
@@ -123,7 +123,7 @@ class AgentDefinition(models.Model):
 class Job(models.Model):
     """One request. Its status is derived from its tasks (`status`), never stored twice."""
 
-    Status = JobStatus  # runner.states: the words beside the rules that derive them
+    Status = JobStatus  # runner.jobs.states: the words beside the rules that derive them
 
     experiment = models.ForeignKey("leaderboard.Experiment", on_delete=models.CASCADE, related_name="jobs")
     agent = models.ForeignKey(AgentDefinition, on_delete=models.PROTECT, related_name="jobs")
@@ -140,7 +140,7 @@ class Job(models.Model):
         max_length=200, null=True, blank=True, help_text="None: no network; else an egress network"
     )
     private = models.BooleanField(default=False, help_text="Its runs are seen by their owner and staff only")
-    # Secrets for the sandbox's environment only; sealed by runner.secrets, never shown anywhere.
+    # Secrets for the sandbox's environment only; sealed by runner.host.secrets, never shown anywhere.
     sealed_env = models.TextField(blank=True, default="")
     created_by = models.ForeignKey(
         django_settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, blank=True, related_name="jobs"
@@ -170,12 +170,12 @@ class Job(models.Model):
 
     @property
     def status(self) -> str:
-        """Derived from the tasks and their runs by runner.states (never stored)."""
+        """Derived from the tasks and their runs by runner.jobs.states (never stored)."""
         return job_status(self.task_list())
 
     @property
     def state(self) -> str:
-        """The status in words, with the runs not scored counted (runner.states)."""
+        """The status in words, with the runs not scored counted (runner.jobs.states)."""
         return job_state(self.task_list())
 
     def task_list(self) -> list[JobTask]:
@@ -186,13 +186,13 @@ class Job(models.Model):
 
     def secrets(self) -> dict[str, str]:
         """The job's secrets in the clear, for the sandbox's environment and for redaction only."""
-        from runner.secrets import unseal
+        from runner.host.secrets import unseal
 
         return unseal(self.sealed_env)
 
     @property
     def queue(self) -> str:
-        from runner.routing import queue_for
+        from runner.jobs.queues import queue_for
 
         return queue_for(gpus=self.gpus, gpu_type=self.gpu_type)
 
@@ -200,7 +200,7 @@ class Job(models.Model):
 class JobTask(models.Model):
     """One competition x seed of a job: what a runner claims, under a lease it keeps renewing."""
 
-    Status = TaskStatus  # runner.states
+    Status = TaskStatus  # runner.jobs.states
 
     FINISHED = (Status.SUCCEEDED, Status.FAILED, Status.TIMED_OUT, Status.CANCELLED)
 
@@ -242,7 +242,7 @@ class JobTask(models.Model):
 
     @property
     def state(self) -> str:
-        """How the agent stopped and what became of its submission, in words (runner.states)."""
+        """How the agent stopped and what became of its submission, in words (runner.jobs.states)."""
         return task_state(self)
 
     @property
@@ -255,7 +255,7 @@ class JobTask(models.Model):
 
 class PublicDataVersion(models.Model):
     """The content hash of a competition's public data folder, computed once per state of the folder
-    (runner.recipes): a runner re-reads only the files' names, sizes and times to know it is unchanged."""
+    (runner.execution.recipes): a runner re-reads only the files' names, sizes and times to know it is unchanged."""
 
     path = models.CharField(max_length=1000)
     signature = models.CharField(max_length=64, help_text="sha256 of every file's name, size and mtime")

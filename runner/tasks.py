@@ -16,9 +16,9 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Run
-from runner import leases
-from runner.api_kinds import api_takes_id
 from runner.backends import Backend, BackendUnavailable, get_backend
+from runner.jobs import task_leases
+from runner.jobs.api_kinds import api_takes_id
 from runner.models import JobTask, Runner
 from webapp import queue
 
@@ -46,7 +46,7 @@ def current_backend() -> Backend:
              soft_time_limit=None, time_limit=None)
 def run_job_task(self, task_id: int) -> str:
     """Claim the task, run it, end it; returns the task's final status or why nothing was done."""
-    from runner.execution import execute
+    from runner.execution.supervisor import execute
 
     runner = current_runner()
     if runner is not None and runner.status == Runner.Status.DRAINING:
@@ -55,16 +55,16 @@ def run_job_task(self, task_id: int) -> str:
         raise self.retry(countdown=DRAIN_BOUNCE_S)  # for a runner that starts sandboxes as the job asks
     if runner is not None and runner.leaves_api_kinds and api_takes_id(task_id):
         return "left to a runner attached over the runner API"  # it claims from the database, not this message
-    held = leases.claim(task_id, runner)
+    held = task_leases.claim(task_id, runner)
     if held is None:
         return "not queued"
     try:
         return execute(held, runner=runner, backend=current_backend()).status
-    except leases.LeaseLost:
+    except task_leases.LeaseLost:
         log.warning("job task %s: lease lost; another attempt owns it", task_id)
         return "lease lost"
-    except leases.NoFreeGpus:
-        leases.release(held)
+    except task_leases.NoFreeGpus:
+        task_leases.release(held)
         raise self.retry(countdown=GPU_WAIT_S) from None
     except BackendUnavailable as exc:  # execute() handed the task back to the queue
         if self.request.retries >= BACKEND_RETRIES:
@@ -91,12 +91,12 @@ def _fail_queued(task_id: int, why: str) -> str:
     return JobTask.Status.FAILED
 
 
-def _fail_held(held: leases.Claim, why: str) -> str:
+def _fail_held(held: task_leases.Claim, why: str) -> str:
     try:
         with transaction.atomic():
-            leases.finish(held, JobTask.Status.FAILED, error=why[:5000])
+            task_leases.finish(held, JobTask.Status.FAILED, error=why[:5000])
             _fail_run(held.pk, why)
-    except leases.LeaseLost:
+    except task_leases.LeaseLost:
         return "lease lost"
     return JobTask.Status.FAILED
 

@@ -4,9 +4,9 @@
     python3 scripts/gpu_check.py [--out DIR] [--image mlebench-env] [--python PATH]
 
 Needs no Django and no database (so it runs on a bare GPU machine in well under a minute; about 10 s
-here without a GPU): it imports only runner.hardware and runner.backends.gpus from this checkout.
+here without a GPU): it imports only runner.host.hardware and runner.backends.gpus from this checkout.
 
-1. Detection: runner.hardware.detect_gpus() (NVML, then nvidia-smi) gives each GPU's model, memory,
+1. Detection: runner.host.hardware.detect_gpus() (NVML, then nvidia-smi) gives each GPU's model, memory,
    UUID and driver, as a runner registers them and a run records them.
 2. A local sandbox given GPU 0 (the local backend's CUDA_VISIBLE_DEVICES and CUDA_DEVICE_ORDER) runs
    MLE-bench's own start.sh GPU check (its aide and mlagentbench agents' lines, verbatim:
@@ -33,8 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from runner import hardware  # noqa: E402
 from runner.backends import gpus as sandbox_gpus  # noqa: E402
+from runner.host import hardware  # noqa: E402
 
 # MLE-bench's agents/aide/start.sh (and mlagentbench's), lines 9-25 at openai/mle-bench 783b15a.
 MLEBENCH_GPU_CHECK = r"""

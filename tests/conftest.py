@@ -218,8 +218,8 @@ def staff(db, django_user_model):
 def mlebench_env():
     """The base image of MLE-bench agents, built once and kept (the tag and the recipe's revision are
     the cache), as CI builds it."""
-    from runner.agent_image import ImageBuildError, build
     from runner.agents import base_image
+    from runner.host.agent_image import ImageBuildError, build
 
     try:
         build(tag=base_image.TAG, recipe=base_image.RECIPE, log=lambda *a: None)

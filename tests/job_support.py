@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from runner.execution import TOOLS_DIR
-from runner.services import create_job
+from runner.execution.supervisor import TOOLS_DIR
+from runner.jobs.services import create_job
 from tests.runs.test_submission import IDS
 
 SCRIPTED_AGENT = Path(__file__).resolve().parent / "job_agents" / "scripted_agent.py"

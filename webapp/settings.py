@@ -185,9 +185,9 @@ WHITENOISE_USE_FINDERS = True
 # checkout elsewhere names it with MEDALBOARD_SHARED_DIR.
 SHARED_DIR = Path(os.environ.get("MEDALBOARD_SHARED_DIR") or BASE_DIR.parent / "shared")
 CATALOGUE_DIR = Path(os.environ.get("MEDALBOARD_CATALOGUE_DIR", SHARED_DIR / "data" / "mle-bench"))
-NEW_USERS_CAN_SUBMIT_JOBS = env_bool("MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS", False)  # runner.access
-MAX_ACTIVE_JOBS_PER_USER = env_int("MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER", 3)  # runner.access
-# The Fernet key runner.secrets seals job secrets with (MEDALBOARD_SECRETS_KEY); not Django's SECRET_KEY.
+NEW_USERS_CAN_SUBMIT_JOBS = env_bool("MEDALBOARD_NEW_USERS_CAN_SUBMIT_JOBS", False)  # runner.jobs.access
+MAX_ACTIVE_JOBS_PER_USER = env_int("MEDALBOARD_MAX_ACTIVE_JOBS_PER_USER", 3)  # runner.jobs.access
+# The Fernet key runner.host.secrets seals job secrets with (MEDALBOARD_SECRETS_KEY); not Django's SECRET_KEY.
 RUNNER_SECRETS_FERNET_KEY = os.environ.get("MEDALBOARD_SECRETS_KEY", "")
 MAX_UPLOAD_BYTES = env_int("MEDALBOARD_MAX_UPLOAD_BYTES", 512 * 1024 * 1024)
 # Every archive read (uploaded .zip/.tar, Inspect .eval) streams under these caps (leaderboard.lib.archives):
@@ -287,12 +287,12 @@ JOB_STOP_GRACE_S = env_float("MEDALBOARD_JOB_STOP_GRACE_S", 5.0)
 # How long an agent may go on after the LLM gateway refused it a call for the job's budget (its last
 # calls, tokens or cost) before the runner stops the sandbox: time to write a last submission.
 JOB_BUDGET_GRACE_S = env_float("MEDALBOARD_JOB_BUDGET_GRACE_S", 5.0)
-# What a job's run keeps of its sandbox's folders (runner.outputs): a file over the first is stored
+# What a job's run keeps of its sandbox's folders (runner.host.outputs): a file over the first is stored
 # cut, files past the run's total or count are skipped, each with a note on the run.
 JOB_OUTPUT_FILE_BYTES = env_int("MEDALBOARD_JOB_OUTPUT_FILE_BYTES", 512 * 1024 * 1024)
 JOB_OUTPUT_TOTAL_BYTES = env_int("MEDALBOARD_JOB_OUTPUT_TOTAL_BYTES", 2 * 1024 * 1024 * 1024)
 JOB_OUTPUT_MAX_FILES = env_int("MEDALBOARD_JOB_OUTPUT_MAX_FILES", 5000)
-# Disk a task's folders may use (runner.scratch): a file system of that size when the runner is root
+# Disk a task's folders may use (runner.host.scratch): a file system of that size when the runner is root
 # (JOB_DISK_QUOTA_MOUNT), else measured by the supervisor, which stops the agent past it.
 JOB_DISK_QUOTA_BYTES = int(env_float("MEDALBOARD_JOB_DISK_QUOTA_GB", 20.0) * (1 << 30))
 JOB_DISK_QUOTA_MOUNT = env_bool("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", True)
@@ -320,7 +320,7 @@ if RESEARCH_ENVIRONMENT not in ("light", "full", "none"):
 RESEARCH_ENV_DIR = Path(os.environ.get("MEDALBOARD_RESEARCH_ENV_DIR", VAR_DIR / "research-env"))
 # The OCI runtime of a Docker runner's sandboxes: runc (Docker's default) or runsc (gVisor).
 DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME") or "runc"
-# Docker networks this runner lets sandboxes join (runner.networks); none by default. Never host,
+# Docker networks this runner lets sandboxes join (runner.host.networks); none by default. Never host,
 # bridge, default, none or a mode with a colon: those are refused when the runner starts.
 SANDBOX_NETWORKS = env_list("MEDALBOARD_SANDBOX_NETWORKS", [])
 # Whether a job's runs are private (owner and staff only) when the job does not say; public like an

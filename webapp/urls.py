@@ -14,7 +14,7 @@ from leaderboard.questions.api import QuestionViewSet, SummaryViewSet
 from leaderboard.search.api import SearchView
 from leaderboard.web import plotly_asset
 from leaderboard.web.login_throttle import ThrottledLoginView
-from runner.api import ExperimentReproduceView, JobViewSet, RunnerListView
+from runner.web.jobs_api import ExperimentReproduceView, JobViewSet, RunnerListView
 
 router = DefaultRouter()
 router.register("competitions", CompetitionViewSet, basename="competition")
@@ -46,6 +46,6 @@ urlpatterns = [
          name="api-experiment-reproductions"),
     path("api/experiments/<int:pk>/reproduce/", ExperimentReproduceView.as_view(), name="api-experiment-reproduce"),
     path("api/", include(router.urls)),
-    path("", include("runner.urls")),
+    path("", include("runner.web.urls")),
     path("", include("leaderboard.web.urls")),
 ]

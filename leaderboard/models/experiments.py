@@ -118,7 +118,7 @@ class Experiment(models.Model):
     # "user:<id>", "team:<id>" or "" (no owner): unique with the configuration, NULL-free on every database,
     # and kept when a user is deleted so their results never merge into someone else's.
     owner_key = models.CharField(max_length=40, blank=True, editable=False)
-    # A re-run of another experiment's jobs (runner.reproduction): its own experiment, so its runs never
+    # A re-run of another experiment's jobs (runner.jobs.reproduction): its own experiment, so its runs never
     # mix with the original's, compared with it on the original's page (leaderboard.trust.reproductions).
     reproduces = models.ForeignKey(
         "self", on_delete=models.SET_NULL, null=True, blank=True, related_name="reproductions"

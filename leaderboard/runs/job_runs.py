@@ -78,7 +78,7 @@ def reproduction_of(*, original: Experiment, owner) -> Experiment:
 
 
 def record_recipe(run: Run, recipe: dict[str, Any]) -> None:
-    """What the run needs to run again (runner.recipes), as its sandbox starts."""
+    """What the run needs to run again (runner.execution.recipes), as its sandbox starts."""
     Run.objects.filter(pk=run.pk).update(recipe=recipe)
 
 

@@ -3,7 +3,7 @@
 An upload writes its files to artifact storage inside the transaction that creates their rows, and
 deletes them if anything fails. A worker killed at the wrong moment (SIGKILL, out of memory, a
 timeout) runs no clean-up: its files stay in storage with no row naming them, and its scratch
-folder stays in the temporary directory. The periodic sweep (runner.recovery.sweep) calls
+folder stays in the temporary directory. The periodic sweep (runner.jobs.sweep.sweep) calls
 `sweep_orphans_when_due`, which at most once per ORPHAN_SWEEP_INTERVAL_S deletes
 
 - files under the upload folders of artifact storage (`runs/`, `trajectories/`, and `intake/`, where

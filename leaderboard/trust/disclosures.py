@@ -97,7 +97,7 @@ def annotate(experiment: Experiment, disclosures: Disclosures) -> None:
 
 
 def for_job(*, network: str | None) -> Disclosures:
-    """A job's: internet used exactly when its sandboxes join an egress network (runner.networks), and
+    """A job's: internet used exactly when its sandboxes join an egress network (runner.host.networks), and
     no test-set signal, since a sandbox mounts only the public data and its checker compares a
     submission's format with the sample submission, never with the answers."""
     return Disclosures(internet="yes" if network else "no", test_signal="no")

@@ -2,7 +2,7 @@
 
 MLE-bench's own base is Ubuntu with Miniconda, its system packages and, in the `agent` conda
 environment, its pinned requirements (requirements/mlebench.txt, then requirements/mlebench-heavy.txt's
-installs). Ours is the site's debootstrapped Debian (runner.agent_image) with what those Dockerfiles and
+installs). Ours is the site's debootstrapped Debian (runner.host.agent_image) with what those Dockerfiles and
 start scripts rely on: the user `nonroot`, /home/data and /home/submission (the sandbox adds logs,
 code and agent), a root-only /private, an environment named `agent` (a venv of Debian's Python 3.11
 at /opt/conda/envs/agent) and a `conda` on PATH that covers the commands they use
@@ -37,8 +37,8 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from runner import agent_image
-from runner.agent_image import ImageBuildError, Recipe
+from runner.host import agent_image
+from runner.host.agent_image import ImageBuildError, Recipe
 
 TAG = "mlebench-env"
 USER = "nonroot"

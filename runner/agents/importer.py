@@ -22,8 +22,8 @@ from django.db import transaction
 
 from runner.agents import folders
 from runner.agents.mlebench import FORMAT, AgentFormatError, Limits, Variant, read_agents
+from runner.jobs.registry import images_present
 from runner.models import AgentDefinition, Runner
-from runner.registry import images_present
 
 
 @dataclass

@@ -18,10 +18,10 @@ from pathlib import Path
 from django.conf import settings
 from django.core.cache import cache
 
-from runner import recipes
 from runner.agents import base_image
 from runner.agents.mlebench import AgentFormatError, Limits, Variant, read_agents
 from runner.agents.sandbox import is_packaged, package_of
+from runner.execution import recipes
 from runner.models import Job, Runner
 
 MANIFEST_TTL_S = 24 * 3600

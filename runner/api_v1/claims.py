@@ -1,5 +1,5 @@
 """A remote runner's claim: the next queued task its hardware serves, taken with the same lease as a
-Celery runner's (runner.leases), its run created as the in-process supervisor creates it, and the
+Celery runner's (runner.jobs.task_leases), its run created as the in-process supervisor creates it, and the
 answer that carries everything the runner needs to run it: the sandbox, the secrets (only here, for
 this task), what to redact, the data manifest and the site's limits.
 
@@ -18,11 +18,11 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from runner import leases
 from runner.api_v1 import agents, data, llm, research
+from runner.host.outputs import Limits
+from runner.jobs import task_leases
+from runner.jobs.services import agent_image
 from runner.models import GpuSlot, JobTask, RemoteAttempt, Runner
-from runner.outputs import Limits
-from runner.services import agent_image
 
 CLAIM_POLL_S = 0.5
 MAX_WAIT_S = 25.0
@@ -33,7 +33,7 @@ def heartbeat(runner: Runner) -> None:
     Runner.objects.filter(pk=runner.pk).update(last_heartbeat=timezone.now())
 
 
-def claim_next(runner: Runner, wait_s: float) -> tuple[leases.Claim, JobTask] | None:
+def claim_next(runner: Runner, wait_s: float) -> tuple[task_leases.Claim, JobTask] | None:
     """Long-poll: the first task this runner can serve, claimed, within `wait_s` (at most MAX_WAIT_S)."""
     deadline = time.monotonic() + min(max(wait_s, 0.0), MAX_WAIT_S)
     while True:
@@ -54,7 +54,7 @@ def claim_next(runner: Runner, wait_s: float) -> tuple[leases.Claim, JobTask] | 
 def held_count(runner: Runner) -> int:
     """The runner's tasks whose lease is live: an expired one is the sweep's to hand on, not a slot."""
     return JobTask.objects.filter(
-        runner=runner, status__in=leases.HELD, lease_expires_at__gt=timezone.now()
+        runner=runner, status__in=task_leases.HELD, lease_expires_at__gt=timezone.now()
     ).count()
 
 
@@ -65,20 +65,20 @@ def checked_slots(value) -> int:
     return value
 
 
-def _claim_in_a_slot(task: JobTask, runner: Runner) -> leases.Claim | None:
+def _claim_in_a_slot(task: JobTask, runner: Runner) -> task_leases.Claim | None:
     """Claim `task` if one of the runner's slots is free, with its GPUs; None if it was taken
     meanwhile, the slots are full or its GPUs are not free now (it stays queued)."""
     with transaction.atomic():
         _lock(runner)
         if held_count(runner) >= runner.concurrency:
             return None
-        held = leases.claim(task.pk, runner)
+        held = task_leases.claim(task.pk, runner)
         if held is None or not task.job.gpus:
             return held
         try:
-            leases.take_gpus(held, runner, task.job.gpus, task.job.gpu_type)
-        except leases.NoFreeGpus:
-            leases.release(held)
+            task_leases.take_gpus(held, runner, task.job.gpus, task.job.gpu_type)
+        except task_leases.NoFreeGpus:
+            task_leases.release(held)
             return None
         except RuntimeError:  # it can never run here: answer() fails it, saying why
             pass
@@ -106,12 +106,13 @@ def _candidates(runner: Runner):
         yield task
 
 
-def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
+def answer(held: task_leases.Claim, task: JobTask, runner: Runner) -> dict:
     """Create (or restart) the task's run and describe the task to the runner that claimed it."""
     task = JobTask.objects.select_related("job__agent", "job__experiment", "job__created_by", "competition").get(
         pk=task.pk
     )
-    from runner.execution import prepare_run  # it loads the sandboxes' libraries: only when a task is claimed
+    # it loads the sandboxes' libraries: only when a task is claimed
+    from runner.execution.supervisor import prepare_run
 
     run = prepare_run(held, task)
     RemoteAttempt.objects.get_or_create(task=task, attempt=held.attempt)
@@ -123,9 +124,9 @@ def answer(held: leases.Claim, task: JobTask, runner: Runner) -> dict:
     limits = Limits.from_settings()
     gpus = sorted(GpuSlot.objects.filter(runner=runner, task_id=task.pk).values_list("index", flat=True))
     if job.gpus and not gpus:  # none taken with the claim: it can never run here, and this says why
-        gpus = leases.take_gpus(held, runner, job.gpus, job.gpu_type)
+        gpus = task_leases.take_gpus(held, runner, job.gpus, job.gpu_type)
     with transaction.atomic():
-        leases.fence(held)
+        task_leases.fence(held)
     return {
         "task": task.pk,
         "run": run.pk,

@@ -8,7 +8,7 @@ import secrets
 from django.db import transaction
 from django.utils import timezone
 
-from runner import leases
+from runner.jobs import task_leases
 from runner.models import JobTask, Runner
 
 PREFIX = "mbr_"
@@ -41,13 +41,14 @@ def revoke(runner: Runner) -> int:
     with transaction.atomic():
         Runner.objects.filter(pk=runner.pk).update(token_revoked_at=timezone.now(), status=Runner.Status.OFFLINE)
         held = list(
-            JobTask.objects.filter(runner=runner, status__in=leases.HELD).values_list("pk", "lease_owner", "attempts")
+            JobTask.objects.filter(runner=runner, status__in=task_leases.HELD)
+            .values_list("pk", "lease_owner", "attempts")
         )
         back = 0
         for pk, owner, attempt in held:
-            back += leases.release(
-                leases.Claim(leases.JOB_TASKS, pk, owner, attempt),
+            back += task_leases.release(
+                task_leases.Claim(task_leases.JOB_TASKS, pk, owner, attempt),
                 error=f"runner {runner.name} was revoked; back in the queue",
             )
-            leases.free_gpus(pk)
+            task_leases.free_gpus(pk)
     return back

@@ -11,9 +11,9 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runner import leases
 from runner.api_v1 import agents, claims, data, writes
 from runner.api_v1.auth import IsRunner, RunnerTokenAuthentication
+from runner.jobs import task_leases
 from runner.models import JobTask, Runner
 
 TAG = ["runner v1"]
@@ -32,13 +32,13 @@ class RunnerView(APIView):
     def handle_exception(self, exc):
         if isinstance(exc, writes.Forbidden):
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
-        if isinstance(exc, leases.LeaseLost):
+        if isinstance(exc, task_leases.LeaseLost):
             return Response({"detail": str(exc), "fenced": True}, status=status.HTTP_409_CONFLICT)
         if isinstance(exc, writes.Refused):
             return Response({"detail": str(exc), **exc.extra}, status=exc.status)
         return super().handle_exception(exc)
 
-    def held(self, request, pk: int, lease: dict | None = None) -> leases.Claim:
+    def held(self, request, pk: int, lease: dict | None = None) -> task_leases.Claim:
         return writes.held_by(request.auth, pk, lease if lease is not None else request.data.get("lease") or {})
 
 
@@ -61,7 +61,7 @@ class RegisterView(RunnerView):
         Runner.objects.filter(pk=request.auth.pk).update(**fields, status=Runner.Status.ONLINE)
         claims.heartbeat(request.auth)
         request.auth.refresh_from_db()
-        leases.sync_gpu_slots(request.auth)
+        task_leases.sync_gpu_slots(request.auth)
         return Response({"runner": request.auth.name})
 
 
@@ -75,7 +75,7 @@ class ClaimView(RunnerView):
         try:
             return Response(claims.answer(held, task, request.auth))
         except Exception as exc:  # noqa: BLE001 - the task cannot be run anywhere as it is: fail it, saying why
-            leases.finish(held, JobTask.Status.FAILED, error=f"{exc.__class__.__name__}: {exc}"[:5000])
+            task_leases.finish(held, JobTask.Status.FAILED, error=f"{exc.__class__.__name__}: {exc}"[:5000])
             raise
 
 

@@ -18,14 +18,15 @@ from django.utils import timezone
 
 from leaderboard.models import Run
 from leaderboard.runs import job_runs
-from runner import ending, leases, recipes
 from runner.api_v1 import llm, research
+from runner.execution import ending, recipes
 from runner.gateway import STEPS_FILE
+from runner.host.outputs import Limits, Stored
+from runner.jobs import task_leases
 from runner.models import Job, JobTask, RemoteAttempt, RemoteUpload, Runner
-from runner.outputs import Limits, Stored
 
 AGENT, GATEWAY = "agent", "gateway"
-# What a runner may upload: the kinds of a run's own files (runner.outputs) and snapshots; never a
+# What a runner may upload: the kinds of a run's own files (runner.host.outputs) and snapshots; never a
 # grading report or a trajectory of the site's making.
 UPLOAD_KINDS = ("submission", "log", "code", "other", "snapshot")
 
@@ -42,38 +43,38 @@ class Refused(Exception):
         self.status, self.extra = status, extra
 
 
-def held_by(runner: Runner, task_id: int, lease: dict) -> leases.Claim:
+def held_by(runner: Runner, task_id: int, lease: dict) -> task_leases.Claim:
     """The runner's lease on its task, as named in the request; Forbidden for another runner's task.
     Whether the lease still holds is the fence's to say, inside each write's transaction."""
     task = JobTask.objects.filter(pk=task_id).values("runner_id", "attempts").first()
     if task is None or task["runner_id"] != runner.pk:
         raise Forbidden(f"task {task_id} is not held by runner {runner.name}")
     try:
-        return leases.Claim(leases.JOB_TASKS, task_id, str(lease["owner"]), int(lease["attempt"]))
+        return task_leases.Claim(task_leases.JOB_TASKS, task_id, str(lease["owner"]), int(lease["attempt"]))
     except (KeyError, TypeError, ValueError):
         raise Refused("lease: {owner, attempt} expected") from None
 
 
-def staging(held: leases.Claim) -> Path:
+def staging(held: task_leases.Claim) -> Path:
     return Path(settings.RUNNER_UPLOAD_DIR) / f"task-{held.pk}-a{held.attempt}-{held.owner[:16]}"
 
 
 # --- lease, start ---------------------------------------------------------------------------------
 
 
-def renew(held: leases.Claim, log_tail: str | None) -> dict:
+def renew(held: task_leases.Claim, log_tail: str | None) -> dict:
     """Renew the lease (and keep the output's tail); says whether the job was cancelled meanwhile."""
     changes = {"log_tail": log_tail[-16_384:]} if log_tail is not None else {}
     with transaction.atomic():
-        leases.fence(held, **changes)
+        task_leases.fence(held, **changes)
     Runner.objects.filter(tasks__pk=held.pk).update(last_heartbeat=timezone.now())
     return {"cancel": Job.objects.filter(tasks__pk=held.pk, cancel_requested=True).exists()}
 
 
-def started(held: leases.Claim, recipe: dict) -> dict:
+def started(held: task_leases.Claim, recipe: dict) -> dict:
     """The agent's start: the run's clock, set once per attempt (a retry keeps the first), and its
-    recipe: the in-process runner's record (runner.recipes), with the runner's word on its sandbox."""
-    from runner.services import agent_image
+    recipe: the in-process runner's record (runner.execution.recipes), with the runner's word on its sandbox."""
+    from runner.jobs.services import agent_image
 
     task = JobTask.objects.select_related("run", "job__agent", "competition", "runner").get(pk=held.pk)
     started_at = task.agent_started_at or timezone.now()
@@ -83,10 +84,10 @@ def started(held: leases.Claim, recipe: dict) -> dict:
         recipe = recipes.from_remote(task, "" if image else task.job.agent_image or agent_image(task.job.agent), recipe)
     with transaction.atomic():
         if task.agent_started_at is None:
-            leases.fence(held, agent_started_at=started_at)
+            task_leases.fence(held, agent_started_at=started_at)
             job_runs.record_recipe(_run_of(task), recipe)
         else:
-            leases.fence(held)
+            task_leases.fence(held)
     return {"agent_started_at": started_at.isoformat()}
 
 
@@ -102,11 +103,11 @@ _live: dict[tuple[int, int, str], job_runs.LiveSteps] = {}
 _live_lock = threading.Lock()
 
 
-def steps(held: leases.Claim, agent: list, gateway: list) -> dict:
+def steps(held: task_leases.Claim, agent: list, gateway: list) -> dict:
     """Append the lines past those already received, per stream, to the staged copy and to the
     run's live trajectory; lines sent again are skipped."""
     with transaction.atomic():
-        leases.fence(held)
+        task_leases.fence(held)
         state = RemoteAttempt.objects.select_for_update().get(task_id=held.pk, attempt=held.attempt)
         fresh = {AGENT: _fresh(agent, state.agent_lines), GATEWAY: _fresh(gateway, state.gateway_lines)}
         live = _live_steps(held)  # before the new lines are staged: a rebuilt one holds those before them
@@ -127,7 +128,7 @@ def _fresh(lines: list, seen: int) -> list[tuple[int, bytes]]:
     return [(n, text) for n, text in numbered if n > seen]
 
 
-def _stage_lines(held: leases.Claim, stream: str, lines: list[tuple[int, bytes]]) -> None:
+def _stage_lines(held: task_leases.Claim, stream: str, lines: list[tuple[int, bytes]]) -> None:
     if not lines:
         return
     folder = staging(held)
@@ -137,7 +138,7 @@ def _stage_lines(held: leases.Claim, stream: str, lines: list[tuple[int, bytes]]
             f.write(json.dumps({"n": n, "l": text.decode()}) + "\n")
 
 
-def _live_steps(held: leases.Claim) -> job_runs.LiveSteps:
+def _live_steps(held: task_leases.Claim) -> job_runs.LiveSteps:
     """This process's live trajectory of the attempt; after a restart (or in another process) it is
     written again from the staged lines, so it never misses any."""
     key = (held.pk, held.attempt, held.owner)
@@ -150,14 +151,14 @@ def _live_steps(held: leases.Claim) -> job_runs.LiveSteps:
         return _live[key]
 
 
-def _staged_lines(held: leases.Claim, stream: str) -> list[tuple[int, bytes]]:
+def _staged_lines(held: task_leases.Claim, stream: str) -> list[tuple[int, bytes]]:
     path = staging(held) / f"{stream}-lines.jsonl"
     if not path.is_file():
         return []
     return [(item["n"], item["l"].encode()) for item in map(json.loads, path.read_text().splitlines())]
 
 
-def _close_live(held: leases.Claim) -> None:
+def _close_live(held: task_leases.Claim) -> None:
     with _live_lock:
         live = _live.pop((held.pk, held.attempt, held.owner), None)
     if live is not None:
@@ -167,7 +168,7 @@ def _close_live(held: leases.Claim) -> None:
 # --- uploads --------------------------------------------------------------------------------------
 
 
-def upload_state(held: leases.Claim, key: str) -> dict:
+def upload_state(held: task_leases.Claim, key: str) -> dict:
     upload = RemoteUpload.objects.filter(task_id=held.pk, attempt=held.attempt, key=key).first()
     if upload is None:
         return {"received": 0, "complete": False}
@@ -175,7 +176,7 @@ def upload_state(held: leases.Claim, key: str) -> dict:
 
 
 def upload_chunk(
-    held: leases.Claim, key: str, *, name: str, kind: str, size: int, sha256: str, offset: int, body
+    held: task_leases.Claim, key: str, *, name: str, kind: str, size: int, sha256: str, offset: int, body
 ) -> dict:
     """Append the chunk at `offset` of the file `key` (announced as `size` bytes with `sha256`);
     bytes already received are skipped, a gap is refused with what the site has. The last byte in
@@ -186,7 +187,7 @@ def upload_chunk(
     if size > limits.file_bytes:
         raise Refused(f"{name}: {size:,} bytes, over the {limits.file_bytes:,}-byte limit per file", 413)
     with transaction.atomic():
-        leases.fence(held)
+        task_leases.fence(held)
         upload, created = RemoteUpload.objects.select_for_update().get_or_create(
             task_id=held.pk,
             attempt=held.attempt,
@@ -209,11 +210,11 @@ def upload_chunk(
     return {"received": upload.received, "complete": upload.complete}
 
 
-def _attempt_bytes(held: leases.Claim) -> int:
+def _attempt_bytes(held: task_leases.Claim) -> int:
     return sum(RemoteUpload.objects.filter(task_id=held.pk, attempt=held.attempt).values_list("size", flat=True))
 
 
-def _append(held: leases.Claim, upload: RemoteUpload, offset: int, body) -> None:
+def _append(held: task_leases.Claim, upload: RemoteUpload, offset: int, body) -> None:
     path = _staged_file(held, upload)
     path.parent.mkdir(parents=True, exist_ok=True)
     skip = upload.received - offset  # bytes of this chunk the site already has
@@ -237,7 +238,7 @@ def _append(held: leases.Claim, upload: RemoteUpload, offset: int, body) -> None
             most -= len(block)
 
 
-def _check_hash(held: leases.Claim, upload: RemoteUpload) -> bool:
+def _check_hash(held: task_leases.Claim, upload: RemoteUpload) -> bool:
     """Whether the whole file matches its hash: if so it is complete, if not it is dropped."""
     path = _staged_file(held, upload)
     digest = hashlib.sha256()
@@ -252,11 +253,11 @@ def _check_hash(held: leases.Claim, upload: RemoteUpload) -> bool:
     return True
 
 
-def _staged_file(held: leases.Claim, upload: RemoteUpload) -> Path:
+def _staged_file(held: task_leases.Claim, upload: RemoteUpload) -> Path:
     return staging(held) / "files" / f"{upload.pk:08d}"
 
 
-def _complete(held: leases.Claim, key: str) -> RemoteUpload:
+def _complete(held: task_leases.Claim, key: str) -> RemoteUpload:
     upload = RemoteUpload.objects.select_for_update().filter(task_id=held.pk, attempt=held.attempt, key=key).first()
     if upload is None or not upload.complete:
         raise Refused(f"upload {key} is not complete", 409)
@@ -266,11 +267,11 @@ def _complete(held: leases.Claim, key: str) -> RemoteUpload:
 # --- snapshots and the end ------------------------------------------------------------------------
 
 
-def snapshot(held: leases.Claim, key: str, seconds: float) -> dict:
+def snapshot(held: task_leases.Claim, key: str, seconds: float) -> dict:
     """The uploaded file `key` as a snapshot at `seconds` into the run, once."""
     run = Run.objects.get(job_task__pk=held.pk)
     with transaction.atomic():
-        leases.fence(held)
+        task_leases.fence(held)
         upload = _complete(held, key)
         if upload.used:
             return {"kept": True}
@@ -284,7 +285,7 @@ def snapshot(held: leases.Claim, key: str, seconds: float) -> dict:
     return {"kept": True}
 
 
-def finish(held: leases.Claim, report: dict) -> dict:
+def finish(held: task_leases.Claim, report: dict) -> dict:
     """Store the uploaded outputs as the run's artifacts, its final trajectory, queue its grading on
     the site (unless cancelled or not the agent's own end) and end the task. Sent again, it answers
     as it did the first time."""
@@ -298,21 +299,21 @@ def finish(held: leases.Claim, report: dict) -> dict:
     _close_live(held)
     metered = llm.metered(task.job, report.get("llm"))  # the gateway's meter, as the in-process runner's
     with transaction.atomic():
-        leases.fence(held, status=JobTask.Status.GRADING, error=metered.error(str(report.get("error", "")))[:5000])
+        task_leases.fence(held, status=JobTask.Status.GRADING, error=metered.error(str(report.get("error", "")))[:5000])
         run = _run_of(task)
         stored = _store(held, run, report)
         llm_notes = llm.settle(run, task.job, report.get("llm"), metered)
         ending._record(run, task, stored, [str(note) for note in report.get("notes", [])] + stored.notes + llm_notes)
         ending._final_trajectory(run, task, stored, _gateway_lines(held))
         _end_run(run, status, report, stored)
-        leases.finish(held, status)
+        task_leases.finish(held, status)
         answer = {"status": status, "run": run.pk}
         RemoteAttempt.objects.filter(pk=state.pk).update(finished=answer)
     transaction.on_commit(lambda: shutil.rmtree(staging(held), ignore_errors=True))
     return answer
 
 
-def _store(held: leases.Claim, run: Run, report: dict) -> Stored:
+def _store(held: task_leases.Claim, run: Run, report: dict) -> Stored:
     stored = Stored(
         submission_problem=str(report.get("submission_problem", "")), trajectory_cut=bool(report.get("trajectory_cut"))
     )
@@ -335,7 +336,7 @@ def _store(held: leases.Claim, run: Run, report: dict) -> Stored:
     return stored
 
 
-def _gateway_lines(held: leases.Claim) -> Path | None:
+def _gateway_lines(held: task_leases.Claim) -> Path | None:
     lines = _staged_lines(held, GATEWAY)
     if not lines:
         return None

@@ -7,7 +7,7 @@ environment variables the backend always sets (DATA_DIR, SUBMISSION_DIR, LOGS_DI
 TOOLS_DIR, TIME_LIMIT_SECONDS); under Docker they are /home/data, /home/submission, /home/logs,
 /home/code and /opt/medalboard.
 
-The runner's supervisor (runner/execution.py) owns the loop: start, poll, stream, stop at the wall
+The runner's supervisor (runner/execution/supervisor.py) owns the loop: start, poll, stream, stop at the wall
 clock limit (SIGTERM, then SIGKILL after a grace period), always remove.
 """
 
@@ -81,7 +81,7 @@ class SandboxSpec:
     pids_limit: int = 1024
     time_limit_s: float = 3600.0
     network: str | None = None  # None: no network at all; else the name of an egress network
-    gateway_socket: Path | None = None  # the LLM gateway's Unix socket, bind-mounted (runner.llm_access)
+    gateway_socket: Path | None = None  # the LLM gateway's Unix socket, bind-mounted (runner.host.llm_access)
     home_dir: Path | None = None  # host folder mounted writable at /home, the others beneath (MLE-bench agents)
     privileged: bool = False  # only for agents the site allowed to ask for it (AGENTS_ALLOW_PRIVILEGED)
     # A research task's writable workspace (a copy of its env/; runner.research.workspace), the agent's

@@ -9,7 +9,7 @@ read-only over it (runner.research.jobs). Never the private answers or a researc
 never the project. Besides:
 
 - network `none`, unless the spec names an egress network its runner lists for sandboxes
-  (runner.networks, checked again at start: never host, bridge or another container's; and the
+  (runner.host.networks, checked again at start: never host, bridge or another container's; and the
   daemon's network of that name must have that very name, so neither an id nor an id's prefix
   can stand for the host's or the default bridge);
 - device requests for exactly the assigned GPU indices (the container sees them as 0..n-1), and the
@@ -71,19 +71,19 @@ from runner.backends.base import (
 )
 from runner.backends.gpus import docker_environment, docker_request
 from runner.gateway import SANDBOX_SOCKET
-from runner.networks import NetworkRefused, check_sandbox_network
+from runner.host.networks import NetworkRefused, check_sandbox_network
 
 DEFAULT_RUNTIME = "runc"
 LABEL = "medalboard.sandbox"
 RUNNER_LABEL = "medalboard.runner"
 SITE_LABEL = "medalboard.site"
-# runner.agent_image's record of what an image holds, as a run's recipe keeps it (the freeze itself,
+# runner.host.agent_image's record of what an image holds, as a run's recipe keeps it (the freeze itself,
 # medalboard.env.pip-freeze, is in the image and its label, not in every recipe).
 IMAGE_ENV_LABELS = {"medalboard.env.flavour": "flavour", "medalboard.env.pip-freeze-sha256": "pip_freeze_sha256",
                     "medalboard.env.dpkg-sha256": "dpkg_sha256"}
 LOG_MAX_BYTES = 8 << 20  # the agent's output Docker keeps, in two rotated files of half this size
 DEFAULT_BRIDGE = "com.docker.network.bridge.default_bridge"  # the option that marks Docker's own bridge
-AGENT_UID = 1000  # the `agent` user of the image runner/agent_image.py builds
+AGENT_UID = 1000  # the `agent` user of the image runner/host/agent_image.py builds
 BUILD_HINT = "build it with `python manage.py build_agent_image --tag {image}`"
 PATHS = SandboxPaths(data="/home/data", submission="/home/submission", logs="/home/logs", code="/home/code",
                      tools="/opt/medalboard")

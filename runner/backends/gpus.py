@@ -1,6 +1,6 @@
 """How a sandbox is given exactly its GPUs, and told so, on each backend.
 
-A task holds GPUs by the index NVML and nvidia-smi give them on the runner (runner.hardware; PCI bus
+A task holds GPUs by the index NVML and nvidia-smi give them on the runner (runner.host.hardware; PCI bus
 order). Docker gets them as a device request for those very indices (`docker run --gpus
 '"device=1,2"'`), which the NVIDIA Container Toolkit reads as NVML's indices, and the container sees
 them renumbered 0..n-1; a local sandbox sees the host's devices, narrowed by CUDA_VISIBLE_DEVICES.

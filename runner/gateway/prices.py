@@ -1,7 +1,7 @@
 """What a call costs: USD per million input and output tokens, per model, from the site's price table.
 
 The gateway takes a plain {pattern: (input, output)} dict, so nothing in its hot path touches the
-database; `runner.llm_usage.load_prices()` reads it from runner.models.LlmPrice when the run starts
+database; `runner.jobs.llm_usage.load_prices()` reads it from runner.models.LlmPrice when the run starts
 (in-process, or on the site for the claim answer a remote runner gets). A pattern is a
 model name, or a prefix ending in `*` ("gpt-4o*", "anthropic/claude-*"); the exact name wins, then
 the longest prefix.

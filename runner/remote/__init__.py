@@ -3,6 +3,6 @@
 It holds no database, no SECRET_KEY, no answers and no shared disk: its settings module
 (runner.remote.settings) refuses every query, and everything it learns or writes goes through
 runner.client.SiteClient. It reuses the sandboxes (runner.backends), the readers of what an agent
-leaves (runner.live, runner.sandbox_files, runner.outputs, runner.output_budget) and the outcome
-rules (runner.outcomes) of the in-process runner; nothing of leaderboard, nor the ORM models.
+leaves (runner.host.live, runner.host.sandbox_files, runner.host.outputs, runner.host.output_budget) and the outcome
+rules (runner.host.outcomes) of the in-process runner; nothing of leaderboard, nor the ORM models.
 """

@@ -1,4 +1,4 @@
-"""The LLM gateway of a task on a remote runner: the in-process runner's (runner.llm_access), started
+"""The LLM gateway of a task on a remote runner: the in-process runner's (runner.host.llm_access), started
 with what the claim answer says (the job's limits, the site's price table) and this runner's own
 upstreams (MEDALBOARD_LLM_UPSTREAMS in its settings). The provider keys come among the job's secrets
 in the claim, stay in this process's memory and go upstream only; the sandbox gets the run's token
@@ -17,9 +17,9 @@ import dataclasses
 import time
 from typing import Any
 
-from runner import llm_access
 from runner.backends import Backend, SandboxSpec
-from runner.secrets import Redactor
+from runner.host import llm_access
+from runner.host.secrets import Redactor
 
 
 class GatewayFailed(Exception):

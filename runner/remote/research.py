@@ -10,7 +10,7 @@ task's scripts/ (eval.py, the answers) never reach the runner: the site scores t
 - `snapshots`: the workspace's snapshots while the agent runs (runner.research.sandbox.Snapshots).
 - `wrap_up`: at the end, each snapshot as `workspace-snapshots/<seconds>.zip` (redacted; the zips
   within a quarter of the run's output total, charged to it, so with the final workspace, which
-  runner.outputs keeps as `workspace/<path>`, they stay within what the site takes), and the report
+  runner.host.outputs keeps as `workspace/<path>`, they stay within what the site takes), and the report
   only the runner can make: the read-only files the agent changed, the agent's time, whether it
   wrote submission.csv.
 """
@@ -21,11 +21,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from runner.backends import Backend, SandboxSpec
-from runner.output_budget import Budget
-from runner.outputs import Limits
+from runner.host.output_budget import Budget
+from runner.host.outputs import Limits
+from runner.host.secrets import Redactor
 from runner.research import sandbox, workspace
 from runner.research.sandbox import SNAPSHOT_SHARE, Snapshots
-from runner.secrets import Redactor
 
 STEPS_FOLDER = "workspace-snapshots"  # the site's name for them (leaderboard.runs.research_traces)
 
@@ -61,7 +61,7 @@ class WrapUp:
     report: dict = field(default_factory=dict)  # merged into the finish
 
     def charged(self, spent: Budget | None) -> Budget | None:
-        """What the run's outputs have left once the zips are counted (as runner.outputs reads `spent`)."""
+        """What the run's outputs have left once the zips are counted (as runner.host.outputs reads `spent`)."""
         if not self.files:
             return spent
         total, count = (spent.total, spent.count) if spent else (0, 0)

@@ -13,9 +13,9 @@ import logging
 import threading
 from pathlib import Path
 
-from runner import hardware
 from runner.backends import Backend
 from runner.client import ApiError, Revoked, SiteClient, SiteLost
+from runner.host import hardware
 from runner.remote.data import DataCache
 from runner.remote.task import run_task
 

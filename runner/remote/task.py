@@ -3,10 +3,10 @@
     outcome = run_task(client, claim, backend, work_dir=..., cache=..., runner_name=...)
 
 The sandbox is the in-process runner's (runner.backends, with the same spec), and so are the readers
-of what the agent leaves: new trajectory lines (runner.live.LineTail), changed submissions
-(runner.live.SnapshotWatch, within their share of the run's limits), the outputs at the end
-(runner.outputs.collect_outputs: regular files only, bounded, redacted) and the outcome rules
-(runner.outcomes). What the in-process supervisor writes into the database goes to the site instead:
+of what the agent leaves: new trajectory lines (runner.host.live.LineTail), changed submissions
+(runner.host.live.SnapshotWatch, within their share of the run's limits), the outputs at the end
+(runner.host.outputs.collect_outputs: regular files only, bounded, redacted) and the outcome rules
+(runner.host.outcomes). What the in-process supervisor writes into the database goes to the site instead:
 the lease renewed at every poll (which also says whether the job was cancelled), steps, snapshots,
 the files, the finish. If the site says the task is no longer this runner's (fenced, another
 runner's, a revoked token) or stays away past the client's bounded wait, the sandbox is stopped and
@@ -21,19 +21,19 @@ import shutil
 import time
 from pathlib import Path
 
-from runner import outcomes
 from runner.backends import Backend, ImageNotFound, SandboxSpec, StartFailed
 from runner.client import SiteClient
 from runner.gateway import STEPS_FILE
-from runner.live import LineTail, SnapshotWatch
-from runner.outcomes import Outcome
-from runner.output_budget import Budget
-from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits, Stored, collect_outputs
+from runner.host import outcomes
+from runner.host.live import LineTail, SnapshotWatch
+from runner.host.outcomes import Outcome
+from runner.host.output_budget import Budget
+from runner.host.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits, Stored, collect_outputs
+from runner.host.scratch import Scratch
+from runner.host.secrets import Redactor
 from runner.remote import agents, research
 from runner.remote.data import DataCache
 from runner.remote.llm import GatewayFailed, RemoteLlm
-from runner.scratch import Scratch
-from runner.secrets import Redactor
 
 log = logging.getLogger(__name__)
 TOOLS_DIR = Path(__file__).resolve().parents[1] / "agent_tools"
@@ -299,7 +299,7 @@ def _placeholders(part: str, variables: dict[str, str]) -> str:
 
 def _recipe(claim: dict, backend: Backend, spec: SandboxSpec) -> dict:
     """How the sandbox ran, as only the runner knows it (its backend's description: the runtime, the
-    image's id); the site records it in the run's recipe with what it knows (runner.recipes.from_remote)."""
+    image's id); the site records it in the run's recipe with what it knows (runner.execution.recipes.from_remote)."""
     try:
         described = dict(backend.describe(spec))
     except Exception as exc:  # noqa: BLE001 - a record, never a reason to stop the run

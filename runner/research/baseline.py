@@ -7,7 +7,7 @@ grading sandbox.
 The task is claimed through the lease machine (webapp.leases, `BASELINES`: pending -> running, an
 owner, a short lease renewed while the starter and the eval run, attempts + 1), so a second delivery of
 the same request does nothing, and a runner killed meanwhile is noticed within about a lease
-(runner.research.recovery asks again, boundedly). Only the holder's last write (status, log, score)
+(runner.research.baseline_sweep asks again, boundedly). Only the holder's last write (status, log, score)
 is stored. The starter's sandbox is an agent's sandbox (no network, the workspace a copy
 of env/, never the scripts); its output's end is kept on the task as the baseline's log.
 """
@@ -27,7 +27,7 @@ from django.utils import timezone
 
 from leaderboard.models import Competition, ResearchTask
 from runner.backends import Backend, SandboxSpec
-from runner.execution import TOOLS_DIR
+from runner.execution.supervisor import TOOLS_DIR
 from runner.models import Job
 from runner.research import grading, workspace
 from webapp import leases

@@ -7,7 +7,7 @@ private scripts/ beside it, so an eval that reaches for `../env` finds the task'
 DATA_DIR, a copy of the workspace to score as its code folder and current directory (the agent's
 files within the run's output limits: one past them is left out, and the score says so), the harness
 (tools/eval_harness.py) read-only, no network, a time limit. The harness writes {"score": x} or
-{"error": "..."} to the logs folder, read back through runner.sandbox_files. The eval's output is
+{"error": "..."} to the logs folder, read back through runner.host.sandbox_files. The eval's output is
 kept only in the returned log (never on a page: an eval prints what it likes).
 """
 
@@ -27,10 +27,10 @@ from pathlib import Path
 from django.conf import settings
 
 from leaderboard.models import Competition, CompetitionAnswers
-from runner import sandbox_files
 from runner.backends import Backend, SandboxSpec
-from runner.output_budget import Budget
-from runner.outputs import Limits
+from runner.host import sandbox_files
+from runner.host.output_budget import Budget
+from runner.host.outputs import Limits
 from runner.research import environment, workspace
 
 HARNESS_DIR = Path(__file__).resolve().parent / "tools"

@@ -22,9 +22,9 @@ from django.conf import settings
 
 from leaderboard.models import Competition, ResearchTask, Run
 from runner.backends import Backend, SandboxSpec
+from runner.host.secrets import Redactor
 from runner.research import grading, sandbox, workspace
 from runner.research.sandbox import SNAPSHOT_SHARE, Snapshots, zip_files
-from runner.secrets import Redactor
 
 log = logging.getLogger(__name__)
 OUTPUT_TAIL_BYTES = 1 << 20  # of the agent's output, searched for MLAgentBench's failure classes

@@ -22,11 +22,11 @@ from django.db import transaction
 
 from leaderboard.models import ResearchTask, Run
 from leaderboard.runs import job_runs
+from runner.host.outputs import OUTPUT_ARTIFACT
+from runner.host.secrets import Redactor
 from runner.models import JobTask
-from runner.outputs import OUTPUT_ARTIFACT
 from runner.research import grading
 from runner.research.jobs import OUTPUT_TAIL_BYTES, _score
-from runner.secrets import Redactor
 from webapp import leases
 
 EVIDENCE = job_runs.REMOTE_JOB_REPORT  # where the runner's report waits on the pending run

@@ -10,7 +10,7 @@ in-process runner (runner.research.jobs) and a remote one (runner.remote.researc
 - `Snapshots`: while the agent runs, a copy of its workspace (read-only files left out, as
   MLAgentBench's traces/step_<n>_files leave them out) each time it changed, at most every `every_s`
   and `most` in all, in the runner's own folder, all of them together within a quarter of the run's
-  output limits (runner.output_budget).
+  output limits (runner.host.output_budget).
 - `zip_files`: one snapshot as the zip a run keeps (`workspace-snapshots/<seconds>.zip`), each file
   and name through the job's Redactor.
 """
@@ -24,10 +24,10 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from runner.backends import Backend, SandboxSpec
-from runner.output_budget import Budget
-from runner.outputs import Limits
+from runner.host.output_budget import Budget
+from runner.host.outputs import Limits
+from runner.host.secrets import Redactor
 from runner.research import environment, workspace
-from runner.secrets import Redactor
 
 PROBLEM_FILE = "research_problem.txt"
 SNAPSHOT_SHARE = 4  # the workspace snapshots' part of the run's output total: 1/4, the part their zips keep

@@ -1,9 +1,9 @@
 """A research task's workspace on the runner: the agent's writable copy of env/, its snapshots, the
 check of the files the task gives read-only, and the copy a grading sandbox scores.
 
-Everything the agent may have written is read through runner.sandbox_files (no link followed, no
+Everything the agent may have written is read through runner.host.sandbox_files (no link followed, no
 FIFO opened, nothing read past a limit), and every copy the runner makes of it is held to a
-runner.output_budget.Budget (files, size per file, total; apparent sizes, so a sparse file counts at
+runner.host.output_budget.Budget (files, size per file, total; apparent sizes, so a sparse file counts at
 its full length); the task's stored env/ is the site's own copy.
 """
 
@@ -15,8 +15,8 @@ import shutil
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner import sandbox_files
-from runner.output_budget import Budget
+from runner.host import sandbox_files
+from runner.host.output_budget import Budget
 
 SNAPSHOT_FILE_BYTES = 64 << 20  # a workspace file bigger than this (a checkpoint) is left out of snapshots
 

@@ -126,7 +126,7 @@ def test_every_door_to_create_job_refuses_numbers_that_overflow_in_the_worker(al
     """The form and `submit_job` reach create_job without the API's serializer: memory_gb * 2^30 must
     stay an integer the sandbox can take, cpus an integer column."""
     from leaderboard.models import Competition
-    from runner.services import JobError, create_job
+    from runner.jobs.services import JobError, create_job
 
     Competition.objects.update(public_data_dir=str(tmp_path))
     with pytest.raises(JobError, match=field):
@@ -147,7 +147,7 @@ def test_run_budgets_past_their_bounds_are_a_400(alice, catalogue, field, value)
 @pytest.mark.parametrize("number", [float("inf"), float("nan")])
 def test_create_job_refuses_settings_that_are_not_json(alice, catalogue, tmp_path, number):
     from leaderboard.models import Competition
-    from runner.services import JobError, create_job
+    from runner.jobs.services import JobError, create_job
 
     Competition.objects.update(public_data_dir=str(tmp_path))
     with pytest.raises(JobError, match="finite"):

@@ -11,11 +11,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from runner.live import LineTail, SnapshotWatch
-from runner.output_budget import Budget
+from runner.host.live import LineTail, SnapshotWatch
+from runner.host.output_budget import Budget
+from runner.host.secrets import Redactor
 from runner.research import jobs as research_jobs
 from runner.research import workspace
-from runner.secrets import Redactor
 
 HUGE = 3 * (1 << 29)  # 1.5 GiB, sparse: it takes no disk, a copy of it would take all of it
 

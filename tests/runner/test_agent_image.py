@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from django.core.management import CommandError, call_command
 
-from runner import agent_image
-from runner.agent_image import AptSource, ImageBuildError, base_source, read_apt_sources
+from runner.host import agent_image
+from runner.host.agent_image import AptSource, ImageBuildError, base_source, read_apt_sources
 
 
 def apt_dir(tmp_path, sources_list: str = "", **parts: str):

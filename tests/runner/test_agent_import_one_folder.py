@@ -9,8 +9,8 @@ from django.core.management import CommandError, call_command
 
 from runner.agents.importer import import_agents
 from runner.agents.mlebench import AgentFormatError
+from runner.jobs.services import create_job
 from runner.models import AgentDefinition
-from runner.services import create_job
 from tests.job_support import COMPETITION
 from tests.mlebench_agent_support import CONFIG, make_agents_dir
 

@@ -15,11 +15,12 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard.models import Run
-from runner import execution, leases
 from runner.agents.importer import import_agents
 from runner.backends.docker import DockerBackend
+from runner.execution import supervisor
+from runner.jobs import task_leases
+from runner.jobs.services import create_job
 from runner.models import JobTask
-from runner.services import create_job
 from tests.aide_upstream import ACCURACIES, BEST, USAGE, AideUpstream
 from tests.job_support import COMPETITION, needs_agent_tools
 from tests.runner.test_hostile_agents import everything_about
@@ -54,7 +55,7 @@ def _run_aide(alice, job_world, django_capture_on_commit_callbacks, upstream=Non
                          env={"OPENAI_API_KEY": REAL_KEY})
     task = job.tasks.get()
     started = time.monotonic()
-    outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
+    outcome = supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
     print(f"aide/dev run: {time.monotonic() - started:.1f} s, {len(upstream.calls) if upstream else 0} model calls")
     task.refresh_from_db()
     return job, task, outcome

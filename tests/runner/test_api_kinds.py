@@ -1,8 +1,8 @@
 """`make run`'s two runners split the work: its loopback runner (over the runner API) takes every task
 the runner API serves, and the Celery runner beside it (`--leave-api-kinds`) only the others. Which
-kinds those are is said once per side: the site's claim (runner.api_v1.claims) and runner.api_kinds;
+kinds those are is said once per side: the site's claim (runner.api_v1.claims) and runner.jobs.api_kinds;
 these tests hold them together, per kind of task, so that a claim that starts serving a kind (an
-MLE-bench-packaged agent, a research task) fails here until runner.api_kinds says so too."""
+MLE-bench-packaged agent, a research task) fails here until runner.jobs.api_kinds says so too."""
 
 from __future__ import annotations
 
@@ -11,8 +11,9 @@ from types import SimpleNamespace
 import pytest
 
 from leaderboard.models import Competition
-from runner import api_kinds, tasks
+from runner import tasks
 from runner.api_v1 import claims, tokens
+from runner.jobs import api_kinds
 from runner.models import AgentDefinition, JobTask, Runner
 from tests.job_support import COMPETITION, needs_agent_tools, scripted_job
 
@@ -55,7 +56,8 @@ def test_a_celery_runner_that_leaves_api_kinds_takes_only_the_others(queued, job
     monkeypatch.setenv("MEDALBOARD_RUNNER_NAME", job_world.name)
     ran = []
     monkeypatch.setattr(
-        "runner.execution.execute", lambda held, **_: ran.append(held.pk) or SimpleNamespace(status="succeeded")
+        "runner.execution.supervisor.execute",
+        lambda held, **_: ran.append(held.pk) or SimpleNamespace(status="succeeded"),
     )
     answer = tasks.run_job_task(task.pk)
     if leaves and api_kinds.api_takes(task):

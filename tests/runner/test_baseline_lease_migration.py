@@ -16,7 +16,7 @@ def test_a_baseline_running_at_upgrade_is_swept_at_once(settings, monkeypatch):
     from django.db.migrations.loader import MigrationLoader
 
     from leaderboard.models import ResearchTask
-    from runner.research import recovery
+    from runner.research import baseline_sweep
 
     loader = MigrationLoader(connection)
     before = [dep for dep in loader.get_migration(*AFTER).dependencies if dep[0] == "leaderboard"]
@@ -32,6 +32,6 @@ def test_a_baseline_running_at_upgrade_is_swept_at_once(settings, monkeypatch):
         migrate(current_schema())  # back to the current schema for the other tests
     task = ResearchTask.objects.get(pk=running.pk)
     assert task.baseline_attempts == 1 and task.baseline_lease_expires_at is not None
-    monkeypatch.setattr(recovery, "publish", lambda pk: 1)
-    assert recovery.sweep_baselines()["baselines_recovered"] == 1
+    monkeypatch.setattr(baseline_sweep, "publish", lambda pk: 1)
+    assert baseline_sweep.sweep_baselines()["baselines_recovered"] == 1
     assert ResearchTask.objects.get(pk=running.pk).baseline_status == ResearchTask.Baseline.PENDING

@@ -9,10 +9,10 @@ import pytest
 from django.utils import timezone
 
 from leaderboard.models import Run
-from runner import leases, services
+from runner.jobs import services, task_leases
+from runner.jobs.services import cancel_job
+from runner.jobs.sweep import sweep_tasks
 from runner.models import Job, JobTask, Runner
-from runner.recovery import sweep_tasks
-from runner.services import cancel_job
 from tests.job_support import needs_agent_tools, scripted_job, wait_until
 
 
@@ -21,7 +21,7 @@ def claimed(alice, job_world, django_capture_on_commit_callbacks):
     """A task claimed by the test runner (status running, attempt 1) of a job not yet cancelled."""
     with django_capture_on_commit_callbacks(execute=False):
         task = scripted_job(alice).tasks.get()
-    held = leases.claim(task.pk, job_world)
+    held = task_leases.claim(task.pk, job_world)
     assert held is not None
     return held
 
@@ -45,14 +45,14 @@ def test_a_lost_running_task_of_a_cancelled_job_ends_instead_of_going_back_to_th
     assert counts["tasks_cancelled"] == 1 and counts["tasks_requeued"] == 0
     assert task.status == JobTask.Status.CANCELLED and task.attempts == 1 and "cancelled" in task.error
     assert published == [] and Job.objects.get(pk=task.job_id).status == Job.Status.CANCELLED
-    with pytest.raises(leases.LeaseLost):  # the lost attempt, if it comes back, writes nothing
-        leases.fence(claimed)
+    with pytest.raises(task_leases.LeaseLost):  # the lost attempt, if it comes back, writes nothing
+        task_leases.fence(claimed)
 
 
 def test_a_cancel_that_comes_after_the_claim_but_before_the_start_starts_no_sandbox(alice, claimed, job_world,
                                                                                   monkeypatch):
-    from runner import execution, recipes
     from runner.backends.local import LocalBackend
+    from runner.execution import recipes, supervisor
 
     real_build = recipes.build
 
@@ -63,7 +63,7 @@ def test_a_cancel_that_comes_after_the_claim_but_before_the_start_starts_no_sand
     started = []
     monkeypatch.setattr(recipes, "build", cancelled_while_hashing)
     monkeypatch.setattr(LocalBackend, "start", lambda self, spec: started.append(spec))
-    outcome = execution.execute(claimed, runner=job_world, backend=LocalBackend())
+    outcome = supervisor.execute(claimed, runner=job_world, backend=LocalBackend())
     task = JobTask.objects.get(pk=claimed.pk)
     assert started == [] and outcome.status == task.status == JobTask.Status.CANCELLED
     assert task.run.status == Run.Status.FAILED and task.run.grading_error == "cancelled by its job"
@@ -73,8 +73,8 @@ def test_a_cancel_that_comes_after_the_claim_but_before_the_start_starts_no_sand
 def test_a_task_back_in_the_queue_after_the_cancel_is_never_claimed(alice, claimed, job_world):
     task = JobTask.objects.get(pk=claimed.pk)
     Job.objects.filter(pk=task.job_id).update(cancel_requested=True)  # cancelled while it was held...
-    assert leases.release(claimed)  # ...then handed back (no free GPU, engine down)
-    assert leases.claim(task.pk, job_world) is None
+    assert task_leases.release(claimed)  # ...then handed back (no free GPU, engine down)
+    assert task_leases.claim(task.pk, job_world) is None
     task.refresh_from_db()
     assert task.status == JobTask.Status.CANCELLED and task.attempts == 0 and task.lease_owner == ""
 

@@ -47,7 +47,7 @@ esac
 
 
 def check(tmp_path, bin_dir, python) -> tuple[int, dict]:
-    # No pynvml: runner.hardware falls back to the fake nvidia-smi on PATH.
+    # No pynvml: runner.host.hardware falls back to the fake nvidia-smi on PATH.
     done = subprocess.run(
         [sys.executable, "-S", str(SCRIPT), "--out", str(tmp_path / "out"), "--python", str(python)],
         env={"PATH": f"{bin_dir}:/usr/bin:/bin"},

@@ -11,12 +11,13 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from runner import execution, leases, registry
 from runner.backends import SandboxSpec
 from runner.backends.docker import DockerBackend
-from runner.hardware import detect
+from runner.execution import supervisor
+from runner.host.hardware import detect
+from runner.jobs import registry, task_leases
+from runner.jobs.services import create_job
 from runner.models import GpuSlot, JobTask, Runner
-from runner.services import create_job
 from tests.runner.test_hardware import fake_pynvml
 from tests.runner.test_sandbox_docker import FakeClient
 
@@ -90,16 +91,16 @@ def task_needing(alice, gpus: int, gpu_type: str = "") -> JobTask:
 def test_gpus_are_accounted_per_device(alice, gpu_runner, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
         two_a10, one_a10, one_any = task_needing(alice, 2, "A10"), task_needing(alice, 1, "A10"), task_needing(alice, 1)
-    first = leases.claim(two_a10.pk, gpu_runner)
-    assert leases.take_gpus(first, gpu_runner, 2, "A10") == [0, 1]
-    second = leases.claim(one_a10.pk, gpu_runner)
-    with pytest.raises(leases.NoFreeGpus):
-        leases.take_gpus(second, gpu_runner, 1, "A10")  # both A10s are held
+    first = task_leases.claim(two_a10.pk, gpu_runner)
+    assert task_leases.take_gpus(first, gpu_runner, 2, "A10") == [0, 1]
+    second = task_leases.claim(one_a10.pk, gpu_runner)
+    with pytest.raises(task_leases.NoFreeGpus):
+        task_leases.take_gpus(second, gpu_runner, 1, "A10")  # both A10s are held
     assert not GpuSlot.objects.filter(task=one_a10).exists()  # a failed take holds nothing
-    third = leases.claim(one_any.pk, gpu_runner)
-    assert leases.take_gpus(third, gpu_runner, 1) == [2]  # exactly one, the free A100
-    leases.finish(first, JobTask.Status.SUCCEEDED)
-    assert leases.take_gpus(second, gpu_runner, 1, "A10") == [0]
+    third = task_leases.claim(one_any.pk, gpu_runner)
+    assert task_leases.take_gpus(third, gpu_runner, 1) == [2]  # exactly one, the free A100
+    task_leases.finish(first, JobTask.Status.SUCCEEDED)
+    assert task_leases.take_gpus(second, gpu_runner, 1, "A10") == [0]
     held = dict(GpuSlot.objects.filter(runner=gpu_runner).values_list("index", "task_id"))
     assert held == {0: one_a10.pk, 1: None, 2: one_any.pk}
     assert JobTask.objects.get(pk=one_a10.pk).gpu_indices == [0]
@@ -107,15 +108,15 @@ def test_gpus_are_accounted_per_device(alice, gpu_runner, django_capture_on_comm
 
 def test_concurrent_takes_never_share_a_gpu(transactional_db, alice, gpu_runner):
     tasks = [task_needing(alice, 1) for _ in range(8)]
-    claims = [leases.claim(t.pk, gpu_runner) for t in tasks]
+    claims = [task_leases.claim(t.pk, gpu_runner) for t in tasks]
     got: dict[int, list[int]] = {}
     barrier = threading.Barrier(len(claims))
 
     def take(held):
         barrier.wait()
         try:
-            got[held.pk] = leases.take_gpus(held, gpu_runner, 1)
-        except leases.NoFreeGpus:
+            got[held.pk] = task_leases.take_gpus(held, gpu_runner, 1)
+        except task_leases.NoFreeGpus:
             got[held.pk] = []
         finally:
             connection.close()
@@ -133,10 +134,10 @@ def test_docker_gets_a_device_request_for_exactly_the_assigned_gpus(alice, gpu_r
                                                                     django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
         blocker, task = task_needing(alice, 1, "A10"), task_needing(alice, 2)
-    leases.take_gpus(leases.claim(blocker.pk, gpu_runner), gpu_runner, 1, "A10")  # GPU 0 is busy
+    task_leases.take_gpus(task_leases.claim(blocker.pk, gpu_runner), gpu_runner, 1, "A10")  # GPU 0 is busy
     backend = RecordingDocker()
-    held = leases.claim(task.pk, gpu_runner)
-    outcome = execution.execute(held, runner=gpu_runner, backend=backend)
+    held = task_leases.claim(task.pk, gpu_runner)
+    outcome = supervisor.execute(held, runner=gpu_runner, backend=backend)
     assert outcome.status == JobTask.Status.SUCCEEDED
     [request] = backend.requests
     [device_request] = request["device_requests"]
@@ -147,11 +148,11 @@ def test_docker_gets_a_device_request_for_exactly_the_assigned_gpus(alice, gpu_r
 
 
 def test_the_runner_summary_says_which_job_holds_which_gpu(alice, gpu_runner, django_capture_on_commit_callbacks):
-    from runner.services import runner_summary
+    from runner.jobs.services import runner_summary
 
     with django_capture_on_commit_callbacks(execute=False):
         task = task_needing(alice, 1, "A100")
-    leases.take_gpus(leases.claim(task.pk, gpu_runner), gpu_runner, 1, "A100")
+    task_leases.take_gpus(task_leases.claim(task.pk, gpu_runner), gpu_runner, 1, "A100")
     summary = runner_summary(Runner.objects.get(pk=gpu_runner.pk))
     assert summary["status"] == "online" and summary["running"] == [task.pk]
     assert [(g["index"], g["name"], g["task"], g["job"]) for g in summary["gpus"]] == [
@@ -164,11 +165,11 @@ def test_a_task_a_runner_can_never_serve_fails_instead_of_waiting(alice, gpu_run
                                                                   django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
         task = task_needing(alice, 1, "A100")
-    held = leases.claim(task.pk, gpu_runner)
+    held = task_leases.claim(task.pk, gpu_runner)
     with pytest.raises(RuntimeError, match="2 A100s needed, gpu-box has 1"):
-        leases.take_gpus(held, gpu_runner, 2, "A100")
+        task_leases.take_gpus(held, gpu_runner, 2, "A100")
     with pytest.raises(RuntimeError, match="not a registered runner"):
-        leases.take_gpus(held, None, 1)
+        task_leases.take_gpus(held, None, 1)
     assert not GpuSlot.objects.filter(task=task).exists()
 
 
@@ -179,9 +180,9 @@ def test_the_run_records_the_gpu_model_and_driver_it_got_and_shows_them(alice, g
 
     with django_capture_on_commit_callbacks(execute=False):
         blocker, task = task_needing(alice, 2, "A10"), task_needing(alice, 1)  # asks for "a GPU", any model
-    leases.take_gpus(leases.claim(blocker.pk, gpu_runner), gpu_runner, 2, "A10")  # both A10s are busy
-    held = leases.claim(task.pk, gpu_runner)
-    assert execution.execute(held, runner=gpu_runner, backend=RecordingDocker()).status == JobTask.Status.SUCCEEDED
+    task_leases.take_gpus(task_leases.claim(blocker.pk, gpu_runner), gpu_runner, 2, "A10")  # both A10s are busy
+    held = task_leases.claim(task.pk, gpu_runner)
+    assert supervisor.execute(held, runner=gpu_runner, backend=RecordingDocker()).status == JobTask.Status.SUCCEEDED
     run = JobTask.objects.get(pk=task.pk).run
     hardware = run.recipe["hardware"]
     assert hardware["gpu_devices"] == [{"index": 2, "name": "NVIDIA A100 80GB PCIe", "memory_mb": 24_000,
@@ -199,6 +200,6 @@ def test_a_cpu_only_job_run_says_it_had_no_gpu(alice, gpu_runner, django_capture
     with django_capture_on_commit_callbacks(execute=False):
         job = create_job(user=alice, agent="scripted", competitions=["spaceship-titanic"], time_limit_minutes=1)
     task = job.tasks.get()
-    execution.execute(leases.claim(task.pk, gpu_runner), runner=gpu_runner, backend=RecordingDocker())
+    supervisor.execute(task_leases.claim(task.pk, gpu_runner), runner=gpu_runner, backend=RecordingDocker())
     run = JobTask.objects.get(pk=task.pk).run
     assert run.recipe["hardware"]["gpu_devices"] == [] and run.gpus_used == "none"

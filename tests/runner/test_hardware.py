@@ -12,8 +12,8 @@ import types
 
 import pytest
 
-from runner import hardware
-from runner.hardware import Gpu
+from runner.host import hardware
+from runner.host.hardware import Gpu
 
 A10_MB = 23028
 H100_MB = 81559

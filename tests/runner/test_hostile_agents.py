@@ -33,12 +33,14 @@ import pytest
 from django.conf import settings
 
 from leaderboard.models import Run
-from runner import execution, leases, scratch
 from runner.backends.docker import DockerBackend
-from runner.live import LineTail
+from runner.execution import supervisor
+from runner.host import scratch
+from runner.host.live import LineTail
+from runner.host.outputs import TRAJECTORY_FILE
+from runner.jobs import task_leases
+from runner.jobs.services import cancel_job, create_job
 from runner.models import AgentDefinition, JobTask
-from runner.outputs import TRAJECTORY_FILE
-from runner.services import cancel_job, create_job
 from tests.job_support import COMPETITION, needs_agent_tools, scripted_job
 from tests.remote_runner_support import LoopRunner
 
@@ -82,7 +84,7 @@ def runs_on(request, job_world, settings):
     return LoopRunner(live_server.url, token, Path(settings.RUNNER_WORK_DIR))
 
 
-def run_task(job, runner, backend) -> tuple[execution.Outcome, Run, float]:
+def run_task(job, runner, backend) -> tuple[supervisor.Outcome, Run, float]:
     """Run the job's one task on `runner` (a Runner: in-process; a LoopRunner: remote) with `backend`:
     the runner's outcome, the run as the site stored it, and the seconds it took."""
     task = job.tasks.get()
@@ -92,9 +94,9 @@ def run_task(job, runner, backend) -> tuple[execution.Outcome, Run, float]:
         assert JobTask.objects.get(pk=task.pk).status == outcome.status  # the site heard its end
         graded_as_the_site_does(JobTask.objects.get(pk=task.pk).run_id)
     else:
-        held = leases.claim(task.pk, runner)
+        held = task_leases.claim(task.pk, runner)
         started = time.monotonic()
-        outcome = execution.execute(held, runner=runner, backend=backend)
+        outcome = supervisor.execute(held, runner=runner, backend=backend)
     return outcome, Run.objects.get(pk=JobTask.objects.get(pk=task.pk).run_id), time.monotonic() - started
 
 
@@ -238,7 +240,7 @@ def test_a_fifo_or_folder_as_submission_never_blocks_and_the_time_limit_wins(ali
 
 
 def test_cancel_stops_an_agent_that_left_fifos(alice, runs_on, docker_backend, monkeypatch):
-    monkeypatch.setattr(execution.Supervisor, "_cancelled", lambda self: self.elapsed() > 2)
+    monkeypatch.setattr(supervisor.Supervisor, "_cancelled", lambda self: self.elapsed() > 2)
     job = hostile_job(alice, """
         os.mkfifo(sub / "submission.csv")
         os.mkfifo(logs / "trajectory.jsonl")
@@ -410,7 +412,7 @@ def test_another_runners_sandboxes_survive_this_runners_clean_up(alice, runs_on,
     folder = tmp_path / "other"
     (folder / "data").mkdir(parents=True)
     spec = SandboxSpec(name=f"medalboard-task-999999-a{os.getpid()}", command=["sleep", "120"],
-                       data_dir=folder / "data", workdir=folder / "work", tools_dir=execution.TOOLS_DIR,
+                       data_dir=folder / "data", workdir=folder / "work", tools_dir=supervisor.TOOLS_DIR,
                        image=settings.MEDALBOARD_AGENT_IMAGE)
     theirs = other.start(spec)
     try:

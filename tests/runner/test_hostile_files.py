@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from runner import outputs, sandbox_files
 from runner.backends.local import LocalBackend
+from runner.host import outputs, sandbox_files
 from runner.models import JobTask
 from tests.job_support import needs_agent_tools
 from tests.runner import test_hostile_agents
@@ -102,7 +102,7 @@ def test_secrets_in_the_names_of_skipped_and_cut_files_are_not_stored(alice, cli
 
 def test_a_secret_cut_in_two_by_a_limit_leaves_no_piece_in_the_cut_log_tail_or_file(alice, client, runs_on,
                                                                                    settings):
-    from runner.execution import LOG_TAIL_BYTES
+    from runner.execution.supervisor import LOG_TAIL_BYTES
 
     settings.JOB_OUTPUT_FILE_BYTES = limit = 64 << 10
     rest = len(SECRET) - len(SECRET) // 2  # what lies after each cut
@@ -126,7 +126,7 @@ def test_a_secret_cut_in_two_by_a_limit_leaves_no_piece_in_the_cut_log_tail_or_f
 
 
 def test_the_measured_quota_counts_every_name_of_a_hard_linked_file(tmp_path):
-    from runner.scratch import Scratch
+    from runner.host.scratch import Scratch
 
     scratch = Scratch(tmp_path / "task-1-a1", quota_bytes=3 << 20, mount=False)
     scratch.create()
@@ -155,7 +155,7 @@ def as_nobody(work) -> int:
 def test_folders_the_agent_closes_are_measured_and_deleted_all_the_same(tmp_path):
     import tempfile
 
-    from runner.scratch import Scratch, clean_stale
+    from runner.host.scratch import Scratch, clean_stale
 
     base = Path(tempfile.mkdtemp(dir="/tmp", prefix="closed-"))
     os.chown(base, 65534, 65534)

@@ -17,8 +17,8 @@ import pytest
 
 from leaderboard.models import Run
 from runner.backends.docker import IMAGE_VOLUME_BYTES
+from runner.jobs.services import create_job
 from runner.models import AgentDefinition, JobTask
-from runner.services import create_job
 from tests.job_support import COMPETITION, needs_agent_tools
 from tests.runner.test_hostile_agents import PRELUDE, assert_no_scratch_left, assert_runner_still_healthy, run_task
 

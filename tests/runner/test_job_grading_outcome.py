@@ -12,9 +12,9 @@ from rest_framework.test import APIClient
 from leaderboard.grading import grade_submission
 from leaderboard.models import Run
 from leaderboard.runs.outcome import store_report
+from runner.jobs.services import create_job, job_summary
 from runner.management.commands import submit_job
 from runner.models import JobTask
-from runner.services import create_job, job_summary
 from tests.competitions.test_custom_competitions import imported, make_competition
 
 pytestmark = pytest.mark.django_db

@@ -4,8 +4,9 @@ which wins."""
 
 from __future__ import annotations
 
-from runner import execution, leases
 from runner.backends.local import LocalBackend
+from runner.execution import supervisor
+from runner.jobs import task_leases
 from runner.models import JobTask
 from tests.job_support import scripted_job
 
@@ -26,7 +27,7 @@ def _run(alice, job_world, django_capture_on_commit_callbacks, **agent_settings)
     with django_capture_on_commit_callbacks(execute=False):
         job = scripted_job(alice, steps=2, sleep=0, journal=JOURNAL, **agent_settings)
     task = job.tasks.get()
-    outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    outcome = supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     task.refresh_from_db()
     return task.run

@@ -75,10 +75,11 @@ except urllib.error.HTTPError as exc:
 def test_without_an_upstream_the_job_page_says_no_llm_is_reachable(alice, client, job_world, settings):
     import sys
 
-    from runner import execution, leases
     from runner.backends.local import LocalBackend
+    from runner.execution import supervisor
+    from runner.jobs import task_leases
+    from runner.jobs.services import create_job
     from runner.models import AgentDefinition
-    from runner.services import create_job
 
     settings.LLM_UPSTREAMS = {}
     AgentDefinition.objects.update_or_create(name="asks-llm", defaults={
@@ -86,7 +87,7 @@ def test_without_an_upstream_the_job_page_says_no_llm_is_reachable(alice, client
     job = create_job(user=alice, agent="asks-llm", competitions=["spaceship-titanic"], time_limit_minutes=1,
                      env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
     task = job.tasks.get()
-    execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
     task.refresh_from_db()
     assert "gateway said 503 no LLM is reachable from this runner" in task.log_tail
     assert "no LLM is reachable from this runner" in task.error
@@ -114,10 +115,11 @@ def test_an_llm_step_reaches_the_run_while_the_agent_still_works(transactional_d
 
     from django.db import connection
 
-    from runner import execution, leases
     from runner.backends.local import LocalBackend
+    from runner.execution import supervisor
+    from runner.jobs import task_leases
+    from runner.jobs.services import create_job
     from runner.models import AgentDefinition
-    from runner.services import create_job
     from tests.job_support import wait_until
 
     settings.LLM_UPSTREAMS = {"openai": upstream.url + "/v1"}
@@ -127,11 +129,11 @@ def test_an_llm_step_reaches_the_run_while_the_agent_still_works(transactional_d
     job = create_job(user=alice, agent="waits", competitions=["spaceship-titanic"], time_limit_minutes=1,
                      env={"OPENAI_API_KEY": REAL_OPENAI_KEY, "GO_ON_FLAG": str(flag)})
     task = job.tasks.get()
-    held = leases.claim(task.pk, job_world)
+    held = task_leases.claim(task.pk, job_world)
 
     def supervise() -> None:
         try:
-            execution.execute(held, runner=job_world, backend=LocalBackend())
+            supervisor.execute(held, runner=job_world, backend=LocalBackend())
         finally:
             connection.close()  # this thread's own
 
@@ -165,10 +167,11 @@ for n in range(2):
 def test_a_jobs_llm_limit_answers_429_and_its_trajectory_says_so(alice, client, job_world, upstream, settings):
     import sys
 
-    from runner import execution, leases
     from runner.backends.local import LocalBackend
+    from runner.execution import supervisor
+    from runner.jobs import task_leases
+    from runner.jobs.services import create_job
     from runner.models import AgentDefinition
-    from runner.services import create_job
 
     settings.LLM_UPSTREAMS = {"openai": upstream.url + "/v1"}
     upstream.reset()
@@ -177,7 +180,7 @@ def test_a_jobs_llm_limit_answers_429_and_its_trajectory_says_so(alice, client, 
     job = create_job(user=alice, agent="calls-twice", competitions=["spaceship-titanic"], time_limit_minutes=1,
                      settings={"llm_max_calls": 1}, env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
     task = job.tasks.get()
-    execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
     task.refresh_from_db()
     assert "call 0 200" in task.log_tail and "call 1 429" in task.log_tail and "limit" in task.log_tail
     assert len(upstream.requests) == 1  # the refused call never left the runner

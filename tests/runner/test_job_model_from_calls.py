@@ -10,10 +10,11 @@ import pytest
 
 from leaderboard.models import Run
 from leaderboard.runs.job_runs import settle_model
-from runner import execution, leases
 from runner.backends.local import LocalBackend
+from runner.execution import supervisor
+from runner.jobs import task_leases
+from runner.jobs.services import NO_MODEL, create_job
 from runner.models import AgentDefinition, Job
-from runner.services import NO_MODEL, create_job
 from tests.gateway_support import REAL_OPENAI_KEY, serve_upstream
 
 upstream = pytest.fixture(scope="module")(serve_upstream)
@@ -34,7 +35,7 @@ def _run_job(alice, job_world, *, calls: str, named: str = "") -> tuple[Job, Run
     job = create_job(user=alice, agent="calls-llm", model=named, competitions=["spaceship-titanic"],
                      time_limit_minutes=1, env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
     task = job.tasks.get()
-    execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
     task.refresh_from_db()
     assert "call 1 200" in task.log_tail, (task.error, task.log_tail)
     job.refresh_from_db()

@@ -15,10 +15,12 @@ import time
 import pytest
 
 from leaderboard.models import Run
-from runner import execution, leases, scratch
 from runner.backends.local import LocalBackend
+from runner.execution import supervisor
+from runner.host import scratch
+from runner.jobs import task_leases
+from runner.jobs.services import create_job
 from runner.models import AgentDefinition, JobTask
-from runner.services import create_job
 from tests.job_support import COMPETITION
 
 PRELUDE = """
@@ -30,13 +32,13 @@ def valid_submission():
 """
 
 
-def run_agent(user, runner, code: str, minutes: float = 1.0) -> tuple[execution.Outcome, Run, float]:
+def run_agent(user, runner, code: str, minutes: float = 1.0) -> tuple[supervisor.Outcome, Run, float]:
     AgentDefinition.objects.update_or_create(name="misbehaving", defaults={
         "image": "", "command": [sys.executable, "-c", PRELUDE + textwrap.dedent(code)]})
     job = create_job(user=user, agent="misbehaving", competitions=[COMPETITION], time_limit_minutes=minutes)
-    held = leases.claim(job.tasks.get().pk, runner)
+    held = task_leases.claim(job.tasks.get().pk, runner)
     started = time.monotonic()
-    outcome = execution.execute(held, runner=runner, backend=LocalBackend())
+    outcome = supervisor.execute(held, runner=runner, backend=LocalBackend())
     return outcome, Run.objects.get(pk=JobTask.objects.get(pk=held.pk).run_id), time.monotonic() - started
 
 
@@ -111,8 +113,9 @@ def test_the_measured_quota_stops_an_agent_filling_its_folders_and_its_run_is_gr
 def test_llm_usage_totals_past_the_run_columns_are_unknown_not_a_database_error():
     """The gateway sums the counts an upstream reports: past 64 bits, or a cost that overflowed to
     infinity, they would fail the run's save (and lose its outputs) on PostgreSQL."""
-    from runner import llm_access, llm_usage
     from runner.gateway.limits import Totals
+    from runner.host import llm_access
+    from runner.jobs import llm_usage
 
     class Meter:
         def budget_refused(self):

@@ -18,7 +18,7 @@ from tests.runner.test_jobs_execution import run_task
 
 @pytest.fixture
 def private_run(alice, job_world, django_capture_on_commit_callbacks) -> Run:
-    from runner.services import create_job
+    from runner.jobs.services import create_job
 
     with django_capture_on_commit_callbacks(execute=False):
         job = create_job(user=alice, agent="scripted", competitions=[COMPETITION], time_limit_minutes=1,

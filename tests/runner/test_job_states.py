@@ -1,5 +1,5 @@
 """A job walked through every state its one task and run can be in: the job page, the job list, the
-API and submit_job's rows all say the same status and the same words (runner.states), a job never
+API and submit_job's rows all say the same status and the same words (runner.jobs.states), a job never
 "fails" because an agent that left a scored submission timed out, a job with a run not scored never says
 plain "succeeded", and the Cancel button is there exactly while the job can be cancelled."""
 
@@ -12,9 +12,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from leaderboard.models import Run
+from runner.jobs.services import create_job, job_summary
 from runner.management.commands import submit_job
 from runner.models import JobTask
-from runner.services import create_job, job_summary
 from tests.runner import test_jobs_web
 
 competition = test_jobs_web.competition  # the fixture: spaceship-titanic with public data

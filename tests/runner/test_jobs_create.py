@@ -7,9 +7,9 @@ import pytest
 from django.utils import timezone
 
 from leaderboard.models import Competition, Experiment
-from runner import services
+from runner.jobs import services
+from runner.jobs.services import JobError, cancel_job, create_job, job_summary
 from runner.models import AgentDefinition, Job, JobTask, Runner
-from runner.services import JobError, cancel_job, create_job, job_summary
 
 COMPETITIONS = ["spaceship-titanic", "aerial-cactus-identification"]
 
@@ -157,7 +157,7 @@ def test_secrets_are_sealed_and_required_ones_checked(
 ):
     from cryptography.fernet import Fernet
 
-    from runner.secrets import unseal
+    from runner.host.secrets import unseal
 
     settings.RUNNER_SECRETS_FERNET_KEY = Fernet.generate_key().decode()
     runner(images=["aide:1"], networks=["egress"])

@@ -12,8 +12,9 @@ import pytest
 from django.conf import settings
 
 from leaderboard.models import Run
-from runner import execution, leases
 from runner.backends.docker import DockerBackend
+from runner.execution import supervisor
+from runner.jobs import task_leases
 from runner.models import AgentDefinition, JobTask
 from tests.conftest import REQUIRE_SERVICES
 from tests.job_support import SCRIPTED_AGENT, needs_agent_tools, scripted_job
@@ -53,10 +54,10 @@ def test_a_job_runs_in_a_locked_down_container(alice, job_world, docker_agent, t
     with django_capture_on_commit_callbacks(execute=False):
         job = scripted_job(alice, steps=3, sleep=0.5)
     task = job.tasks.get()
-    held = leases.claim(task.pk, job_world)
-    inspector = Inspector(docker_agent, execution.sandbox_name(task.pk, 1, docker_agent))
+    held = task_leases.claim(task.pk, job_world)
+    inspector = Inspector(docker_agent, supervisor.sandbox_name(task.pk, 1, docker_agent))
     inspector.start()
-    outcome = execution.execute(held, runner=job_world, backend=docker_agent)
+    outcome = supervisor.execute(held, runner=job_world, backend=docker_agent)
     inspector.join()
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, JobTask.objects.get(pk=task.pk).log_tail)
     info = inspector.info
@@ -69,7 +70,7 @@ def test_a_job_runs_in_a_locked_down_container(alice, job_world, docker_agent, t
         "/home/submission": (f"{work}/submission", True),
         "/home/logs": (f"{work}/logs", True),
         "/home/code": (f"{work}/code", True),
-        "/opt/medalboard": (str(execution.TOOLS_DIR), False),
+        "/opt/medalboard": (str(supervisor.TOOLS_DIR), False),
     }
     assert not any("answers" in source for source, _ in mounts.values())
     env = dict(item.split("=", 1) for item in info["Config"]["Env"])
@@ -78,4 +79,4 @@ def test_a_job_runs_in_a_locked_down_container(alice, job_world, docker_agent, t
     run = Run.objects.get(pk=JobTask.objects.get(pk=task.pk).run_id)
     assert run.status == Run.Status.GRADED and run.score == pytest.approx(1.0) and run.trajectory.n_steps == 3
     with pytest.raises(docker.errors.NotFound):
-        docker_agent.client.containers.get(execution.sandbox_name(task.pk, 1, docker_agent))  # always removed
+        docker_agent.client.containers.get(supervisor.sandbox_name(task.pk, 1, docker_agent))  # always removed

@@ -83,7 +83,7 @@ def test_submit_job_waits_and_prints_one_line_per_task(transactional_db, alice, 
 def test_the_baseline_agent_runs_on_a_smoke_competition(transactional_db, alice, job_world, tmp_path):
     """The built-in baseline, unseen data (scikit-learn's wine as an MLE-bench competition), real runner."""
     call_command("make_smoke_competitions", "--root", str(tmp_path / "smoke"), stdout=io.StringIO())
-    from runner.services import create_job
+    from runner.jobs.services import create_job
 
     job = create_job(user=alice, agent="baseline", competitions=["smoke-wine"], time_limit_minutes=0.5)
     runner = WorkerProcess(tmp_path / "runner.log", "jobs.cpu,celery", runner="test-runner")

@@ -7,16 +7,17 @@ from __future__ import annotations
 import pytest
 
 from leaderboard.models import Artifact, Run
-from runner import execution, leases
 from runner.backends.local import LocalBackend
+from runner.execution import supervisor
+from runner.jobs import task_leases
 from runner.models import Job, JobTask
 from tests.job_support import scripted_job
 
 
-def run_task(task: JobTask, runner) -> execution.Outcome:
-    held = leases.claim(task.pk, runner)
-    assert held is not None and leases.claim(task.pk, runner) is None  # claimed once
-    return execution.execute(held, runner=runner, backend=LocalBackend())
+def run_task(task: JobTask, runner) -> supervisor.Outcome:
+    held = task_leases.claim(task.pk, runner)
+    assert held is not None and task_leases.claim(task.pk, runner) is None  # claimed once
+    return supervisor.execute(held, runner=runner, backend=LocalBackend())
 
 
 def test_a_task_runs_streams_snapshots_and_is_graded(alice, job_world, monkeypatch, django_capture_on_commit_callbacks):
@@ -24,8 +25,8 @@ def test_a_task_runs_streams_snapshots_and_is_graded(alice, job_world, monkeypat
         job = scripted_job(alice, steps=4, sleep=0.5)
     task = job.tasks.get()
     pumped = []
-    real_pump = execution.TrajectoryStream.pump
-    monkeypatch.setattr(execution.TrajectoryStream, "pump",
+    real_pump = supervisor.TrajectoryStream.pump
+    monkeypatch.setattr(supervisor.TrajectoryStream, "pump",
                         lambda self, fence: pumped.append(real_pump(self, fence)) or pumped[-1])
     outcome = run_task(task, job_world)
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
@@ -61,7 +62,7 @@ def test_cancelling_stops_the_sandbox_and_keeps_partial_output(alice, job_world,
     with django_capture_on_commit_callbacks(execute=False):
         job = scripted_job(alice, steps=2, sleep=0.1, hang=60)
     ticks = []
-    real_tick = execution.Supervisor.tick
+    real_tick = supervisor.Supervisor.tick
 
     def tick(self, final=False):
         real_tick(self, final)
@@ -69,7 +70,7 @@ def test_cancelling_stops_the_sandbox_and_keeps_partial_output(alice, job_world,
         if len(ticks) == 8:
             Job.objects.filter(pk=job.pk).update(cancel_requested=True)
 
-    monkeypatch.setattr(execution.Supervisor, "tick", tick)
+    monkeypatch.setattr(supervisor.Supervisor, "tick", tick)
     outcome = run_task(job.tasks.get(), job_world)
     task = JobTask.objects.get(pk=job.tasks.get().pk)
     assert outcome.status == task.status == JobTask.Status.CANCELLED
@@ -91,7 +92,7 @@ def test_a_stale_attempt_that_lost_its_lease_writes_nothing(alice, job_world, mo
     with django_capture_on_commit_callbacks(execute=False):
         job = scripted_job(alice, steps=3, sleep=0.3)
     task = job.tasks.get()
-    real_tick = execution.Supervisor.tick
+    real_tick = supervisor.Supervisor.tick
     calls = []
 
     def tick(self, final=False):
@@ -100,8 +101,8 @@ def test_a_stale_attempt_that_lost_its_lease_writes_nothing(alice, job_world, mo
             JobTask.objects.filter(pk=task.pk).update(lease_owner="someone-else")
         real_tick(self, final)
 
-    monkeypatch.setattr(execution.Supervisor, "tick", tick)
-    with pytest.raises(leases.LeaseLost):
+    monkeypatch.setattr(supervisor.Supervisor, "tick", tick)
+    with pytest.raises(task_leases.LeaseLost):
         run_task(task, job_world)
     task.refresh_from_db()
     assert task.status == JobTask.Status.RUNNING and task.lease_owner == "someone-else"
@@ -134,8 +135,8 @@ def test_a_running_runs_steps_so_far_show_on_its_page(client, alice, job_world, 
     with django_capture_on_commit_callbacks(execute=False):
         job = scripted_job(alice)
     task = job.tasks.get()
-    held = leases.claim(task.pk, job_world)
-    run = execution.prepare_run(held, JobTask.objects.select_related("job__experiment", "competition").get(pk=task.pk))
+    held = task_leases.claim(task.pk, job_world)
+    run = supervisor.prepare_run(held, JobTask.objects.select_related("job__experiment", "competition").get(pk=task.pk))
     live = LiveTrajectory(run)
     live.append([StepData(index=0, kind="plan", title="look at the data <b>", text="first")])
     live.append([StepData(index=1, kind="code", title="try lightgbm", data={"file": "a.py", "content": "x = 1\n"},

@@ -99,7 +99,7 @@ def test_kill_9_of_a_runner_mid_run(transactional_db, alice, job_world, tmp_path
 def test_cancelling_a_running_job_stops_its_sandbox_within_10_s(transactional_db, alice, job_world, tmp_path):
     import time
 
-    from runner.services import cancel_job
+    from runner.jobs.services import cancel_job
 
     job = scripted_job(alice, steps=2, sleep=0.2, hang=120, ignore_term=True)  # only SIGKILL ends it
     task = job.tasks.get()

@@ -171,7 +171,7 @@ def test_secrets_without_a_site_key_are_refused_with_the_reason(staff, competiti
 
 
 def test_new_accounts_may_submit_only_where_the_site_says_so(db, django_user_model, settings):
-    from runner.access import can_submit_jobs
+    from runner.jobs.access import can_submit_jobs
 
     assert not can_submit_jobs(django_user_model.objects.create_user("plain", "p@example.org", "pw-123456-x"))
     settings.NEW_USERS_CAN_SUBMIT_JOBS = True

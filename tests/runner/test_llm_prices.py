@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 
 from runner.gateway import PriceTable
-from runner.llm_usage import load_prices
+from runner.jobs.llm_usage import load_prices
 from runner.models import LlmPrice
 
 

@@ -13,8 +13,8 @@ from django.core.management import CommandError, call_command
 from runner.agents import images
 from runner.agents.images import AgentBuildError, failed_step
 from runner.agents.importer import import_agents, packaged_variants
+from runner.jobs.services import JobError, create_job
 from runner.models import AgentDefinition
-from runner.services import JobError, create_job
 from tests.job_support import COMPETITION
 
 
@@ -116,7 +116,7 @@ def test_a_failed_build_leaves_the_other_agents_built_and_stored(db, tmp_path, a
 @pytest.mark.docker
 def test_mixed_folder_in_docker_builds_what_builds_and_says_why_not(db, tmp_path, alice, job_world, mlebench_env):
     from runner.backends.docker import DockerBackend
-    from runner.registry import images_present
+    from runner.jobs.registry import images_present
 
     said: list[str] = []
     report = import_agents(make_mixed_folder(tmp_path), build=True, log=said.append)

@@ -11,11 +11,12 @@ import json
 import pytest
 
 from leaderboard.models import Run
-from runner import execution, leases
 from runner.agents.importer import import_agents
 from runner.backends.docker import DockerBackend
+from runner.execution import supervisor
+from runner.jobs import task_leases
+from runner.jobs.services import create_job
 from runner.models import JobTask
-from runner.services import create_job
 from tests.job_support import COMPETITION, needs_agent_tools
 from tests.mlebench_agent_support import make_agents_dir
 
@@ -34,7 +35,7 @@ def _run_job(user, runner, agent: str, capture) -> tuple[JobTask, Run]:
     with capture(execute=False):
         job = create_job(user=user, agent=agent, competitions=[COMPETITION], time_limit_minutes=2)
     task = job.tasks.get()
-    outcome = execution.execute(leases.claim(task.pk, runner), runner=runner, backend=DockerBackend())
+    outcome = supervisor.execute(task_leases.claim(task.pk, runner), runner=runner, backend=DockerBackend())
     task.refresh_from_db()
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
     return task, Run.objects.get(pk=task.run_id)
@@ -52,7 +53,7 @@ def test_an_mlebench_agent_runs_in_docker_as_mlebench_runs_it(alice, job_world, 
                          env={"MY_KEY": SECRET})
     assert job.agent_version and job.agent_image == image
     task = job.tasks.get()
-    outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=backend)
+    outcome = supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=backend)
     task.refresh_from_db()
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
     run = Run.objects.get(pk=task.run_id)
@@ -77,8 +78,8 @@ def test_an_mlebench_agent_runs_in_docker_as_mlebench_runs_it(alice, job_world, 
 
 
 def test_a_job_goes_only_to_runners_that_have_the_agents_image(alice, job_world, mlebench_env, tmp_path):
-    from runner.registry import images_present
-    from runner.services import JobError
+    from runner.jobs.registry import images_present
+    from runner.jobs.services import JobError
 
     report = import_agents(make_agents_dir(tmp_path), build=True, log=lambda *a: None)
     image = report.images[0]["image"]

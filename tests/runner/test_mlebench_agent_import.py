@@ -13,9 +13,9 @@ from django.core.management import CommandError, call_command
 
 from runner.agents.importer import import_agents, packaged_variants
 from runner.agents.mlebench import AgentFormatError, Variant, read_agents
+from runner.jobs.registry import wanted_images
+from runner.jobs.services import JobError, create_job
 from runner.models import AgentDefinition
-from runner.registry import wanted_images
-from runner.services import JobError, create_job
 from tests.job_support import COMPETITION
 from tests.mlebench_agent_support import CONFIG, make_agents_dir
 
@@ -97,7 +97,7 @@ def test_privileged_is_refused_unless_the_site_allows_it(db, tmp_path, settings,
     from runner.agents.sandbox import adapt
     from runner.backends import SandboxSpec
     from runner.backends.docker import PATHS
-    from runner.execution import TOOLS_DIR
+    from runner.execution.supervisor import TOOLS_DIR
 
     agents = make_agents_dir(tmp_path, config_yaml=CONFIG + "  privileged: true\n")
     report = _import(agents)  # the agent that asks is left out, naming why; the folder's other one is stored
@@ -312,7 +312,7 @@ def test_the_command_refuses_with_the_reason_and_ids_of_site_agents_are_not_take
         call_command("import_agents", str(tmp_path), "--no-build")
     agents = make_agents_dir(tmp_path)
     (agents / "probe" / "config.yaml").write_text(CONFIG.replace("probe/omega:", "baseline:"))
-    from runner.services import ensure_builtin_agents
+    from runner.jobs.services import ensure_builtin_agents
 
     ensure_builtin_agents()
     with pytest.raises(CommandError, match="already used by agents defined on the site: baseline"):
@@ -338,7 +338,7 @@ def test_the_sandbox_spec_of_a_packaged_agent_and_local_runners_refuse_it(db, tm
     from runner.agents.sandbox import adapt
     from runner.backends import SandboxSpec
     from runner.backends.docker import PATHS
-    from runner.execution import TOOLS_DIR
+    from runner.execution.supervisor import TOOLS_DIR
 
     _import(make_agents_dir(tmp_path))
     job = create_job(user=alice, agent="probe", competitions=[COMPETITION], time_limit_minutes=1.5,
@@ -364,8 +364,8 @@ def test_the_sandbox_spec_of_a_packaged_agent_and_local_runners_refuse_it(db, tm
 
 def test_submit_job_gives_secrets_from_its_own_environment(db, tmp_path, alice, job_world, monkeypatch,
                                                            django_capture_on_commit_callbacks):
+    from runner.host.secrets import unseal
     from runner.models import Job
-    from runner.secrets import unseal
 
     _import(make_agents_dir(tmp_path))
     command = ["submit_job", "--agent", "probe/omega", "--competition", COMPETITION, "--time-limit-minutes", "1",

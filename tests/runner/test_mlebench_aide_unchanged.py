@@ -22,12 +22,13 @@ from pathlib import Path
 import pytest
 
 from leaderboard.models import Run
-from runner import execution, leases
 from runner.agents import build_network
 from runner.agents.importer import import_agents
 from runner.backends.docker import DockerBackend
+from runner.execution import supervisor
+from runner.jobs import task_leases
+from runner.jobs.services import create_job
 from runner.models import AgentDefinition, JobTask
-from runner.services import create_job
 from tests import aideml_standin
 from tests.aide_upstream import BEST, AideUpstream
 from tests.git_mirror_support import bare_repository, served
@@ -108,7 +109,7 @@ def test_mlebench_aide_builds_from_a_git_mirror_and_runs_unchanged_to_a_graded_r
             )
         task = job.tasks.get()
         started = time.monotonic()
-        outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
+        outcome = supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
         print(f"MLE-bench aide/dev run: {time.monotonic() - started:.0f} s, {len(upstream.calls)} model calls")
     task.refresh_from_db()
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)

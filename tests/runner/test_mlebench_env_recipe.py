@@ -23,10 +23,11 @@ from types import SimpleNamespace
 
 import pytest
 
-from runner import agent_image, recipes
-from runner.agent_image import ImageBuildError
 from runner.agents import base_image
 from runner.backends.docker import image_environment
+from runner.execution import recipes
+from runner.host import agent_image
+from runner.host.agent_image import ImageBuildError
 
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[a-z0-9,-]+\])?==(\S+)$")
 # MLE-bench's environment as its requirements.txt and its Dockerfile's installs pin it: what a run here must match.

@@ -13,9 +13,9 @@ from types import SimpleNamespace
 import pytest
 from celery.exceptions import Retry
 
-from runner import recipes
+from runner.execution import recipes
+from runner.jobs.services import JobError, create_job
 from runner.models import JobTask, PublicDataVersion, Runner
-from runner.services import JobError, create_job
 from tests.job_support import COMPETITION, scripted_job
 from tests.runner.test_jobs_execution import run_task
 

@@ -11,7 +11,8 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from runner import registry, tasks
+from runner import tasks
+from runner.jobs import registry
 from runner.models import JobTask, Runner
 from tests.job_support import scripted_job
 

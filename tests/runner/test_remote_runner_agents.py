@@ -17,8 +17,8 @@ from rest_framework.test import APIClient
 from runner.agents import base_image
 from runner.agents.importer import import_agents
 from runner.api_v1 import tokens
+from runner.jobs.services import create_job
 from runner.models import JobTask
-from runner.services import create_job
 from tests.job_support import COMPETITION, needs_agent_tools
 from tests.mlebench_agent_support import DOCKERFILE, make_agents_dir
 from tests.remote_runner_support import can_make_netns

@@ -49,7 +49,7 @@ def test_a_runner_with_only_the_url_and_a_token_runs_a_job_the_site_grades(
 
 
 def test_a_jobs_secret_never_lands_on_the_runners_disk(live_server, transactional_db, alice, job_world, tmp_path):
-    from runner.services import create_job
+    from runner.jobs.services import create_job
 
     secret = "remote-secret-7f3a9c1e"
     create_job(

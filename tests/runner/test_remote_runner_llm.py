@@ -15,10 +15,11 @@ from decimal import Decimal
 import pytest
 
 from leaderboard.models import Run
-from runner import execution, leases
 from runner.backends.local import LocalBackend
+from runner.execution import supervisor
+from runner.jobs import task_leases
+from runner.jobs.services import create_job
 from runner.models import AgentDefinition, JobTask, LlmPrice
-from runner.services import create_job
 from tests.gateway_support import REAL_OPENAI_KEY, serve_upstream
 from tests.job_support import COMPETITION, needs_agent_tools
 from tests.llm_upstream import OPENAI_USAGE
@@ -154,7 +155,7 @@ def test_a_remote_runners_gateway_meters_the_run_as_the_in_process_runner_does(
     upstream.reset()
     local_job = llm_job(alice)
     local_task = local_job.tasks.get()
-    execution.execute(leases.claim(local_task.pk, job_world), runner=job_world, backend=LocalBackend())
+    supervisor.execute(task_leases.claim(local_task.pk, job_world), runner=job_world, backend=LocalBackend())
     local_task.refresh_from_db()
     assert len(upstream.requests) == CALLS
     assert meter_of(Run.objects.get(pk=local_task.run_id), client) == remote

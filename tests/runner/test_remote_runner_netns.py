@@ -13,8 +13,8 @@ import pytest
 
 from leaderboard.models import Artifact, Run
 from runner.api_v1 import tokens
+from runner.jobs.services import create_job
 from runner.models import JobTask, RemoteUpload, Runner
-from runner.services import create_job
 from tests.job_support import needs_agent_tools, scripted_job, wait_until
 from tests.remote_runner_support import Netns, Proxy, RemoteRunner, can_make_netns, new_token
 

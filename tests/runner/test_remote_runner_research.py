@@ -15,8 +15,8 @@ import pytest
 import requests
 
 from leaderboard.models import Run
+from runner.jobs.services import create_job
 from runner.models import AgentDefinition, JobTask, Runner
-from runner.services import create_job
 from tests.competitions.research_fixture import expected_scores
 from tests.job_support import WorkerProcess, needs_agent_tools, wait_until
 from tests.remote_runner_support import RemoteRunner, new_token

@@ -13,8 +13,8 @@ from django.contrib.auth.models import Permission
 from django.core.management import call_command
 
 from leaderboard.models import Experiment, Run
+from runner.jobs.services import create_job, ensure_builtin_agents
 from runner.models import AgentDefinition, JobTask
-from runner.services import create_job, ensure_builtin_agents
 from tests.job_support import WorkerProcess, needs_agent_tools, wait_until
 
 pytestmark = needs_agent_tools

@@ -13,7 +13,7 @@ from django.contrib.auth.models import Permission
 from leaderboard.analysis import ranking
 from leaderboard.models import Experiment, Run, Split
 from leaderboard.trust import reproductions
-from runner import reproduction
+from runner.jobs import reproduction
 from runner.models import AgentDefinition, Job, JobTask
 from tests.job_support import COMPETITION, SCRIPTED_AGENT
 from tests.runner.test_jobs_execution import run_task
@@ -35,7 +35,7 @@ def run_all(experiment: Experiment, runner) -> list[Run]:
 @pytest.fixture
 def original(alice, job_world, django_capture_on_commit_callbacks) -> Experiment:
     """Alice's scripted agent on spaceship-titanic, 3 seeds that score 1.0, 0.975 and 0.95."""
-    from runner.services import create_job
+    from runner.jobs.services import create_job
 
     grant(alice)
     with django_capture_on_commit_callbacks(execute=False):
@@ -160,7 +160,7 @@ def test_a_secret_goes_to_no_one_elses_reproduction(alice, staff, job_world, set
                                                    django_capture_on_commit_callbacks):
     from cryptography.fernet import Fernet
 
-    from runner.services import create_job
+    from runner.jobs.services import create_job
 
     settings.RUNNER_SECRETS_FERNET_KEY = Fernet.generate_key().decode()
     with django_capture_on_commit_callbacks(execute=False):
@@ -172,6 +172,6 @@ def test_a_secret_goes_to_no_one_elses_reproduction(alice, staff, job_world, set
     assert not job.experiment.reproductions.exists()  # nothing half made
     grant(alice)
     made = reproduce(alice, job.experiment, django_capture_on_commit_callbacks)
-    from runner.secrets import unseal
+    from runner.host.secrets import unseal
 
     assert unseal(made.jobs.get().sealed_env) == {"MY_KEY": "a-long-secret-value-1234"}

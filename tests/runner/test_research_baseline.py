@@ -137,22 +137,22 @@ def test_the_sweep_asks_again_for_a_baseline_never_sent_or_lost_with_its_runner(
 
     from django.utils import timezone
 
-    from runner.research import recovery
+    from runner.research import baseline_sweep
 
     sent = []
-    monkeypatch.setattr(recovery, "publish", lambda pk: sent.append(pk) or 1)
+    monkeypatch.setattr(baseline_sweep, "publish", lambda pk: sent.append(pk) or 1)
     settings.STALE_PENDING_S = 60
     nothing = {"baselines_recovered": 0, "baselines_failed": 0, "baselines_published": 0}
     pending = imported(tmp_path)  # asked for just now: not stale yet
-    assert recovery.sweep_baselines() == nothing
+    assert baseline_sweep.sweep_baselines() == nothing
     ResearchTask.objects.filter(pk=pending.pk).update(baseline_at=timezone.now() - timedelta(seconds=61))
-    assert recovery.sweep_baselines() == {**nothing, "baselines_published": 1} and sent == [pending.pk]
-    assert recovery.sweep_baselines()["baselines_published"] == 0  # asked again just now
+    assert baseline_sweep.sweep_baselines() == {**nothing, "baselines_published": 1} and sent == [pending.pk]
+    assert baseline_sweep.sweep_baselines()["baselines_published"] == 0  # asked again just now
     # Its runner died while the starter ran: the claim it renewed ran out a moment ago.
     ResearchTask.objects.filter(pk=pending.pk).update(
         baseline_status=ResearchTask.Baseline.RUNNING, baseline_owner="dead", baseline_attempts=1,
         baseline_lease_expires_at=timezone.now() - timedelta(seconds=1))
-    assert recovery.sweep_baselines() == {**nothing, "baselines_recovered": 1, "baselines_published": 1}
+    assert baseline_sweep.sweep_baselines() == {**nothing, "baselines_recovered": 1, "baselines_published": 1}
     task = ResearchTask.objects.get(pk=pending.pk)
     assert task.baseline_status == ResearchTask.Baseline.PENDING and "was lost" in task.baseline_error
     assert task.baseline_owner == "" and sent == [pending.pk, pending.pk]
@@ -165,17 +165,17 @@ def test_a_baseline_lost_too_often_fails_with_the_reason(db, tmp_path, research_
 
     from django.utils import timezone
 
-    from runner.research import recovery
+    from runner.research import baseline_sweep
 
-    monkeypatch.setattr(recovery, "publish", lambda pk: 1)
+    monkeypatch.setattr(baseline_sweep, "publish", lambda pk: 1)
     settings.RESEARCH_BASELINE_MAX_ATTEMPTS = 2
     task = imported(tmp_path)
     running = ResearchTask.objects.filter(pk=task.pk)
     running.update(baseline_status=ResearchTask.Baseline.RUNNING, baseline_owner="alive", baseline_attempts=2,
                    baseline_lease_expires_at=timezone.now() + timedelta(seconds=30))
-    assert recovery.sweep_baselines()["baselines_failed"] == 0  # its lease still holds
+    assert baseline_sweep.sweep_baselines()["baselines_failed"] == 0  # its lease still holds
     running.update(baseline_lease_expires_at=timezone.now() - timedelta(seconds=1))
-    assert recovery.sweep_baselines()["baselines_failed"] == 1
+    assert baseline_sweep.sweep_baselines()["baselines_failed"] == 1
     task.refresh_from_db()
     assert task.baseline_status == ResearchTask.Baseline.FAILED and "interrupted 2 times" in task.baseline_error
     assert compute_baseline(task.pk, backend=LocalBackend()) == "not pending"

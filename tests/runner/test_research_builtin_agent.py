@@ -11,11 +11,12 @@ from django.utils import timezone
 
 from leaderboard.analysis import research
 from leaderboard.models import Run
-from runner import execution, leases
 from runner.backends.local import LocalBackend
-from runner.execution import TOOLS_DIR
+from runner.execution import supervisor
+from runner.execution.supervisor import TOOLS_DIR
+from runner.jobs import task_leases
+from runner.jobs.services import create_job
 from runner.models import JobTask, Runner
-from runner.services import create_job
 from tests.competitions.research_fixture import build_task, expected_scores
 
 # The built-in agent's research mode (it reads WORKSPACE_DIR) comes with runner/agent_tools/baseline_agent.py.
@@ -34,7 +35,7 @@ def test_the_builtin_agent_beats_the_starter_scored_by_eval_py(db, alice, tmp_pa
     with django_capture_on_commit_callbacks(execute=False):
         job = create_job(user=alice, agent="baseline", competitions=["tiny-accuracy"], time_limit_minutes=1.5)
     task = job.tasks.get()
-    execution.execute(leases.claim(task.pk, runner), runner=runner, backend=LocalBackend())
+    supervisor.execute(task_leases.claim(task.pk, runner), runner=runner, backend=LocalBackend())
     task.refresh_from_db()
     run = Run.objects.get(pk=task.run_id)
     assert run.status == Run.Status.GRADED and run.grading_report["research"]["eval"] == "scripts/eval.py get_score"

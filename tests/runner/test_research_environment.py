@@ -268,9 +268,10 @@ def test_a_site_agent_on_a_research_task_works_in_the_same_environment(
     """MLAgentBench's agents work in the environment the starter ran in; the site's own agents do too."""
     from django.utils import timezone
 
-    from runner import execution, leases
+    from runner.execution import supervisor
+    from runner.jobs import task_leases
+    from runner.jobs.services import create_job
     from runner.models import AgentDefinition, Runner
-    from runner.services import create_job
 
     light.RUNNER_WORK_DIR = tmp_path / "work"  # fast_jobs set its own
     build_task(tmp_path / "tasks", "which-python")
@@ -301,6 +302,6 @@ def test_a_site_agent_on_a_research_task_works_in_the_same_environment(
     else:
         backend = LocalBackend(runner_name="gpuenv-test")
         python = f"{environment.local_venv('light')}/bin/python3"
-    execution.execute(leases.claim(task.pk, runner), runner=runner, backend=backend)
+    supervisor.execute(task_leases.claim(task.pk, runner), runner=runner, backend=backend)
     task.refresh_from_db()
     assert f"agent on {python} 1.26.4" in task.log_tail, task.log_tail

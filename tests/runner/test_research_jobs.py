@@ -18,10 +18,11 @@ from rest_framework.test import APIClient
 
 from leaderboard.analysis import research as stats
 from leaderboard.models import Artifact, Run
-from runner import execution, leases
 from runner.backends.local import LocalBackend
+from runner.execution import supervisor
+from runner.jobs import task_leases
+from runner.jobs.services import create_job
 from runner.models import AgentDefinition, JobTask, Runner
-from runner.services import create_job
 from tests.competitions.research_fixture import build_task, expected_scores
 
 AGENT = Path(__file__).resolve().parents[1] / "job_agents" / "research_agent.py"
@@ -47,8 +48,8 @@ def run_job(user, runner, backend, django_capture_on_commit_callbacks, minutes=1
         job = create_job(user=user, agent="research-scripted", competitions=[task], seeds=1,
                          time_limit_minutes=minutes, settings=agent_settings, env=env)
     task = job.tasks.get()
-    held = leases.claim(task.pk, runner)
-    outcome = execution.execute(held, runner=runner, backend=backend)
+    held = task_leases.claim(task.pk, runner)
+    outcome = supervisor.execute(held, runner=runner, backend=backend)
     task.refresh_from_db()
     assert task.status == expect, (outcome.error, task.log_tail)
     return Run.objects.get(pk=task.run_id)

@@ -14,8 +14,8 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from leaderboard.models import Artifact, Run
-from runner import recovery
 from runner.api_v1 import tokens
+from runner.jobs import sweep
 from runner.models import JobTask, RemoteUpload
 from tests.job_support import needs_agent_tools, scripted_job
 
@@ -94,7 +94,7 @@ def test_a_runner_whose_lease_was_handed_on_writes_nothing(claimed, settings):
     assert client.post(f"{API}tasks/{task.pk}/steps/", first, format="json").status_code == 200
     assert any(settings.RUNNER_UPLOAD_DIR.glob(f"task-{task.pk}-a1-*"))  # staged lines of the first attempt
     JobTask.objects.filter(pk=task.pk).update(lease_expires_at=timezone.now() - timedelta(seconds=1))
-    recovery.sweep_tasks()
+    sweep.sweep_tasks()
     assert JobTask.objects.get(pk=task.pk).status == JobTask.Status.QUEUED
     again = client.post(API + "claim/", {"wait_s": 0}, format="json").json()
     assert again["lease"]["attempt"] == 2
@@ -205,8 +205,8 @@ def test_the_runner_api_is_in_the_openapi_schema(client, db):
 def llm_claim(user, django_capture_on_commit_callbacks, key: str) -> tuple[APIClient, dict]:
     from decimal import Decimal
 
+    from runner.jobs.services import create_job
     from runner.models import LlmPrice
-    from runner.services import create_job
 
     LlmPrice.objects.create(pattern="gpt-4o*", input_usd_per_mtok=Decimal("2.5"), output_usd_per_mtok=Decimal("10"))
     with django_capture_on_commit_callbacks(execute=False):

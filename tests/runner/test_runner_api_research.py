@@ -14,8 +14,8 @@ import pytest
 from leaderboard.models import Run
 from runner.api_v1 import research as research_api
 from runner.backends.local import LocalBackend
+from runner.jobs.services import create_job
 from runner.research.traces import score_trace
-from runner.services import create_job
 from tests.job_support import needs_agent_tools
 from tests.research_support import import_tiny_task
 from tests.runner.test_runner_api import API, put, runner_client
@@ -113,7 +113,7 @@ def test_a_remote_research_run_the_grading_side_could_not_score_is_asked_again_b
 
 
 def test_mlagentbench_failure_classes_come_from_the_output_the_runner_uploaded(research_claim):
-    from runner.outputs import OUTPUT_ARTIFACT
+    from runner.host.outputs import OUTPUT_ARTIFACT
 
     client, claim, _ = research_claim
     output = b"step 0: ran train.py\n" * 2000 + b"RuntimeError: CUDA out of memory. Tried to allocate 2 GiB\n"

@@ -9,8 +9,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from runner.api_v1 import tokens
+from runner.jobs.services import create_job
 from runner.models import JobTask, Runner
-from runner.services import create_job
 from tests.job_support import COMPETITION, needs_agent_tools, scripted_job
 
 pytestmark = needs_agent_tools

@@ -19,9 +19,9 @@ import requests.exceptions
 from django.conf import settings
 from docker.types import DeviceRequest, LogConfig, Mount
 
-from runner.agent_image import SELF_CHECK
 from runner.backends import BackendUnavailable, ImageNotFound, SandboxSpec, StartFailed
 from runner.backends.docker import DockerBackend, site_key
+from runner.host.agent_image import SELF_CHECK
 from tests.conftest import REQUIRE_SERVICES
 
 GIB = 1 << 30

@@ -13,10 +13,10 @@ import pytest
 from django.core.management import call_command
 
 from leaderboard.models import Run
-from runner import execution
 from runner.backends.local import LocalBackend
+from runner.execution import supervisor
+from runner.jobs.services import create_job
 from runner.models import AgentDefinition, JobTask, Runner
-from runner.services import create_job
 from tests.gateway_support import REAL_OPENAI_KEY, serve_upstream
 from tests.runner.test_hostile_agents import (
     assert_no_scratch_left,
@@ -31,14 +31,14 @@ upstream = pytest.fixture(scope="module")(serve_upstream)
 def on_tick(monkeypatch, after_s: float, action) -> list:
     """Call `action(supervisor)` once, at the first tick `after_s` into the run; what it returned."""
     done: list = []
-    real_tick = execution.Supervisor.tick
+    real_tick = supervisor.Supervisor.tick
 
     def tick(self, final: bool = False) -> None:
         if not done and not final and self.elapsed() >= after_s:
             done.append(action(self))
         real_tick(self, final)
 
-    monkeypatch.setattr(execution.Supervisor, "tick", tick)
+    monkeypatch.setattr(supervisor.Supervisor, "tick", tick)
     return done
 
 
@@ -185,16 +185,16 @@ time.sleep(600)
 """
 
 
-def run_to_budget_stop(job, runner, backend, monkeypatch) -> tuple[execution.Outcome, Run, float]:
+def run_to_budget_stop(job, runner, backend, monkeypatch) -> tuple[supervisor.Outcome, Run, float]:
     """The task run; how long after the gateway's refusal the runner began stopping the sandbox."""
     stops: list[tuple[float, float]] = []
-    real_stop = execution.Supervisor._stop
+    real_stop = supervisor.Supervisor._stop
 
     def stop(self, status, why):
         stops.append((time.monotonic(), self.gateway.meter.budget_refused()[0]))
         return real_stop(self, status, why)
 
-    monkeypatch.setattr(execution.Supervisor, "_stop", stop)
+    monkeypatch.setattr(supervisor.Supervisor, "_stop", stop)
     outcome, run, _ = run_task(job, runner, backend)
     assert len(stops) == 1
     return outcome, run, stops[0][0] - stops[0][1]

@@ -1,5 +1,5 @@
-"""Reading a sandbox's folders (runner.sandbox_files), the live readers (runner.live) and redaction
-(runner.secrets.Redactor), without an engine: links, FIFOs and folders where files should be."""
+"""Reading a sandbox's folders (runner.host.sandbox_files), the live readers (runner.host.live) and redaction
+(runner.host.secrets.Redactor), without an engine: links, FIFOs and folders where files should be."""
 
 from __future__ import annotations
 
@@ -11,10 +11,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from runner import sandbox_files
-from runner.live import LineTail, SnapshotWatch
-from runner.output_budget import Budget
-from runner.secrets import Redactor
+from runner.host import sandbox_files
+from runner.host.live import LineTail, SnapshotWatch
+from runner.host.output_budget import Budget
+from runner.host.secrets import Redactor
 
 
 @pytest.fixture

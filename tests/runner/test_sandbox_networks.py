@@ -12,12 +12,13 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
-from runner import execution, leases, registry
 from runner.backends.local import LocalBackend
-from runner.hardware import Hardware
+from runner.execution import supervisor
+from runner.host.hardware import Hardware
+from runner.host.networks import NetworkRefused, check_sandbox_network
+from runner.jobs import registry, task_leases
+from runner.jobs.services import JobError, create_job
 from runner.models import Job, Runner
-from runner.networks import NetworkRefused, check_sandbox_network
-from runner.services import JobError, create_job
 from tests.job_support import COMPETITION, needs_agent_tools
 from tests.runner import test_jobs_docker
 from tests.runner.test_jobs_create import make, runner
@@ -134,9 +135,9 @@ def test_a_job_on_a_network_its_runner_offers_runs_attached_to_that_network_only
             job = create_job(user=alice, agent="scripted", competitions=[COMPETITION], time_limit_minutes=1,
                              settings={"steps": 2, "sleep": 0.5}, network=name)
         task = job.tasks.get()
-        inspector = test_jobs_docker.Inspector(docker_agent, execution.sandbox_name(task.pk, 1, docker_agent))
+        inspector = test_jobs_docker.Inspector(docker_agent, supervisor.sandbox_name(task.pk, 1, docker_agent))
         inspector.start()
-        outcome = execution.execute(leases.claim(task.pk, job_world), runner=job_world, backend=docker_agent)
+        outcome = supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=docker_agent)
         inspector.join()
         assert outcome.status == "succeeded", outcome.error
         assert inspector.info["HostConfig"]["NetworkMode"] == name, inspector.info["Config"]["Labels"]

@@ -1,4 +1,4 @@
-"""The redactor replaces a secret in every encoding it promises (runner.secrets.Redactor): URL-quoted
+"""The redactor replaces a secret in every encoding it promises (runner.host.secrets.Redactor): URL-quoted
 with any safe set, in either hex case, every byte percent-encoded, hex, JSON, reversed, and base64 or
 URL-safe base64 at any alignment, unwrapped or wrapped at MIME's or PEM's width; in one piece of text
 and streamed in chunks cut anywhere. Ordinary log text (URLs, digests, base64 blobs) is left as it is.
@@ -12,8 +12,8 @@ import hashlib
 import pytest
 
 from leaderboard.models import Run
+from runner.host.secrets import REPLACEMENT, Redactor
 from runner.models import JobTask
-from runner.secrets import REPLACEMENT, Redactor
 from tests.job_support import needs_agent_tools
 from tests.runner import test_hostile_agents
 from tests.runner.secret_forms import ENCODINGS_SOURCE, every_encoding, leaks

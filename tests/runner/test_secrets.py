@@ -6,7 +6,7 @@ import pytest
 from cryptography.fernet import Fernet
 from django.core.exceptions import ImproperlyConfigured
 
-from runner import secrets
+from runner.host import secrets
 
 
 def test_round_trip_and_ciphertext_hides_value(settings):
@@ -53,7 +53,7 @@ def test_seal_unseal_and_redact(settings):
 
 
 def test_a_secret_too_short_to_redact_is_refused(alice, job_world):
-    from runner.services import JobError, create_job
+    from runner.jobs.services import JobError, create_job
 
     with pytest.raises(JobError, match="at least 4 characters: PIN"):
         create_job(user=alice, agent="scripted", competitions=["spaceship-titanic"], time_limit_minutes=1,

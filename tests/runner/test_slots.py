@@ -9,9 +9,9 @@ import time
 import pytest
 from django.utils import timezone
 
-from runner import slots
+from runner.host import slots
+from runner.jobs.registry import heartbeat
 from runner.models import Runner
-from runner.registry import heartbeat
 
 
 def _tick(work, task_id: int, pid: int, age_s: float) -> None:
@@ -47,9 +47,9 @@ def test_the_heartbeat_reports_stuck_slots_and_the_runner_shows_stuck(settings, 
 
 @pytest.mark.django_db
 def test_a_restarted_runner_removes_the_scratch_a_killed_one_left_and_keeps_others(tmp_path, job_world):
+    from runner.host.scratch import clean_stale
+    from runner.jobs.registry import held_elsewhere
     from runner.models import Job, JobTask
-    from runner.registry import held_elsewhere
-    from runner.scratch import clean_stale
 
     other = Runner.objects.create(name="other-box", last_heartbeat=timezone.now())
     job = Job.objects.create(experiment_id=_experiment(), agent_id=_agent(), time_limit_s=60)

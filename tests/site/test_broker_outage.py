@@ -209,7 +209,7 @@ def test_queued_tasks_published_before_the_broker_started_are_published_again_on
 
     from django.utils import timezone
 
-    from runner import recovery
+    from runner.jobs import sweep
     from webapp import queue as site_queue
 
     with django_capture_on_commit_callbacks(execute=True):
@@ -220,14 +220,14 @@ def test_queued_tasks_published_before_the_broker_started_are_published_again_on
     JobTask.objects.filter(job=after).update(enqueued_at=started + timedelta(seconds=1))
     monkeypatch.setattr(site_queue, "broker_started_at", lambda: started.timestamp())
     sent = []
-    monkeypatch.setattr(recovery, "_publish", lambda task_id: sent.append(task_id) or JobTask.objects.filter(
+    monkeypatch.setattr(sweep, "_publish", lambda task_id: sent.append(task_id) or JobTask.objects.filter(
         pk=task_id).update(enqueued_at=timezone.now()) == 1)
-    assert recovery.sweep_tasks()["tasks_published"] == 1
+    assert sweep.sweep_tasks()["tasks_published"] == 1
     assert sent == [JobTask.objects.get(job=before).pk]
-    assert recovery.sweep_tasks()["tasks_published"] == 0  # published after the start now: not again
+    assert sweep.sweep_tasks()["tasks_published"] == 0  # published after the start now: not again
     monkeypatch.setattr(site_queue, "broker_started_at", lambda: None)  # unknown (other transport, broker down)
     JobTask.objects.filter(job=before).update(enqueued_at=started - timedelta(minutes=5))
-    assert recovery.sweep_tasks()["tasks_published"] == 0
+    assert sweep.sweep_tasks()["tasks_published"] == 0
 
 
 def test_the_broker_start_is_read_from_redis_and_unknown_without_it(broker):

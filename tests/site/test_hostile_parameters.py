@@ -25,7 +25,7 @@ TEXT_IDS = ["false", "null", "text", "-1", "1.5", "1e5", str(2**70), "\u00b2", "
 VALUES = [str(2**64), "9" * 5000, "-1", "abc", "\u00b2", "1e999", "NaN", "x" * 3000, "1,\u00b2,-3"]
 # Each parameter alone: past 64 bits, and a digit to str.isdigit() that int() refuses.
 ALONE = ["9" * 30, "1\u00b2"]
-# What the page views read from the query string (leaderboard.web, runner.views); the API's come
+# What the page views read from the query string (leaderboard.web, runner.web.views); the API's come
 # from its schema.
 PAGE_PARAMETERS = ["page", "q", "split", "sort", "agent", "model", "hardware", "verified", "internet", "test_signal",
                    "leakage", "pad", "no_findings", "format", "export", "after", "before", "around", "type", "runs",

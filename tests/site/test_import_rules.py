@@ -151,9 +151,10 @@ def test_every_part_has_a_rule():
 @pytest.mark.parametrize(("importer", "source", "refused"), [
     ("leaderboard.grading.engine", "from leaderboard.web import charts", "leaderboard.web.charts"),
     ("leaderboard.grading.engine", "def f():\n    from leaderboard.api.runs import x", "leaderboard.api.runs"),
-    ("runner.execution", "from leaderboard.runs.submission import submit_run", "leaderboard.runs.submission"),
-    ("runner.live", "from leaderboard import tasks", "leaderboard.tasks"),
-    ("leaderboard.runs.intake", "import runner.leases", "runner.leases"),
+    ("runner.execution.supervisor", "from leaderboard.runs.submission import submit_run",
+     "leaderboard.runs.submission"),
+    ("runner.host.live", "from leaderboard import tasks", "leaderboard.tasks"),
+    ("leaderboard.runs.intake", "import runner.jobs.task_leases", "runner.jobs.task_leases"),
     ("leaderboard.trajectories.importers.aide", "from leaderboard.runs import artifacts",
      "leaderboard.runs.artifacts"),
     ("leaderboard.lib.archives", "from leaderboard.models import Run", "leaderboard.models"),
@@ -166,7 +167,7 @@ def test_a_forbidden_import_is_found(importer, source, refused):
 
 
 @pytest.mark.parametrize(("importer", "imported"), [
-    ("runner.execution", "leaderboard.runs.job_runs"),
+    ("runner.execution.supervisor", "leaderboard.runs.job_runs"),
     ("runner.tasks", "leaderboard.models"),
     ("leaderboard.web.views", "leaderboard.runs.submission"),
     ("leaderboard.grading.report", "leaderboard.competitions.medals"),

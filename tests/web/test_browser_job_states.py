@@ -1,4 +1,4 @@
-"""The job pages in a browser, one job in each state of runner.states: the crawl from the job list is
+"""The job pages in a browser, one job in each state of runner.jobs.states: the crawl from the job list is
 clean (no console or HTTP error, no cut table), each job page says the same words before and after its
 script polled the API, and a job page open while the job ends loses its Cancel button."""
 
@@ -9,8 +9,8 @@ from urllib.parse import urlsplit
 import pytest
 from django.db import transaction
 
+from runner.jobs.services import create_job
 from runner.models import JobTask
-from runner.services import create_job
 from tests.runner import test_jobs_web
 from tests.runner.test_job_states import GOLD, WALK, put
 from tests.web.test_browser_site_crawl import LAYOUT, crawl

@@ -58,7 +58,7 @@ def test_submit_a_job_and_watch_its_run_live(page, runner_worker, django_user_mo
     task = JobTask.objects.select_related("run").get(job=job)
     run = task.run
     assert task.status == JobTask.Status.SUCCEEDED and run.status == Run.Status.GRADED
-    assert page.locator("#live-status").inner_text().strip() == task.state == "graded"  # runner.states' words
+    assert page.locator("#live-status").inner_text().strip() == task.state == "graded"  # runner.jobs.states' words
     assert page.locator("#run-steps").inner_text() == str(run.trajectory.n_steps)  # the facts follow the live count
     assert page.locator("#live-steps-so-far").inner_text() == ""  # no "so far" once the run ended
     assert page.locator("#pages article.step").count() == run.trajectory.n_steps

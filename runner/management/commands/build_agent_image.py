@@ -3,8 +3,8 @@ import json
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from runner.agent_image import AGENT, ImageBuildError, build
 from runner.backends import BackendUnavailable
+from runner.host.agent_image import AGENT, ImageBuildError, build
 
 
 class Command(BaseCommand):

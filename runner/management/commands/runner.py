@@ -14,11 +14,11 @@ import time
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from runner import registry
 from runner.backends import BackendUnavailable, StartFailed, get_backend
-from runner.hardware import detect
-from runner.registry import held_elsewhere
-from runner.scratch import clean_stale
+from runner.host.hardware import detect
+from runner.host.scratch import clean_stale
+from runner.jobs import registry
+from runner.jobs.registry import held_elsewhere
 
 log = logging.getLogger(__name__)
 RESTART_S = (1, 2, 5, 10, 30)  # waits before restarting a worker that exited, growing while it keeps failing
@@ -82,7 +82,7 @@ class Command(BaseCommand):
         parser.add_argument("--resume", metavar="NAME", help="Let a drained runner take tasks again")
         parser.add_argument("--register-only", action="store_true", help="Register and exit (no worker)")
         parser.add_argument("--leave-api-kinds", action="store_true",
-                            help="Take no task a runner attached over the runner API takes (runner.api_kinds): "
+                            help="Take no task a runner attached over the runner API takes (runner.jobs.api_kinds): "
                                  "beside such a runner (make run), this one keeps the kinds the API does not serve yet")
 
     def handle(self, *args, backend, runtime, name, queues, concurrency, loglevel, drain, resume, register_only,

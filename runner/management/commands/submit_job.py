@@ -10,8 +10,8 @@ import time
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
+from runner.jobs.services import JobError, create_job, job_summary
 from runner.models import Job, JobTask
-from runner.services import JobError, create_job, job_summary
 
 
 class Command(BaseCommand):

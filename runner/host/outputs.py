@@ -1,7 +1,7 @@
 """What a finished sandbox leaves, stored as the run's artifacts: only regular files, bounded, redacted.
 
 The submission, logs and code folders are the agent's, so nothing in them is trusted (see
-runner.sandbox_files): links, FIFOs, devices, sockets and unreadable names are skipped with a note;
+runner.host.sandbox_files): links, FIFOs, devices, sockets and unreadable names are skipped with a note;
 each file is copied through the job's Redactor into the runner's own folder first, so no stored byte
 (file names included) holds a secret's value. Limits keep one agent from losing its run by writing
 too much: the submission is stored first, then the trajectory and the agent's output, then the rest;
@@ -27,11 +27,11 @@ from pathlib import Path
 
 from django.conf import settings
 
-from runner import sandbox_files
 from runner.backends import SandboxSpec
 from runner.backends.base import OUTPUT_LOG
-from runner.output_budget import Budget
-from runner.secrets import Redactor
+from runner.host import sandbox_files
+from runner.host.output_budget import Budget
+from runner.host.secrets import Redactor
 
 SUBMISSION_FILE = "submission.csv"
 TRAJECTORY_FILE = "trajectory.jsonl"
@@ -87,7 +87,7 @@ class FileRefused(Exception):
 
 # store(kind, name, path): keep the staged, redacted copy at `path` as the run's file `name`; raises
 # FileRefused for one file the store cannot take. The in-process runner stores it as an artifact
-# (runner.ending.store_outputs); a remote runner queues it for upload to the site (runner.remote).
+# (runner.execution.ending.store_outputs); a remote runner queues it for upload to the site (runner.remote).
 Store = Callable[[str, str, Path], None]
 
 

@@ -1,7 +1,7 @@
 """Job workflows: create (validate everything first, create nothing on a refusal), cancel, summarise.
 
 `create_job` makes one Job and one JobTask per competition x seed, and enqueues one Celery task per
-JobTask on commit, on the queue that names the hardware it needs (runner.routing). The web layer adds
+JobTask on commit, on the queue that names the hardware it needs (runner.jobs.queues). The web layer adds
 permissions and per-user limits around it; secrets arrive decrypted in `env` and are sealed here.
 """
 
@@ -18,12 +18,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Competition, Split
-from runner import states
-from runner.leases import cancel_queued
+from runner.host.networks import NetworkRefused, check_network, refusal
+from runner.host.secrets import MIN_REDACTED_CHARS
+from runner.jobs import states
+from runner.jobs.queues import gpu_type_matches, queue_for
+from runner.jobs.task_leases import cancel_queued
 from runner.models import AgentDefinition, Job, JobTask, Runner
-from runner.networks import NetworkRefused, check_network, refusal
-from runner.routing import gpu_type_matches, queue_for
-from runner.secrets import MIN_REDACTED_CHARS
 from webapp import queue
 
 log = logging.getLogger(__name__)
@@ -242,7 +242,7 @@ def _check_requirements(requirements: dict[str, str]) -> None:
 
 
 def _check_network(network: str | None) -> None:
-    """Never a network that shares the host's or the site's (runner.networks), and only one some
+    """Never a network that shares the host's or the site's (runner.host.networks), and only one some
     runner's operator offers sandboxes; each runner checks its own list again before the start."""
     try:
         check_network(network, networks_on_runners(), offered_by="any runner offers")
@@ -270,7 +270,7 @@ def _seal(definition: AgentDefinition, env: dict[str, str]) -> str:
         return ""
     from django.core.exceptions import ImproperlyConfigured
 
-    from runner.secrets import seal
+    from runner.host.secrets import seal
 
     try:
         return seal(env)
@@ -327,7 +327,7 @@ class _Row:
     any_medal: bool | None
     run_status: str | None  # added after the fields above, which keep their order
     grading_error: str | None  # why the run has no score, once grading has ended without one
-    state: str  # the task in words (runner.states): how the agent stopped, what became of its submission
+    state: str  # the task in words (runner.jobs.states): how the agent stopped, what became of its submission
 
 
 def task_row(task: JobTask) -> dict:

@@ -1,7 +1,7 @@
-"""After a job's sandbox ends: store what the agent left (runner.outputs: regular files only, bounded,
+"""After a job's sandbox ends: store what the agent left (runner.host.outputs: regular files only, bounded,
 the job's secrets redacted), replace the live trajectory with the stored copy as the importer reads
 it, followed by the LLM gateway's steps, then grade the run (or finish a research run) and end the
-task. runner.execution calls `end` whichever way the sandbox stopped, or failed to start.
+task. runner.execution.supervisor calls `end` whichever way the sandbox stopped, or failed to start.
 """
 
 from __future__ import annotations
@@ -14,19 +14,20 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Run
-from runner import leases, llm_access, llm_usage
 from runner.backends import Backend, SandboxSpec
 from runner.gateway import STEPS_FILE
-from runner.leases import Claim
+from runner.host import llm_access
+from runner.host.output_budget import Budget
+from runner.host.outputs import TRAJECTORY_FILE, FileRefused, Limits, Stored, collect_outputs
+from runner.host.secrets import Redactor
+from runner.jobs import llm_usage, task_leases
+from runner.jobs.task_leases import Claim
 from runner.models import Job, JobTask
-from runner.output_budget import Budget
-from runner.outputs import TRAJECTORY_FILE, FileRefused, Limits, Stored, collect_outputs
 from runner.research import jobs as research_jobs
-from runner.secrets import Redactor
 from webapp.leases import Heartbeat
 
 if TYPE_CHECKING:
-    from runner.execution import Outcome, Supervisor
+    from runner.execution.supervisor import Outcome, Supervisor
 
 
 def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_access.LlmAccess | None,
@@ -39,7 +40,7 @@ def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_
     usage, llm_note = llm_usage.usage_and_note(report)
     error = llm_usage.with_note(outcome.error, usage, llm_note)
     with transaction.atomic():
-        leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
+        task_leases.fence(held, status=JobTask.Status.GRADING, error=redactor.text(error)[:5000])
         stored = store_outputs(run, spec, redactor, spent=supervisor.snapshots.budget if supervisor else None)
         problem = [stored.submission_problem] if stored.submission_problem else []
         # store_outputs redacted its own notes; the supervisor's and the gateway's are redacted here
@@ -58,12 +59,13 @@ def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_
     elif spec.workspace_dir is not None:
         research_jobs.finish(run, spec, backend=backend, snapshots=supervisor.research if supervisor else None,
                              status=outcome.status, exit_code=outcome.exit_code, redactor=redactor,
-                             elapsed_s=supervisor.elapsed() if supervisor else None, fence=lambda: leases.fence(held))
+                             elapsed_s=supervisor.elapsed() if supervisor else None,
+                             fence=lambda: task_leases.fence(held))
     else:
         with Heartbeat(held):  # the supervisor no longer polls: grading may outlast the lease
             _grade(held, run)
         _mark_invalid(run, stored.submission_problem)
-    leases.finish(held, outcome.status)
+    task_leases.finish(held, outcome.status)
     return outcome
 
 
@@ -80,7 +82,7 @@ def _settle_model(run: Run, job: Job, seen: dict[str, int]) -> str:
     leaderboard.runs.job_runs.settle_model); a job that named none follows its run to that model's
     experiment."""
     from leaderboard.runs.job_runs import settle_model
-    from runner.services import NO_MODEL
+    from runner.jobs.services import NO_MODEL
 
     note = settle_model(run, named=job.model_name, seen=seen, unnamed=NO_MODEL)
     if not job.model_name and run.experiment_id != job.experiment_id:

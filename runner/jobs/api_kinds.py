@@ -12,8 +12,8 @@ jobs: its Celery worker is then the site's grading worker only).
 
 from __future__ import annotations
 
+from runner.jobs.queues import GRADING_QUEUE
 from runner.models import JobTask, Runner
-from runner.routing import GRADING_QUEUE
 
 # The kinds a runner attached over the API does not take yet, in the words the runners page uses: none
 # since the remote MLE-bench-packaged agents and research tasks merged (a packaged agent still needs a

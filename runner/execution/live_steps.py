@@ -1,4 +1,4 @@
-"""The in-process runner's live trajectory: new lines of the agent's trajectory file (runner.live's
+"""The in-process runner's live trajectory: new lines of the agent's trajectory file (runner.host.live's
 readers) appended to the run's trajectory in the database as they arrive. A remote runner sends the
 same lines to the site instead (runner.remote.task), which appends them there."""
 
@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from runner.live import LineTail
-from runner.secrets import Redactor
+from runner.host.live import LineTail
+from runner.host.secrets import Redactor
 
 
 class TrajectoryStream:

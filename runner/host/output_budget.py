@@ -23,7 +23,7 @@ class Budget:
 
     @classmethod
     def share_of(cls, limits, divisor: int = 1) -> Budget:
-        """A budget of `limits` (runner.outputs.Limits), its total and file count divided by `divisor`."""
+        """A budget of `limits` (runner.host.outputs.Limits), its total and file count divided by `divisor`."""
         return cls(limits.file_bytes, limits.total_bytes // divisor, max(1, limits.files // divisor))
 
     def refusal(self, size: int) -> str:

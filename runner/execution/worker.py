@@ -68,7 +68,7 @@ class RecoveryStep(bootsteps.StartStopStep):
 
         _every(settings.SWEEP_INTERVAL_S, self.stop_event, sweep, "medalboard-sweep")
         if os.environ.get("MEDALBOARD_RUNNER_NAME"):
-            from runner.registry import heartbeat
+            from runner.jobs.registry import heartbeat
 
             name = os.environ["MEDALBOARD_RUNNER_NAME"]
             _every(settings.RUNNER_HEARTBEAT_S, self.stop_event, lambda: heartbeat(name), "medalboard-heartbeat")

@@ -20,7 +20,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from leaderboard.models import Experiment
-from runner import access, api_kinds, reproduction, secrets, services, states
+from runner.host import secrets
+from runner.jobs import access, api_kinds, reproduction, services, states
 from runner.models import Job, JobTask, Runner
 from webapp.parsers import check_depth
 
@@ -249,7 +250,7 @@ class RunnerOutputSerializer(serializers.Serializer):
     last_heartbeat = serializers.DateTimeField(allow_null=True)
     gpus = serializers.SerializerMethodField()
     running_tasks = serializers.SerializerMethodField()
-    takes = serializers.SerializerMethodField(help_text="Which tasks it takes, in words (runner.api_kinds)")
+    takes = serializers.SerializerMethodField(help_text="Which tasks it takes, in words (runner.jobs.api_kinds)")
 
     def get_takes(self, runner) -> str:
         return api_kinds.takes(runner)

@@ -1,11 +1,11 @@
 """What the supervisor reads from a sandbox while the agent runs: new trajectory lines and changed
 submissions. Both come from folders the agent controls, so every read goes through
-runner.sandbox_files (regular files only, no link followed, nothing that blocks) and is bounded: the
+runner.host.sandbox_files (regular files only, no link followed, nothing that blocks) and is bounded: the
 trajectory is read incrementally, at most READ_PER_TICK bytes a tick and the run's output total in
 all, with a partial last line kept up to LINE_LIMIT bytes (a longer line is dropped with a note,
 never re-read), and the submission is
 read only when its size or modification time changed, and only while its snapshots stay within their
-share of the run's output limits (runner.output_budget). Secrets are redacted before anything is kept.
+share of the run's output limits (runner.host.output_budget). Secrets are redacted before anything is kept.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from runner import sandbox_files
-from runner.output_budget import Budget
-from runner.secrets import Redactor
+from runner.host import sandbox_files
+from runner.host.output_budget import Budget
+from runner.host.secrets import Redactor
 
 READ_PER_TICK = 16 << 20
 LINE_LIMIT = 16 << 20

@@ -16,7 +16,7 @@ variables point at the gateway, and:
 Each call is an `llm` step in the runner's own llm.jsonl, streamed live by the supervisor beside the
 agent's trajectory and appended to the final one. At the end `finish` gives the meter's report (a
 plain dict: the gateway's sums, its refusals, the models called), which the site turns into the run's
-usage (runner.llm_usage). This module touches no database: the in-process runner and a runner
+usage (runner.jobs.llm_usage). This module touches no database: the in-process runner and a runner
 attached by URL and token (runner.remote.llm, with the site's prices and the job's limits from its
 claim) both start their gateways here.
 """
@@ -93,7 +93,7 @@ def start(access: LlmAccess, spec: SandboxSpec, backend_name: str, tools_dir: st
 def finish(access: LlmAccess) -> dict[str, Any] | None:
     """Stop the gateway; the meter's report (None without a gateway): its sums as they are, the
     first refusal for the job's budget, what the job page should say of the runner's upstreams, and
-    the models called (model -> calls). runner.llm_usage reads it, on the site."""
+    the models called (model -> calls). runner.jobs.llm_usage reads it, on the site."""
     gateway = access.gateway
     if gateway is None:
         return None

@@ -26,7 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Artifact, Run
-from runner.leases import JOB_TASKS, cancel_queued
+from runner.jobs.task_leases import JOB_TASKS, cancel_queued
 from runner.models import GpuSlot, JobTask
 from webapp import leases
 
@@ -109,7 +109,7 @@ def _fail_run(task: JobTask, why: str) -> None:
 
 
 def _publish(task_id: int) -> bool:
-    from runner.services import enqueue_task
+    from runner.jobs.services import enqueue_task
 
     return enqueue_task(task_id)
 

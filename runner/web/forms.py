@@ -16,7 +16,7 @@ class SecretTextarea(forms.Textarea):
 
 
 class JobForm(forms.Form):
-    """The /jobs/new/ form; runner.api.submit validates the rest exactly as the API does. Agents and
+    """The /jobs/new/ form; runner.web.jobs_api.submit validates the rest exactly as the API does. Agents and
     networks are offered from what exists (the API takes any name and refuses unknown ones)."""
 
     agent = forms.ChoiceField(initial="baseline", help_text="The registered agents; `baseline` is built in")
@@ -46,7 +46,7 @@ class JobForm(forms.Form):
     )
 
     def __init__(self, *args, **kwargs):
-        from runner.services import networks_on_runners
+        from runner.jobs.services import networks_on_runners
 
         super().__init__(*args, **kwargs)
         self.fields["competitions"].queryset = Competition.objects.exclude(public_data_dir="").order_by("slug")
@@ -73,7 +73,7 @@ class JobForm(forms.Form):
 
 def agent_choices() -> list[tuple[str, str]]:
     """Every registered agent, labelled with its description (the built-in baseline registered first)."""
-    from runner.services import BASELINE, ensure_builtin_agents
+    from runner.jobs.services import BASELINE, ensure_builtin_agents
 
     if not AgentDefinition.objects.filter(name=BASELINE).exists():
         ensure_builtin_agents()

@@ -16,15 +16,16 @@ from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
 
 from leaderboard.models import Experiment, Run
-from runner import access, api, api_kinds, reproduction, services, states
-from runner.forms import JobForm
+from runner.jobs import access, api_kinds, reproduction, services, states
 from runner.models import JobTask
+from runner.web import jobs_api
+from runner.web.forms import JobForm
 
 
 @login_required
 def job_list(request):
     jobs = list(access.visible_jobs(request.user).prefetch_related("tasks__run").order_by("-created_at", "-id")[:200])
-    for job in jobs:  # a job whose runs grading could not score says so here too (runner.states)
+    for job in jobs:  # a job whose runs grading could not score says so here too (runner.jobs.states)
         job.not_scored = states.not_scored(job.task_list())
     return render(request, "runner/job_list.html", {"jobs": jobs, "can_submit": access.can_submit_jobs(request.user)})
 
@@ -37,7 +38,7 @@ def job_new(request):
     form = JobForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
         try:
-            job = api.submit(request.user, form.job_data())
+            job = jobs_api.submit(request.user, form.job_data())
         except ValidationError as exc:
             form.add_error(None, _message(exc))
         except ApiPermissionDenied as exc:
@@ -58,7 +59,7 @@ def _message(exc: ValidationError) -> str:
 @login_required
 def job_detail(request, pk: int):
     job = get_object_or_404(access.visible_jobs(request.user), pk=pk)
-    data = api.JobOutputSerializer(job).data
+    data = jobs_api.JobOutputSerializer(job).data
     return render(request, "runner/job_detail.html", {"job": job, "data": data})
 
 
@@ -91,9 +92,9 @@ def experiment_reproduce(request, pk: int):
 
 
 def runner_list(request):
-    runners = list(api.runners_for_display())
+    runners = list(jobs_api.runners_for_display())
     for runner in runners:
-        runner.gpu_rows = api.gpu_holders(runner)
+        runner.gpu_rows = jobs_api.gpu_holders(runner)
         runner.takes = api_kinds.takes(runner)
     return render(request, "runner/runner_list.html",
                   {"runners": runners, "celery_only": " and ".join(api_kinds.CELERY_ONLY) or "none"})

@@ -21,7 +21,7 @@ import subprocess
 import time
 from pathlib import Path
 
-from runner import sandbox_files
+from runner.host import sandbox_files
 
 log = logging.getLogger(__name__)
 QUOTA_CHECK_S = 5.0

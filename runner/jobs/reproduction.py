@@ -17,7 +17,7 @@ from django.db import transaction
 
 from leaderboard.models import Experiment, Run
 from leaderboard.runs.job_runs import may_reproduce, reproduction_of
-from runner import access, services
+from runner.jobs import access, services
 from runner.models import Job, JobTask
 
 
@@ -70,7 +70,7 @@ def _secrets(job: Job, user) -> dict[str, str] | None:
         return None
     if job.created_by_id != user.pk:
         raise ReproduceRefused(f"job {job.pk} was given secrets by its owner; only they can run it again")
-    from runner.secrets import SecretError
+    from runner.host.secrets import SecretError
 
     try:
         return job.secrets()

@@ -1,5 +1,5 @@
 """How a task's sandbox ended, in the task's terms: one place for the in-process supervisor
-(runner.execution) and a remote runner (runner.remote), neither of which the other imports."""
+(runner.execution.supervisor) and a remote runner (runner.remote), neither of which the other imports."""
 
 from __future__ import annotations
 
@@ -57,7 +57,7 @@ def ended(code: int, *, cause: str, over_quota: bool, quota_note: str, memory_by
 
 def sandbox_ended(sandbox, scratch, code: int) -> Outcome:
     """`ended` for a sandbox that exited with `code`, asking its engine how (runner.backends.Sandbox)
-    and its scratch (runner.scratch.Scratch) whether it was past its disk quota."""
+    and its scratch (runner.host.scratch.Scratch) whether it was past its disk quota."""
     try:
         cause = sandbox.end_cause()
     except Exception:  # noqa: BLE001 - the engine could not say: the exit code is all there is

@@ -3,16 +3,16 @@
     outcome = execute(task_id, runner=runner, backend=backend)
 
 It creates the Run up front (origin job, status running) so the run page shows it live, gives the
-task a scratch folder with a disk quota (runner.scratch), starts the sandbox and then, every
+task a scratch folder with a disk quota (runner.host.scratch), starts the sandbox and then, every
 JOB_POLL_S: renews the lease, streams the new complete lines of LOGS/trajectory.jsonl into the run's
-trajectory, keeps a snapshot each time SUBMISSION/submission.csv changes (runner.live), checks for
+trajectory, keeps a snapshot each time SUBMISSION/submission.csv changes (runner.host.live), checks for
 cancellation and enforces the wall clock and the quota (SIGTERM, SIGKILL after a grace period,
-partial output kept). At the end runner.ending stores the submission, logs and code as artifacts
+partial output kept). At the end runner.execution.ending stores the submission, logs and code as artifacts
 (regular files only, bounded, with the job's secrets redacted), replaces the live trajectory with the
 stored copy read by the JSONL importer (the same steps an upload would give), and grades the run with
 the same claim and grader as an upload. The sandbox is always removed and the scratch deleted.
 
-Nothing in the sandbox's folders is trusted: every read goes through runner.sandbox_files, which
+Nothing in the sandbox's folders is trusted: every read goes through runner.host.sandbox_files, which
 never follows a link, never blocks on a FIFO and never reads past a limit, so the time limit and
 cancellation are checked at every tick, whatever the agent left in its folders.
 
@@ -36,23 +36,25 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Run
-from runner import ending, leases, llm_access, recipes, slots
 from runner.agents import sandbox as agent_sandbox
 from runner.backends import Backend, BackendUnavailable, SandboxSpec
+from runner.execution import ending, recipes
+from runner.execution.live_steps import TrajectoryStream
 from runner.gateway import STEPS_FILE
-from runner.leases import Claim, LeaseLost
-from runner.live import SnapshotWatch
-from runner.live_steps import TrajectoryStream
-from runner.llm_usage import load_prices
+from runner.host import llm_access, slots
+from runner.host.live import SnapshotWatch
+from runner.host.outcomes import SIGKILLED, Outcome, sandbox_ended  # noqa: F401 - Outcome and SIGKILLED: named here too
+from runner.host.output_budget import Budget
+from runner.host.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits
+from runner.host.scratch import Scratch
+from runner.jobs import task_leases
+from runner.jobs.llm_usage import load_prices
+from runner.jobs.task_leases import Claim, LeaseLost
 from runner.models import Job, JobTask, Runner
-from runner.outcomes import SIGKILLED, Outcome, sandbox_ended  # noqa: F401 - Outcome and SIGKILLED: named here too
-from runner.output_budget import Budget
-from runner.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits
 from runner.research import jobs as research_jobs
-from runner.scratch import Scratch
 
 log = logging.getLogger(__name__)
-TOOLS_DIR = Path(__file__).resolve().parent / "agent_tools"
+TOOLS_DIR = Path(__file__).resolve().parents[1] / "agent_tools"
 LOG_TAIL_BYTES = 16_384
 LOG_TAIL_EVERY_S = 3.0
 OUTPUT_LOG_BYTES = 8 << 20
@@ -71,9 +73,9 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
     try:
         backend.check()
     except BackendUnavailable as exc:
-        leases.release(held, error=f"{backend.name} unavailable: {exc}")
+        task_leases.release(held, error=f"{backend.name} unavailable: {exc}")
         raise
-    gpus = leases.take_gpus(held, runner, task.job.gpus, task.job.gpu_type) if task.job.gpus else []
+    gpus = task_leases.take_gpus(held, runner, task.job.gpus, task.job.gpu_type) if task.job.gpus else []
     run = prepare_run(held, task)
     scratch = _scratch(task, held)
     access = None
@@ -92,15 +94,15 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
 def _execute(held: Claim, task: JobTask, run: Run, spec: SandboxSpec, backend: Backend, scratch: Scratch,
              access: llm_access.LlmAccess) -> Outcome:
     # before the start: hashing the data is not the agent's time (the lease is renewed meanwhile)
-    recipe = recipes.build(task, spec, backend, tick=lambda: leases.fence(held))
+    recipe = recipes.build(task, spec, backend, tick=lambda: task_leases.fence(held))
     if Job.objects.filter(pk=task.job_id, cancel_requested=True).exists():  # meanwhile: never start it
         return ending.end(held, run, Outcome(JobTask.Status.CANCELLED, "cancelled before its sandbox started"),
                           spec, access, backend=backend)
     try:
         sandbox = backend.start(spec)
     except BackendUnavailable as exc:
-        leases.free_gpus(held.pk)
-        leases.release(held, error=f"{backend.name} unavailable: {exc}")
+        task_leases.free_gpus(held.pk)
+        task_leases.release(held, error=f"{backend.name} unavailable: {exc}")
         raise
     except Exception as exc:  # noqa: BLE001 - ImageNotFound, StartFailed: permanent, say which
         return ending.end(held, run, Outcome(JobTask.Status.FAILED, f"{exc.__class__.__name__}: {exc}"), spec,
@@ -124,7 +126,7 @@ def _record_start(held: Claim, run: Run, recipe: dict, access: llm_access.LlmAcc
 
     started = timezone.now()
     with transaction.atomic():
-        leases.fence(held, agent_started_at=started)
+        task_leases.fence(held, agent_started_at=started)
         record_recipe(run, recipe)
     if access.gateway is not None:
         access.gateway.recorder.count_from(started.timestamp())
@@ -157,7 +159,7 @@ def prepare_run(held: Claim, task: JobTask) -> Run:
     """The task's Run, created on the first attempt; a re-run starts it afresh."""
     job = task.job
     with transaction.atomic():
-        leases.fence(held, agent_started_at=None)  # a previous attempt's start is not this one's
+        task_leases.fence(held, agent_started_at=None)  # a previous attempt's start is not this one's
         run = task.run
         if run is None:
             run = Run.objects.create(
@@ -166,7 +168,7 @@ def prepare_run(held: Claim, task: JobTask) -> Run:
                 status=Run.Status.RUNNING,
                 verification=Run.Verification.VERIFIED, started_at=timezone.now(),
             )
-            leases.fence(held, run=run)
+            task_leases.fence(held, run=run)
         else:
             _reset_run(run, held.attempt)
     return run
@@ -234,7 +236,7 @@ def sandbox_name(task_id: int, attempt: int, backend: Backend) -> str:
 
 
 def _image(job: Job) -> str:
-    from runner.services import agent_image
+    from runner.jobs.services import agent_image
 
     return job.agent_image or agent_image(job.agent)
 
@@ -282,7 +284,7 @@ class Supervisor:
         self.gateway = access.gateway if access is not None else None
 
     def fence(self) -> None:
-        leases.fence(self.held)
+        task_leases.fence(self.held)
 
     def watch(self) -> Outcome:
         try:
@@ -321,7 +323,7 @@ class Supervisor:
             self.research.tick(self.elapsed())
         if final or time.monotonic() - self.last_tail >= LOG_TAIL_EVERY_S:
             self.last_tail = time.monotonic()
-            leases.fence(self.held, log_tail=self._tail())
+            task_leases.fence(self.held, log_tail=self._tail())
 
     def _tail(self) -> str:
         """The output's end with the job's secret values hidden (only those: a seed or a competition id

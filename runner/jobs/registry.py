@@ -1,7 +1,7 @@
 """Runners register, heartbeat and drain. `manage.py runner` registers its machine before starting
-its worker; the worker's heartbeat thread (runner.worker) keeps `last_heartbeat` fresh, and a runner
+its worker; the worker's heartbeat thread (runner.execution.worker) keeps `last_heartbeat` fresh, and a runner
 whose heartbeats stop is shown offline (Runner.current_status) after a few intervals. Both report the
-networks the runner's operator lets sandboxes join (runner.networks), which jobs are checked against."""
+networks the runner's operator lets sandboxes join (runner.host.networks), which jobs are checked against."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from django.db import transaction
 from django.utils import timezone
 
 from runner.backends import Backend
-from runner.hardware import Hardware
-from runner.leases import sync_gpu_slots
+from runner.host.hardware import Hardware
+from runner.host.networks import offered_networks
+from runner.jobs.queues import GRADING_QUEUE, queues_for_hardware
+from runner.jobs.services import agent_image, ensure_builtin_agents
+from runner.jobs.task_leases import sync_gpu_slots
 from runner.models import AgentDefinition, Job, JobTask, Runner
-from runner.networks import offered_networks
-from runner.routing import GRADING_QUEUE, queues_for_hardware
-from runner.services import agent_image, ensure_builtin_agents
 
 
 def default_queues(hardware: Hardware) -> list[str]:
@@ -64,7 +64,7 @@ def register(*, name: str, backend: Backend, hardware: Hardware, queues: list[st
 def heartbeat(name: str) -> None:
     from django.conf import settings
 
-    from runner.slots import stuck
+    from runner.host.slots import stuck
 
     Runner.objects.filter(name=name).update(last_heartbeat=timezone.now(), networks=offered_networks(),
                                             stuck_tasks=stuck(settings.RUNNER_WORK_DIR))

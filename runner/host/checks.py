@@ -8,7 +8,7 @@ from django.core.exceptions import ImproperlyConfigured
 
 @checks.register(checks.Tags.security)
 def sandbox_networks(app_configs, **kwargs) -> list[checks.CheckMessage]:
-    from runner.networks import offered_networks
+    from runner.host.networks import offered_networks
 
     try:
         offered_networks()

@@ -1,6 +1,6 @@
 from django.urls import path
 
-from runner import views
+from runner.web import views
 
 urlpatterns = [
     path("jobs/", views.job_list, name="job-list"),

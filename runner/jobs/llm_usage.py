@@ -1,5 +1,5 @@
 """The site's side of the LLM gateway's metering: the price table a gateway is given, and a run's
-usage from the meter's report at its end (runner.llm_access.finish), whichever runner sent it.
+usage from the meter's report at its end (runner.host.llm_access.finish), whichever runner sent it.
 
     usage, note = usage_and_note(report)   # Run's tokens_in, tokens_out, cost_usd, usage_metered
     error = with_note(outcome_error, usage, note)

@@ -7,7 +7,7 @@ host's or another container's network stack (where the site's database and broke
 `bridge` and `default` reach every port the host publishes, and `none` is what naming no network
 already means. Docker reads anything with a colon as a mode rather than a network name.
 
-The name is checked twice: when a job is created (some runner must offer it, runner.services) and
+The name is checked twice: when a job is created (some runner must offer it, runner.jobs.services) and
 on the runner right before the sandbox starts (`check_sandbox_network`, by the backend), so a
 runner never attaches a sandbox to a network its own operator did not list.
 """

@@ -15,8 +15,8 @@ from django.db import transaction
 from django.db.models import QuerySet
 from django.utils import timezone
 
+from runner.jobs.queues import gpu_type_matches
 from runner.models import GpuSlot, JobTask, Runner
-from runner.routing import gpu_type_matches
 from webapp import leases
 from webapp.leases import Lease, LeaseLost, fence, renew  # noqa: F401 - the runner's names for them
 
