@@ -41,8 +41,9 @@ def revoke(runner: Runner) -> int:
     with transaction.atomic():
         Runner.objects.filter(pk=runner.pk).update(token_revoked_at=timezone.now(), status=Runner.Status.OFFLINE)
         held = list(
-            JobTask.objects.filter(runner=runner, status__in=task_leases.HELD)
-            .values_list("pk", "lease_owner", "attempts")
+            JobTask.objects.filter(runner=runner, status__in=task_leases.HELD).values_list(
+                "pk", "lease_owner", "attempts"
+            )
         )
         back = 0
         for pk, owner, attempt in held:

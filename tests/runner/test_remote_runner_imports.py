@@ -10,8 +10,15 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 STARTS = ("runner.remote", "runner.client")
-FORBIDDEN = ("leaderboard", "runner.models", "runner.jobs", "runner.execution", "runner.web", "webapp",
-             "django.db.models")
+FORBIDDEN = (
+    "leaderboard",
+    "runner.models",
+    "runner.jobs",
+    "runner.execution",
+    "runner.web",
+    "webapp",
+    "django.db.models",
+)
 
 
 def module_file(name: str) -> Path | None:
