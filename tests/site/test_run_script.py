@@ -83,7 +83,7 @@ def started(tmp_path):
         wait_for(lambda: answers(f"http://127.0.0.1:{port}/"), 240, "the site did not answer", tmp_path / "run.log")
         wait_for(lambda: worker_log.exists() and " ready." in worker_log.read_text(), 240,
                  "the runner's Celery worker was not ready", worker_log)
-        wait_for(lambda: loopback_log.exists() and "registered; claiming tasks" in loopback_log.read_text(), 240,
+        wait_for(lambda: loopback_log.exists() and "; claiming tasks" in loopback_log.read_text(), 240,
                  "the loopback runner did not register", loopback_log)
         yield script, mark, env
     finally:
