@@ -35,7 +35,11 @@ def new_token(name: str) -> str:
 
 class RemoteRunner:
     """`manage.py runner` with the URL and the token in its environment and nothing of the site's;
-    `prefix` runs it inside something (`ip netns exec NAME`)."""
+    `prefix` runs it inside something (`ip netns exec NAME`). Every one started is in `started` until
+    `stop_all()`, which tests/runner/conftest.py calls after each test: a test that fails before it waits
+    for its runner leaves no runner claiming from the next test's site."""
+
+    started: list[RemoteRunner] = []
 
     def __init__(
         self,
@@ -82,6 +86,20 @@ class RemoteRunner:
         self.process = subprocess.Popen(
             argv, cwd=settings.BASE_DIR, stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True
         )
+        RemoteRunner.started.append(self)
+
+    @classmethod
+    def stop_all(cls) -> None:
+        """Kill every runner still running (its process group: the agents it started too)."""
+        while cls.started:
+            runner = cls.started.pop()
+            if runner.process.poll() is None:
+                try:
+                    os.killpg(runner.process.pid, 9)
+                except ProcessLookupError:
+                    pass
+                runner.process.wait()
+            runner.log.close()
 
     def wait(self, timeout: float) -> int:
         try:

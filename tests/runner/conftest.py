@@ -5,6 +5,14 @@ from __future__ import annotations
 import pytest
 
 from tests.job_support import WorkerProcess
+from tests.remote_runner_support import RemoteRunner
+
+
+@pytest.fixture(autouse=True)
+def _no_runner_left_behind():
+    """A `manage.py runner` a test started and did not wait for (the test failed first) is killed after it."""
+    yield
+    RemoteRunner.stop_all()
 
 
 @pytest.fixture

@@ -79,3 +79,14 @@ def test_an_error_that_kills_one_slot_ends_the_others_and_is_raised(tmp_path, mo
     ended, thread = serve_in_a_thread(site, tmp_path, monkeypatch, [], slots=2)
     assert not thread.is_alive(), "the other slot kept claiming"
     assert len(ended) == 1 and isinstance(ended[0], RuntimeError) and str(ended[0]) == "a bug in the loop"
+
+
+def test_a_runner_a_failed_test_did_not_wait_for_is_killed_after_it(tmp_path):
+    """tests/runner/conftest.py's clean-up: a runner left running (here, one waiting for a site that is
+    not there) is gone after stop_all, with its process group."""
+    from tests.remote_runner_support import RemoteRunner
+
+    runner = RemoteRunner("http://127.0.0.1:9", "no-token", tmp_path, "--tasks", "1")
+    assert runner.process.poll() is None and runner in RemoteRunner.started
+    RemoteRunner.stop_all()
+    assert runner.process.poll() is not None and RemoteRunner.started == []
