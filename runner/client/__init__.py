@@ -106,20 +106,19 @@ class SiteClient:
             "Upload-Name": quote(name),
             "Upload-Kind": kind,
         }
-        state = self._call("GET", url, headers=headers)
-        if not isinstance(state.get("received"), int):  # not the site's upload state (an answer cut or stood in for)
-            raise ApiError(0, f"the site's answer to the upload of {name} holds no upload state", state)
+        state = _upload_state(self._call("GET", url, headers=headers), name)
         offset = state["received"]
         with open(path, "rb") as f:
             while not state["complete"]:
                 f.seek(offset)
                 body = f.read(chunk)
                 try:
-                    state = self._call("PUT", url, data=body, headers={**headers, "Upload-Offset": str(offset)})
+                    answer = self._call("PUT", url, data=body, headers={**headers, "Upload-Offset": str(offset)})
                 except ApiError as exc:
                     if exc.status != 409 or "received" not in exc.body:
                         raise
-                    state = {"received": exc.body["received"], "complete": False}
+                    answer = {"received": exc.body["received"], "complete": False}
+                state = _upload_state(answer, name)
                 offset = state["received"]
         return state
 
@@ -199,6 +198,15 @@ class SiteClient:
 
 class _ServerError(Exception):
     pass
+
+
+def _upload_state(answer: dict, name: str) -> dict:
+    """The site's upload state, or ApiError for anything else (an answer cut short, empty, or stood in for
+    by something between the runner and the site): the task is then abandoned, never the runner."""
+    received, complete = answer.get("received"), answer.get("complete", False)
+    if isinstance(received, bool) or not isinstance(received, int) or received < 0 or not isinstance(complete, bool):
+        raise ApiError(0, f"the site's answer to the upload of {name} holds no upload state", answer)
+    return answer
 
 
 def part_of(target: Path) -> Path:
