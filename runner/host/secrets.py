@@ -10,6 +10,7 @@ logged: pages and the API show secret names only.
 from __future__ import annotations
 
 import base64
+import bisect
 import hashlib
 import json
 import re
@@ -76,7 +77,9 @@ class Redactor:
     (quote, quote_plus, safe="": a character as itself or as %XX in either case, a space also as
     "+"), every byte percent-encoded, JSON-escaped, hex of its bytes (either case), base64 and
     URL-safe base64 at any alignment, unwrapped or line-wrapped (MIME's 76 characters, PEM's 64, any
-    width of 2 * BASE64_BLOCK characters or more), and reversed.
+    width of 2 * BASE64_BLOCK characters or more), and reversed; and any piece of MIN_BASE64_PIECE
+    base64 characters or more of a base64 form wherever it stands (a wrapped form's lines with
+    other lines between them).
 
     A large log is not run through one big regular expression (a few MiB/s): each encoding has
     literal anchors, at least one of which every match contains, looked for with bytes.find (at
@@ -95,6 +98,7 @@ class Redactor:
                                reverse=True)
         patterns = sorted({e.pattern for e in encodings}, key=len, reverse=True)
         self._pattern = re.compile(b"|".join(patterns)) if patterns else None
+        self._pieces = _Base64Pieces(raws)
 
     def __bool__(self) -> bool:
         return self._pattern is not None
@@ -106,7 +110,7 @@ class Redactor:
         for start, end in self._windows(data):
             out += [data[done:start], self._pattern.sub(REPLACEMENT, data[start:end])]
             done = end
-        return b"".join([*out, data[done:]]) if out else data
+        return self._pieces.replace(b"".join([*out, data[done:]]) if out else data)
 
     def _windows(self, data: bytes) -> list[tuple[int, int]]:
         """The stretches of `data` around each anchor found, merged: every match lies inside one."""
@@ -205,6 +209,91 @@ class Redactor:
                           if matches(form, n)), 0) for form in self._forms), default=0)
 
 
+MIN_BASE64_PIECE = 16  # base64 characters of a value's form standing alone that are replaced
+PIECE_BLOCK = 8  # their anchors: a piece of 2 * PIECE_BLOCK - 1 characters or more holds a whole block
+
+
+class _Base64Pieces:
+    """Pieces of a value's base64 forms wherever they stand: the lines of a wrapped form with other
+    lines between them (stdout and stderr interleaved line by line in one log), or a part of a
+    form on its own. Each form's blocks of PIECE_BLOCK characters are the anchors; from an anchor
+    found, the piece is grown character by character while it goes on matching the form (in either
+    base64 alphabet), and replaced if it has MIN_BASE64_PIECE characters or more."""
+
+    def __init__(self, raws) -> None:
+        self._forms = [form for raw in raws for form, _ in _base64_forms(raw) if len(form) >= MIN_BASE64_PIECE]
+        self._anchors: dict[bytes, list[tuple[int, int]]] = {}  # folded block -> (form, offset in it)
+        for index, form in enumerate(self._forms):
+            for offset in range(0, len(form) - PIECE_BLOCK + 1, PIECE_BLOCK):
+                self._anchors.setdefault(form[offset:offset + PIECE_BLOCK].translate(_FOLD), []).append(
+                    (index, offset))
+
+    def replace(self, data: bytes) -> bytes:
+        spans = self._spans(data) if self._anchors else []
+        if not spans:
+            return data
+        out, done = [], 0
+        for start, end in sorted(spans):
+            if end <= done:
+                continue
+            out += [data[done:max(done, start)], REPLACEMENT if start >= done else b""]
+            done = end
+        return b"".join([*out, data[done:]])
+
+    def _spans(self, data: bytes) -> list[tuple[int, int]]:
+        """Found only in the runs of MIN_BASE64_PIECE base64 characters or more (one translate and a
+        find per run, at memory speed), joined by a space, which no form holds."""
+        runs = _base64_runs(data)
+        if not runs:
+            return []
+        starts, joined, at = [], [], 0
+        for start, end in runs:
+            starts.append(at)
+            joined.append(data[start:end])
+            at += end - start + 1
+        normal = b" ".join(joined).translate(_STANDARD)
+        folded = normal.translate(_FOLD)
+        spans = []
+        for anchor, places in self._anchors.items():
+            at, covered = folded.find(anchor), 0
+            while at != -1:
+                if at + PIECE_BLOCK > covered:  # not inside a piece this anchor already grew
+                    for index, offset in places:
+                        start, end = self._grow(normal, at, self._forms[index], offset)
+                        if end - start >= MIN_BASE64_PIECE:
+                            run = bisect.bisect_right(starts, start) - 1
+                            shift = runs[run][0] - starts[run]
+                            spans.append((start + shift, end + shift))
+                            covered = max(covered, end)
+                at = folded.find(anchor, at + 1)
+        return spans
+
+    @staticmethod
+    def _grow(normal: bytes, at: int, form: bytes, offset: int) -> tuple[int, int]:
+        """The longest stretch of `normal` around `at` that equals `form` around `offset`."""
+        if normal[at:at + PIECE_BLOCK] != form[offset:offset + PIECE_BLOCK]:
+            return at, at
+        before = 0
+        while before < min(at, offset) and normal[at - before - 1] == form[offset - before - 1]:
+            before += 1
+        after = PIECE_BLOCK
+        while after < min(len(normal) - at, len(form) - offset) and normal[at + after] == form[offset + after]:
+            after += 1
+        return at - before, at + after
+
+
+def _base64_runs(data: bytes) -> list[tuple[int, int]]:
+    """Where `data` has MIN_BASE64_PIECE or more base64 characters (either alphabet) in a row."""
+    marks, seed, runs = data.translate(_RUN_MARKS), b"a" * MIN_BASE64_PIECE, []
+    at = marks.find(seed)
+    while at != -1:  # a run starts here: the search starts after a character that is not base64
+        end = marks.find(b" ", at + MIN_BASE64_PIECE)
+        end = len(data) if end == -1 else end
+        runs.append((at, end))
+        at = marks.find(seed, end)
+    return runs
+
+
 def _unbroken(data: bytes) -> tuple[bytes, list[int]]:
     """`data` without its line breaks (as they are or escaped, as `_wrapped` allows them), and the
     offset in `data` of each byte kept."""
@@ -277,6 +366,9 @@ _BROKEN_START = re.compile(rb"(?:\r?\n|\\{0,8}r?\\{0,8}n)?")  # what a line brea
 _BROKEN_END = re.compile(rb"(?:\r|\\{1,8}(?:r\\{0,8})?)?\Z")
 _BASE64_ALIKE = {ord("+"): rb"[+\-]", ord("/"): rb"[/_]", ord("-"): rb"[+\-]", ord("_"): rb"[/_]"}
 _FOLD = bytes.maketrans(b"ABCDEFGHIJKLMNOPQRSTUVWXYZ+/", b"abcdefghijklmnopqrstuvwxyz-_")
+_STANDARD = bytes.maketrans(b"-_", b"+/")  # URL-safe base64 read as standard
+_BASE64_CHARS = frozenset(b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/-_")
+_RUN_MARKS = bytes(ord("a") if byte in _BASE64_CHARS else ord(" ") for byte in range(256))
 
 
 def _byte_or_percent(byte: int) -> bytes:

@@ -64,6 +64,31 @@ def test_every_encoding_cut_anywhere_at_a_log_edge_leaves_no_piece(secret):
             assert leaks(tail, secret) == [] and leaks(head, secret) == [], (name, cut)
 
 
+@pytest.mark.parametrize("secret", SECRETS)
+def test_a_wrapped_form_with_other_lines_between_its_lines_leaves_no_piece(secret):
+    """stdout and stderr interleaved line by line in one log: a PEM- or MIME-wrapped value's lines stand
+    apart, each between foreign lines. A make test of 2026-12-06 stored a whole 64-character line so."""
+    redactor = Redactor([secret])
+    for name, text in every_encoding(secret).items():
+        lines = text.encode().splitlines(keepends=True)
+        for foreign in (b"epoch 3 loss=0.25\n", b"QUFBQUFB", b"x"):
+            data = foreign.join(lines)
+            out = redactor.bytes(b"> " + data + b" <\n")
+            assert leaks(out, secret) == [], (name, foreign, out)
+            assert out.startswith(b"> ") and out.endswith(b" <\n")
+
+
+@pytest.mark.parametrize("secret", SECRETS[:2])
+def test_any_piece_of_sixteen_base64_characters_is_replaced_and_shorter_ones_are_not(secret):
+    for text in (every_encoding(secret)["base64, offset 1"], every_encoding(secret)["urlsafe base64"]):
+        core = text.encode()[2:-4]
+        for size, start in ((16, 0), (16, len(core) - 16), (17, 5), (40, 3), (15, 4)):
+            piece = core[start:start + size]
+            out = Redactor([secret]).bytes(b"log: " + piece + b" end")
+            expected = REPLACEMENT if size >= 16 else piece
+            assert out == b"log: " + expected + b" end", (size, start)
+
+
 def test_ordinary_log_text_is_left_as_it_is():
     secret = SECRETS[1]
     log = b"".join([
