@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.execution.supervisor import TOOLS_DIR
+from runner.backends import TOOLS_DIR
 from runner.jobs.services import create_job
 from tests.runs.test_submission import IDS
 

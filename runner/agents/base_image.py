@@ -96,6 +96,14 @@ echo mlebench-env ok
 """
 
 
+def builds_images(runner) -> bool:
+    """Whether a registered runner (a runner.models.Runner) builds packaged agents' images itself: an
+    API runner on Docker whose engine has this base (it reports tags as Docker lists them:
+    `mlebench-env:latest`)."""
+    bases = {TAG, f"{TAG}:latest"}
+    return bool(runner.token_hash) and runner.backend == "docker" and bool(bases & set(runner.images))
+
+
 def finish(rootfs: Path, *, flavour: str) -> None:
     """The `agent` venv with the flavour's requirements, the conda shim and its activate scripts,
     /private, pip's offline manners."""

@@ -19,8 +19,8 @@ from django.conf import settings
 from django.core.cache import cache
 
 from runner.agents import base_image
+from runner.agents.job_package import is_packaged, package_of
 from runner.agents.mlebench import AgentFormatError, Limits, Variant, read_agents
-from runner.agents.sandbox import is_packaged, package_of
 from runner.execution import recipes
 from runner.models import Job, Runner
 
@@ -36,14 +36,7 @@ def servable(runner: Runner, job: Job, image: str) -> bool:
     images = set(runner.images)
     if "*" in images or image in images:
         return True
-    return is_packaged(job) and builds_images(runner)
-
-
-def builds_images(runner: Runner) -> bool:
-    """An API runner on Docker whose engine has the mlebench-env base (it reports tags as Docker
-    lists them: `mlebench-env:latest`)."""
-    bases = {base_image.TAG, f"{base_image.TAG}:latest"}
-    return bool(runner.token_hash) and runner.backend == Runner.Backend.DOCKER and bool(bases & set(runner.images))
+    return is_packaged(job) and base_image.builds_images(runner)
 
 
 def describe(job: Job) -> dict | None:

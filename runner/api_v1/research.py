@@ -25,7 +25,7 @@ from django.db import transaction
 from leaderboard.models import ResearchTask, Run
 from leaderboard.runs import job_runs
 from runner.models import JobTask
-from runner.research import jobs as research_jobs
+from runner.research import site as research_site
 
 EVIDENCE = job_runs.REMOTE_JOB_REPORT  # the runner's report, kept in the pending run's grading report
 MAX_CHANGES = 100
@@ -33,7 +33,7 @@ MAX_CHANGES = 100
 
 def claim_part(task: JobTask) -> dict:
     """What a claim of a research task adds: {"research": {...}}; {} for a competition."""
-    if not research_jobs.is_research(task.competition):
+    if not research_site.is_research(task.competition):
         return {}
     found = ResearchTask.objects.filter(competition=task.competition).first()
     if found is None:
@@ -41,14 +41,14 @@ def claim_part(task: JobTask) -> dict:
             f"{task.competition.slug} is a research competition without its task folder: import it with "
             "`import_research_tasks`"
         )
-    from runner.agents import sandbox as agent_sandbox
+    from runner.agents import job_package
 
     return {
         "research": {
             "problem": found.research_problem,
             "description": task.competition.description or "",
             "read_only_files": {str(rel): str(digest) for rel, digest in (found.read_only_files or {}).items()},
-            "environment": "none" if agent_sandbox.is_packaged(task.job) else settings.RESEARCH_ENVIRONMENT,
+            "environment": "none" if job_package.is_packaged(task.job) else settings.RESEARCH_ENVIRONMENT,
             "default_image": settings.MEDALBOARD_AGENT_IMAGE,
             "snapshot_every_s": settings.RESEARCH_SNAPSHOT_EVERY_S,
             "max_snapshots": settings.RESEARCH_MAX_SNAPSHOTS,
@@ -57,7 +57,7 @@ def claim_part(task: JobTask) -> dict:
 
 
 def is_research_run(run: Run) -> bool:
-    return run.competition is not None and research_jobs.is_research(run.competition)
+    return run.competition is not None and research_site.is_research(run.competition)
 
 
 def await_scoring(run: Run, status: str, report: dict) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from runner.backends.base import (
     KILLED_OUTSIDE,
     OUT_OF_MEMORY,
+    TOOLS_DIR,
     Backend,
     BackendUnavailable,
     ImageNotFound,
@@ -19,7 +20,7 @@ from runner.backends.base import (
 )
 
 __all__ = [
-    "KILLED_OUTSIDE", "OUT_OF_MEMORY",
+    "KILLED_OUTSIDE", "OUT_OF_MEMORY", "TOOLS_DIR",
     "Backend", "BackendUnavailable", "ImageNotFound", "Sandbox", "SandboxPaths", "SandboxSpec", "StartFailed",
     "get_backend", "sandbox_env",
 ]

@@ -19,6 +19,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+TOOLS_DIR = Path(__file__).resolve().parents[1] / "agent_tools"  # mounted read-only in every sandbox
 OUTPUT_LOG = "agent-output.log"  # the agent's stdout+stderr, kept in the runner's folder by every backend
 
 

@@ -3,9 +3,9 @@
 A container gets exactly five bind mounts: the competition's public data at /home/data and the
 agent tools at /opt/medalboard (read-only), and the run's submission, logs and code folders
 (writable); an MLE-bench agent also gets a writable /home from the task's scratch (spec.home_dir,
-runner.agents.sandbox), the others mounted beneath it; a research task's run also gets its
+runner.agents.job_package), the others mounted beneath it; a research task's run also gets its
 workspace at /home/workspace (writable, its current folder) with the task's read-only files mounted
-read-only over it (runner.research.jobs). Never the private answers or a research task's scripts,
+read-only over it (runner.research.site). Never the private answers or a research task's scripts,
 never the project. Besides:
 
 - network `none`, unless the spec names an egress network its runner lists for sandboxes

@@ -23,7 +23,7 @@ from runner.host.secrets import Redactor
 from runner.jobs import llm_usage, task_leases
 from runner.jobs.task_leases import Claim
 from runner.models import Job, JobTask
-from runner.research import jobs as research_jobs
+from runner.research import site as research_site
 from webapp.leases import Heartbeat
 
 if TYPE_CHECKING:
@@ -57,7 +57,7 @@ def end(held: Claim, run: Run, outcome: Outcome, spec: SandboxSpec, access: llm_
         Run.objects.filter(pk=run.pk).update(status=Run.Status.FAILED, finished_at=timezone.now(),
                                              grading_error=redactor.text(outcome.error)[:5000])
     elif spec.workspace_dir is not None:
-        research_jobs.finish(run, spec, backend=backend, snapshots=supervisor.research if supervisor else None,
+        research_site.finish(run, spec, backend=backend, snapshots=supervisor.research if supervisor else None,
                              status=outcome.status, exit_code=outcome.exit_code, redactor=redactor,
                              elapsed_s=supervisor.elapsed() if supervisor else None,
                              fence=lambda: task_leases.fence(held))

@@ -36,8 +36,8 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Run
-from runner.agents import sandbox as agent_sandbox
-from runner.backends import Backend, BackendUnavailable, SandboxSpec
+from runner.agents import job_package
+from runner.backends import TOOLS_DIR, Backend, BackendUnavailable, SandboxSpec
 from runner.execution import ending, recipes
 from runner.execution.live_steps import TrajectoryStream
 from runner.gateway import STEPS_FILE
@@ -51,10 +51,9 @@ from runner.jobs import task_leases
 from runner.jobs.llm_usage import load_prices
 from runner.jobs.task_leases import Claim, LeaseLost
 from runner.models import Job, JobTask, Runner
-from runner.research import jobs as research_jobs
+from runner.research import site as research_site
 
 log = logging.getLogger(__name__)
-TOOLS_DIR = Path(__file__).resolve().parents[1] / "agent_tools"
 LOG_TAIL_BYTES = 16_384
 LOG_TAIL_EVERY_S = 3.0
 OUTPUT_LOG_BYTES = 8 << 20
@@ -214,17 +213,17 @@ def _spec(held: Claim, task: JobTask, backend: Backend, gpus: list[int], scratch
         cpus=job.cpus, memory_bytes=int(job.memory_gb * (1 << 30)), time_limit_s=job.time_limit_s,
         network=job.network,
     )
-    if research_jobs.is_research(task.competition):  # the workspace, the problem, no submission folder to fill
-        spec = research_jobs.prepare(spec, task.competition, backend)
-        if not agent_sandbox.is_packaged(job):
-            spec = research_jobs.in_environment(spec, backend)
+    if research_site.is_research(task.competition):  # the workspace, the problem, no submission folder to fill
+        spec = research_site.prepare(spec, task.competition, backend)
+        if not job_package.is_packaged(job):
+            spec = research_site.in_environment(spec, backend)
         data_dir = spec.data_dir
     paths = backend.paths(spec)
     description = _description(task, data_dir, workdir, paths)
     variables = {**paths.env(), "DESCRIPTION_FILE": description}
     command = [_expand(part, variables) for part in job.agent.command]
     spec = dataclasses.replace(spec, command=command, env={**spec.env, "DESCRIPTION_FILE": description})
-    return agent_sandbox.adapt(spec, job=job, task=task, backend=backend, paths=paths, secrets=secrets)
+    return job_package.adapt(spec, job=job, task=task, backend=backend, paths=paths, secrets=secrets)
 
 
 def sandbox_name(task_id: int, attempt: int, backend: Backend) -> str:
@@ -280,7 +279,7 @@ class Supervisor:
                                        Budget.share_of(Limits.from_settings(), SNAPSHOT_SHARE))
         self.started = time.monotonic()
         self.last_tail = 0.0
-        self.research = research_jobs.Snapshots(spec) if spec.workspace_dir is not None else None
+        self.research = research_site.Snapshots(spec) if spec.workspace_dir is not None else None
         self.gateway = access.gateway if access is not None else None
 
     def fence(self) -> None:

@@ -18,6 +18,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Competition, Split
+from runner.agents.base_image import builds_images
 from runner.host.networks import NetworkRefused, check_network, refusal
 from runner.host.secrets import MIN_REDACTED_CHARS
 from runner.jobs import states
@@ -211,8 +212,6 @@ def _check_image(definition: AgentDefinition) -> None:
     runners = _runners_to_ask()
     if not runners and definition.builtin:
         return  # the site's own image: built with the documented command on each runner
-    from runner.api_v1.agents import builds_images
-
     image = agent_image(definition)
     packaged = definition.package_format == AgentDefinition.Format.MLEBENCH  # a remote runner can build it
     if not any("*" in r.images or image in r.images or (packaged and builds_images(r)) for r in runners):

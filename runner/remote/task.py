@@ -21,7 +21,7 @@ import shutil
 import time
 from pathlib import Path
 
-from runner.backends import Backend, ImageNotFound, SandboxSpec, StartFailed
+from runner.backends import TOOLS_DIR, Backend, ImageNotFound, SandboxSpec, StartFailed
 from runner.client import SiteClient
 from runner.gateway import STEPS_FILE
 from runner.host import outcomes
@@ -36,7 +36,6 @@ from runner.remote.data import DataCache
 from runner.remote.llm import GatewayFailed, RemoteLlm
 
 log = logging.getLogger(__name__)
-TOOLS_DIR = Path(__file__).resolve().parents[1] / "agent_tools"
 LOG_TAIL_BYTES = 16_384
 LOG_TAIL_EVERY_S = 3.0
 OUTPUT_LOG_BYTES = 8 << 20

@@ -26,8 +26,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from leaderboard.models import Competition, ResearchTask
-from runner.backends import Backend, SandboxSpec
-from runner.execution.supervisor import TOOLS_DIR
+from runner.backends import TOOLS_DIR, Backend, SandboxSpec
 from runner.models import Job
 from runner.research import grading, workspace
 from webapp import leases

@@ -8,7 +8,7 @@ files and reports what only it saw (the read-only files the agent changed, its t
 the run waits, pending. Here, where the scripts are, under the grading claim of
 runner.research.traces, the stored files are unpacked (leaderboard.runs.research_traces: regular
 files, zips under the archive limits), the final workspace and each snapshot scored in the grading
-sandbox with the task's eval.py exactly as runner.research.jobs scores an in-process run (read-only
+sandbox with the task's eval.py exactly as runner.research.site scores an in-process run (read-only
 files put back as the task gives them), and the outcome recorded as the in-process runner records
 it (leaderboard.runs.research.record_research_result: score, snapshots, the read-only finding,
 MLAgentBench's failure classes from the agent's stored output), as the claim holder's last write.
@@ -26,7 +26,7 @@ from runner.host.outputs import OUTPUT_ARTIFACT
 from runner.host.secrets import Redactor
 from runner.models import JobTask
 from runner.research import grading
-from runner.research.jobs import OUTPUT_TAIL_BYTES, _score
+from runner.research.site import OUTPUT_TAIL_BYTES, score_files
 from webapp import leases
 
 EVIDENCE = job_runs.REMOTE_JOB_REPORT  # where the runner's report waits on the pending run
@@ -51,9 +51,9 @@ def score_job_run(run_id: int, lease, backend, work: Path) -> bool:
     final_files.mkdir(parents=True, exist_ok=True)
     fence = lambda: leases.fence(lease)  # noqa: E731 - renewed between evals too
     scratch = work / "grading"
-    final = _score(task, final_files, backend, scratch, f"run-{run_id}-final", fence)
+    final = score_files(task, final_files, backend, scratch, f"run-{run_id}-final", fence)
     points = [
-        (seconds, _score(task, folder, backend, scratch, f"run-{run_id}-{n}", fence), pk)
+        (seconds, score_files(task, folder, backend, scratch, f"run-{run_id}-{n}", fence), pk)
         for n, (seconds, folder, pk) in enumerate(found.steps)
     ]
     outcome = job_runs.ResearchEvidence(

@@ -24,7 +24,7 @@ from leaderboard.models import ResearchTask, Run
 from leaderboard.runs import job_runs
 from runner.backends import Backend
 from runner.research import grading, remote_runs
-from runner.research.jobs import _score
+from runner.research.site import score_files
 from webapp import leases
 
 log = logging.getLogger(__name__)
@@ -67,10 +67,10 @@ def _score_all(run_id: int, lease, backend: Backend, work: Path) -> bool:
     fence = lambda: leases.fence(lease)  # noqa: E731 - renewed between evals too
     scratch = work / "grading"
     if found.final is not None:
-        final = _score(task, found.final, backend, scratch, f"run-{run_id}-final", fence)
+        final = score_files(task, found.final, backend, scratch, f"run-{run_id}-final", fence)
     else:
         final = None
-    points = [(seconds, _score(task, folder, backend, scratch, f"run-{run_id}-{n}", fence), pk)
+    points = [(seconds, score_files(task, folder, backend, scratch, f"run-{run_id}-{n}", fence), pk)
               for n, (seconds, folder, pk) in enumerate(found.steps)]
     error = final.error if final is not None else \
         "the trace has no traces/step_final_files: MLAgentBench's eval has no final score for it either"

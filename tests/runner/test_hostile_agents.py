@@ -33,6 +33,7 @@ import pytest
 from django.conf import settings
 
 from leaderboard.models import Run
+from runner.backends import TOOLS_DIR
 from runner.backends.docker import DockerBackend
 from runner.execution import supervisor
 from runner.host import scratch
@@ -412,7 +413,7 @@ def test_another_runners_sandboxes_survive_this_runners_clean_up(alice, runs_on,
     folder = tmp_path / "other"
     (folder / "data").mkdir(parents=True)
     spec = SandboxSpec(name=f"medalboard-task-999999-a{os.getpid()}", command=["sleep", "120"],
-                       data_dir=folder / "data", workdir=folder / "work", tools_dir=supervisor.TOOLS_DIR,
+                       data_dir=folder / "data", workdir=folder / "work", tools_dir=TOOLS_DIR,
                        image=settings.MEDALBOARD_AGENT_IMAGE)
     theirs = other.start(spec)
     try:

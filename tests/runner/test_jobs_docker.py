@@ -12,6 +12,7 @@ import pytest
 from django.conf import settings
 
 from leaderboard.models import Run
+from runner.backends import TOOLS_DIR
 from runner.backends.docker import DockerBackend
 from runner.execution import supervisor
 from runner.jobs import task_leases
@@ -70,7 +71,7 @@ def test_a_job_runs_in_a_locked_down_container(alice, job_world, docker_agent, t
         "/home/submission": (f"{work}/submission", True),
         "/home/logs": (f"{work}/logs", True),
         "/home/code": (f"{work}/code", True),
-        "/opt/medalboard": (str(supervisor.TOOLS_DIR), False),
+        "/opt/medalboard": (str(TOOLS_DIR), False),
     }
     assert not any("answers" in source for source, _ in mounts.values())
     env = dict(item.split("=", 1) for item in info["Config"]["Env"])

@@ -94,10 +94,9 @@ def test_reimport_is_idempotent_and_a_change_is_a_new_version(db, tmp_path, alic
 def test_privileged_is_refused_unless_the_site_allows_it(db, tmp_path, settings, alice, job_world):
     from types import SimpleNamespace
 
-    from runner.agents.sandbox import adapt
-    from runner.backends import SandboxSpec
+    from runner.agents.job_package import adapt
+    from runner.backends import TOOLS_DIR, SandboxSpec
     from runner.backends.docker import PATHS
-    from runner.execution.supervisor import TOOLS_DIR
 
     agents = make_agents_dir(tmp_path, config_yaml=CONFIG + "  privileged: true\n")
     report = _import(agents)  # the agent that asks is left out, naming why; the folder's other one is stored
@@ -335,10 +334,9 @@ def test_the_sandbox_spec_of_a_packaged_agent_and_local_runners_refuse_it(db, tm
     from types import SimpleNamespace
 
     from runner.agents.images import SEED_HOME
-    from runner.agents.sandbox import adapt
-    from runner.backends import SandboxSpec
+    from runner.agents.job_package import adapt
+    from runner.backends import TOOLS_DIR, SandboxSpec
     from runner.backends.docker import PATHS
-    from runner.execution.supervisor import TOOLS_DIR
 
     _import(make_agents_dir(tmp_path))
     job = create_job(user=alice, agent="probe", competitions=[COMPETITION], time_limit_minutes=1.5,

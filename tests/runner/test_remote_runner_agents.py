@@ -338,11 +338,10 @@ def test_a_packaged_agents_secret_that_is_a_provider_key_resolves_to_the_gateway
     the runner's gateway), and the gateway's forwarder wraps MLE-bench's command, not the reverse."""
     from types import SimpleNamespace
 
-    from runner.backends import SandboxSpec
+    from runner.backends import TOOLS_DIR, SandboxSpec
     from runner.backends.docker import PATHS
     from runner.remote import agents as remote_agents
     from runner.remote.llm import RemoteLlm
-    from runner.remote.task import TOOLS_DIR
     from tests.gateway_support import REAL_OPENAI_KEY
     from tests.mlebench_agent_support import CONFIG
 

@@ -11,9 +11,9 @@ from django.utils import timezone
 
 from leaderboard.analysis import research
 from leaderboard.models import Run
+from runner.backends import TOOLS_DIR
 from runner.backends.local import LocalBackend
 from runner.execution import supervisor
-from runner.execution.supervisor import TOOLS_DIR
 from runner.jobs import task_leases
 from runner.jobs.services import create_job
 from runner.models import JobTask, Runner

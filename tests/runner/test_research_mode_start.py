@@ -8,7 +8,7 @@ import subprocess
 
 import pytest
 
-from runner.execution.supervisor import TOOLS_DIR
+from runner.backends import TOOLS_DIR
 
 
 @pytest.fixture

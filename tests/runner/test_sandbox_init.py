@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from runner.execution.supervisor import TOOLS_DIR
+from runner.backends import TOOLS_DIR
 from tests.runs.test_submission import IDS
 
 SAMPLE = "PassengerId,Transported\n" + "".join(f"{i},False\n" for i in IDS)

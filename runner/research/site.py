@@ -60,8 +60,8 @@ def finish(run: Run, spec: SandboxSpec, *, backend: Backend, snapshots: Snapshot
     changes = workspace.read_only_changes(spec.workspace_dir, task.read_only_files)
     work = spec.runner_dir / "grading"
     try:
-        final = _score(task, spec.workspace_dir, backend, work, f"run-{run.pk}-final", fence)
-        points = [(seconds, _score(task, folder, backend, work, f"run-{run.pk}-{i}", fence))
+        final = score_files(task, spec.workspace_dir, backend, work, f"run-{run.pk}-final", fence)
+        points = [(seconds, score_files(task, folder, backend, work, f"run-{run.pk}-{i}", fence))
                   for i, (seconds, folder) in enumerate(snapshots.taken if snapshots else [])]
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -97,7 +97,7 @@ def _keep_snapshots(run: Run, taken: list[tuple[float, Path]], folder: Path, red
     return kept
 
 
-def _score(task: ResearchTask, files: Path, backend: Backend, work: Path, label: str, fence) -> grading.Score:
+def score_files(task: ResearchTask, files: Path, backend: Backend, work: Path, label: str, fence) -> grading.Score:
     try:
         return grading.score_workspace(task.competition, files, backend=backend, work=work, label=label,
                                        read_only=set(task.read_only_files), fence=fence)
