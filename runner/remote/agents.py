@@ -91,23 +91,25 @@ def recipe(claim: dict, backend, spec: SandboxSpec) -> dict:
 
 class Images:
     def __init__(self, root: Path) -> None:
-        self.blobs, self.trees = root / "blobs", root / "trees"
+        self.blobs, self.trees, self.builds = root / "blobs", root / "trees", root / "builds"
         self.fetched = 0  # files fetched from the site (the rest came from the cache)
 
     def image(self, client: SiteClient, claim: dict, engine) -> str:
         """The agent's image tag: the one here if it holds this version on the current base, else
-        built from the fetched folder."""
+        built from the fetched folder. One build of a version at a time on this host: a slot (or a
+        runner sharing this cache) that needs the image another is building waits, then finds it."""
         agent = claim["agent"]
-        if _current(engine, agent["image"], agent["version"]):
-            log.info("agent %s: image %s is here already", agent["name"], agent["image"])
-            return agent["image"]
-        variant = self.variant(client, claim)
-        try:
-            built = images.build_image(variant, client=engine, log=lambda line: log.info("%s", line))
-        except images.AgentBuildError as exc:
-            raise AgentUnavailable(
-                _cut(f"the image of the agent {agent['name']} did not build on this runner: {exc}")
-            ) from None
+        with locked(self.builds / f"{agent['version']}.lock"):
+            if _current(engine, agent["image"], agent["version"]):
+                log.info("agent %s: image %s is here already", agent["name"], agent["image"])
+                return agent["image"]
+            variant = self.variant(client, claim)
+            try:
+                built = images.build_image(variant, client=engine, log=lambda line: log.info("%s", line))
+            except images.AgentBuildError as exc:
+                raise AgentUnavailable(
+                    _cut(f"the image of the agent {agent['name']} did not build on this runner: {exc}")
+                ) from None
         log.info("agent %s: image %s %s", agent["name"], built["image"], "built" if built["built"] else "kept")
         return built["image"]
 
