@@ -26,24 +26,20 @@ install: $(STAMP)
 run: $(STAMP)
 	scripts/run.sh
 
-# `make test` runs the suite on TEST_WORKERS parallel workers (pytest-xdist; each has its own test
-# database, broker and folders: webapp/test_environment.py), then the tests marked `serial` (Docker's,
-# those sharing a machine-wide resource) one at a time. TEST_WORKERS=0 runs everything in one process.
-# The parallel part writes the files that hold serial tests (var/serial-files.txt, tests/conftest.py):
-# the serial part collects only those (no list, as after a crash: it collects everything).
+# `make test` runs the suite (scripts/test.sh): the tests not marked `serial` on TEST_WORKERS parallel
+# workers (pytest-xdist; each has its own test database, broker and folders: webapp/test_environment.py),
+# beside them the tests marked `serial` (Docker's, and those sharing a machine-wide resource) one at a
+# time, then those marked `alone` (they time themselves) one at a time with nothing beside them. TEST_WORKERS=0 runs everything in one process
+# after another. The parallel part writes the files that hold serial tests (var/serial-files.txt,
+# tests/conftest.py): the serial parts collect only those (no list, as after a crash: they collect everything).
 TEST_WORKERS ?= $(shell n=$$(getconf _NPROCESSORS_ONLN 2>/dev/null || echo 1); [ "$$n" -gt 8 ] && n=8; echo $$n)
+export PYTEST_ARGS
 
 # Bytecode is written even where PYTHONDONTWRITEBYTECODE is set (else the controller and every worker
 # compile each module and rewrite each test module's asserts again), into var/pycache/ rather than
-# beside the sources, so that no folder a test builds or copies gains a __pycache__/.
+# beside the sources, so that no folder a test builds or copies gains a __pycache__/ (scripts/test.sh).
 test: $(STAMP)
-	@unset PYTHONDONTWRITEBYTECODE; export PYTHONPYCACHEPREFIX="$${PYTHONPYCACHEPREFIX:-$(CURDIR)/var/pycache}"; \
-	list=var/serial-files.txt; mkdir -p var; rm -f $$list; rc=0; s=0; \
-	MEDALBOARD_SERIAL_FILES=$$list $(BIN)/pytest -n $(TEST_WORKERS) -m "not serial" $(PYTEST_ARGS) || rc=$$?; \
-	if [ -f $$list ] && [ ! -s $$list ]; then s=5; \
-	else $(BIN)/pytest -m serial $(PYTEST_ARGS) $$(cat $$list 2>/dev/null) || s=$$?; fi; \
-	[ $$rc -eq 5 ] && rc=$$s; [ $$rc -eq 0 ] && [ $$s -ne 5 ] && rc=$$s; \
-	exit $$rc  # 5 (no test) only when neither part had one
+	@BIN=$(BIN) TEST_WORKERS=$(TEST_WORKERS) scripts/test.sh
 
 # The checks CI runs before the tests (CONTRIBUTING.md): `make lint` (ruff's rules over every file, and
 # the formatter over the Python files added since the formatting rule began) and `make types` (mypy over

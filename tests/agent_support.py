@@ -19,7 +19,7 @@ CHECKER = TOOLS_DIR / "check_submission.py"
 @dataclass
 class AgentRun:
     workdir: Path
-    process: subprocess.Popen
+    process: subprocess.Popen | subprocess.CompletedProcess  # finished: read back from another worker
 
     @property
     def submission(self) -> Path:

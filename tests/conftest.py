@@ -50,11 +50,12 @@ def _missing_service(marker: str) -> str | None:
 
 @pytest.hookimpl(tryfirst=True)  # before `-m "not serial"` deselects
 def pytest_collection_modifyitems(config, items):
-    # Docker tests share the daemon, its images and the machine's cores: `make test` runs them after
-    # the parallel workers, one at a time, with the other tests marked serial.
+    # Docker tests share the daemon and its images: `make test` runs them one at a time beside the parallel
+    # workers, with the other tests marked serial; those marked alone run last, with nothing beside them.
     redundant = []
     for item in items:
-        if item.get_closest_marker("docker") and not item.get_closest_marker("serial"):
+        if (item.get_closest_marker("docker") or item.get_closest_marker("alone")) and not item.get_closest_marker(
+                "serial"):
             item.add_marker(pytest.mark.serial)
         params = item.callspec.params if hasattr(item, "callspec") else {}
         if params.get("runs_on") == "remote" and params.get("docker_backend") == "runsc":  # REMOTE_UNDER_RUNC_ONLY

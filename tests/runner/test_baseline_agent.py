@@ -7,7 +7,9 @@ from __future__ import annotations
 import json
 import math
 import os
+import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -19,7 +21,8 @@ from leaderboard.competitions.catalogue import import_catalogue
 from leaderboard.grading import grade_submission
 from leaderboard.models import Competition
 from leaderboard.trajectories.importers.jsonl import JsonlImporter
-from tests.agent_support import check, start_agent
+from tests.agent_support import AgentRun, check, start_agent
+from tests.once import once_per_session
 
 BUDGET_S = 60  # TIME_LIMIT_SECONDS; all runs go at once (an idle machine finishes them in ~15 s, a busy one needs more)
 UNSEEN = ("unseen-labels", "unseen-regression", "unseen-booleans")
@@ -64,8 +67,11 @@ def unseen_competition(root, kind: str, seed: int = 7) -> dict:
 # --------------------------------------------------------------------------------------------- runs
 @pytest.fixture(scope="module")
 def runs(smoke_root, tmp_path_factory):
-    """Every agent run of this module, started together and awaited once."""
-    work = tmp_path_factory.mktemp("agent-runs")
+    """Every agent run of this module, started together and awaited once (once for all workers)."""
+    return once_per_session(tmp_path_factory, "baseline-agent-runs", lambda work: _run_all(smoke_root, work))
+
+
+def _run_all(smoke_root: Path, work: Path) -> dict:
     started = {c.slug: start_agent(smoke_root / "data" / c.slug / "prepared" / "public", work / c.slug, BUDGET_S)
                for c in smoke.COMPETITIONS}
     unseen = {}
@@ -74,7 +80,9 @@ def runs(smoke_root, tmp_path_factory):
         started[name] = start_agent(unseen[name]["data"], work / name, BUDGET_S)
     for run in started.values():
         run.wait(timeout=BUDGET_S + 90)
-    return {"runs": started, "unseen": unseen}
+    finished = {name: AgentRun(run.workdir, subprocess.CompletedProcess(run.process.args, run.process.returncode))
+                for name, run in started.items()}  # picklable: what the tests read of a run
+    return {"runs": finished, "unseen": unseen}
 
 
 def _smoke_answers(smoke_root, slug: str) -> tuple[pd.DataFrame, pd.DataFrame]:

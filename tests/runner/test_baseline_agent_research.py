@@ -19,6 +19,7 @@ from sklearn.metrics import accuracy_score, mean_absolute_error, roc_auc_score
 from leaderboard.competitions import research_tasks
 from leaderboard.trajectories.importers.jsonl import JsonlImporter
 from tests.agent_support import AGENT, TOOLS_DIR
+from tests.once import once_per_session
 from tests.research_support import load_eval
 
 # The agents' TIME_LIMIT_SECONDS, in units of the machine's speed now: the unmodified starters' wall time (run
@@ -50,8 +51,11 @@ def _start(command: list, cwd: Path, env: dict, log: Path) -> subprocess.Popen:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict:
-    """Per task: the unmodified starter's run, then the agent's (each kind all at once)."""
-    work = tmp_path_factory.mktemp("research-runs")
+    """Per task: the unmodified starter's run, then the agent's (each kind all at once; once for all workers)."""
+    return once_per_session(tmp_path_factory, "research-agent-runs", _run_all)
+
+
+def _run_all(work: Path) -> dict:
     root = work / "tasks"
     research_tasks.build(root)
     hook = work / "hook"

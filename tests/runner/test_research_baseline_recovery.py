@@ -21,7 +21,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 LEASE_S, SWEEP_S, SLOW_S = 3.0, 1.0, 6.0
 
 
-@pytest.mark.serial  # seconds-long leases on real workers: timing the parallel load would upset
+@pytest.mark.alone  # seconds-long leases on real workers: timing the parallel load would upset
 def test_a_baseline_whose_runner_was_killed_is_computed_once_by_another(catalogue, tmp_path, settings):
     """Two real runners on the baseline queue, each sweeping every second; the one running the
     starter is killed while the starter's process runs."""

@@ -96,7 +96,7 @@ def test_a_run_whose_grading_could_not_be_enqueued_is_picked_up_by_the_sweep(
 LEASE_S, SWEEP_S, SLOW_S = 3.0, 1.0, 6.0
 
 
-@pytest.mark.serial  # seconds-long leases on real workers: timing the parallel load would upset
+@pytest.mark.alone  # seconds-long leases on real workers: timing the parallel load would upset
 def test_kill_9_of_a_worker_mid_grading_ends_graded_once(transactional_db, catalogue, alice, tmp_path):
     """Two real workers, each sweeping every second. The one grading is killed (SIGKILL) halfway; the
     other notices within a lease and a sweep, grades the run again (renewing its own short lease,

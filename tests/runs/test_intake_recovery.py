@@ -27,7 +27,7 @@ def _trajectory() -> SimpleUploadedFile:
     return SimpleUploadedFile("trajectory.jsonl", ("\n".join(lines) + "\n").encode())
 
 
-@pytest.mark.serial  # seconds-long leases on real workers: timing the parallel load would upset
+@pytest.mark.alone  # seconds-long leases on real workers: timing the parallel load would upset
 def test_an_import_whose_worker_was_killed_is_imported_once_by_another(catalogue, alice, tmp_path, settings):
     """Two real workers, each sweeping every second; the one importing is killed halfway through
     the transaction that stores the run."""

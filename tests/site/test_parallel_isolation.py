@@ -13,7 +13,7 @@ import pytest
 from django.conf import settings
 
 
-@pytest.mark.serial  # it starts a parallel session of its own, on the suite's services
+@pytest.mark.alone  # it starts a parallel session of its own, on the suite's services
 def test_two_parallel_workers_share_no_state(tmp_path):
     env = {k: v for k, v in os.environ.items()
            if not k.startswith(("PYTEST_", "MEDALBOARD_TEST_", "DJANGO_"))

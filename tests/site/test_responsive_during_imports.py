@@ -24,7 +24,7 @@ from webapp.celery import app
 
 # Serial (`make test` runs it alone, after the parallel workers): the bound is the site's, not what is left of
 # two cores beside another worker's browser crawl (a GET took 1.1 s there while the parallel part ran).
-pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.serial]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.alone]
 LIMIT = 32 * 1024 * 1024  # the upload limit of this test (the site's default is 512 MiB): scaled down with the files
 GET_BOUND_S = 1.0
 LONG = 100_000

@@ -23,7 +23,7 @@ from tests.redis_support import free_port
 
 GRACE_S = 5
 # The site and a runner started at once, from scratch: alone, after the parallel workers (`make test`)
-pytestmark = pytest.mark.serial
+pytestmark = pytest.mark.alone  # make run and its runners, stopped within seconds: timed
 
 
 def marked(mark: str) -> list[int]:
