@@ -9,6 +9,7 @@ from __future__ import annotations
 import fcntl
 import os
 import pickle
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
@@ -25,7 +26,8 @@ def once_per_session(tmp_path_factory, name: str, build: Callable[[Path], T]) ->
         fcntl.flock(lock, fcntl.LOCK_EX)
         if result_file.exists():
             return pickle.loads(result_file.read_bytes())
-        folder.mkdir(exist_ok=True)
+        shutil.rmtree(folder, ignore_errors=True)  # what an earlier, failed build left
+        folder.mkdir()
         result = build(folder)  # a failure leaves no result: the next worker to ask builds it again
         partial = shared / f"{name}.pickle.partial"
         partial.write_bytes(pickle.dumps(result))
