@@ -2,8 +2,14 @@
 
 It is the embedded default, for machines without Docker. The agent gets MLE-bench's layout as host
 folders (spec.workdir/{submission,logs,code}; the data and tools folders are the host folders
-themselves), a fresh environment (nothing of the runner's: no secrets, no database URL), HOME and
-TMPDIR inside the workdir, a minimal PATH whose first entry is the runner's own Python, and:
+themselves), a fresh environment (nothing of the runner's: no secrets, no database URL), HOME inside
+the workdir, a minimal PATH whose first entry is the runner's own Python, and:
+
+- TMPDIR a short folder of its own in the system's temporary folder (`medalboard-tmp-<hash of the
+  workdir>`, removed with the sandbox), not inside the workdir: a Unix socket's path is at most 107
+  bytes, and programs bind theirs under TMPDIR (multiprocessing's resource sharer, which PyTorch's
+  DataLoader workers use to pass tensors, Jupyter kernels, Ray); under a deep workdir they failed with
+  "AF_UNIX path too long", and a DataLoader then waits for its worker for ever;
 
 - its own session and process group, so stop() reaches every child: SIGTERM, then SIGKILL after the
   grace period; the files stay;
@@ -20,12 +26,15 @@ as the built-in baseline; run anything else with the Docker backend.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import os
 import resource
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -77,6 +86,7 @@ class LocalBackend(Backend):
         for folder in (spec.host_submission_dir, spec.host_logs_dir, spec.host_code_dir, spec.runner_dir,
                        *_scratch_dirs(spec)):
             folder.mkdir(parents=True, exist_ok=True)
+        _scratch_dirs(spec)[1].chmod(0o700)
         log = open(spec.host_output_log, "ab")
         try:
             process = subprocess.Popen(
@@ -149,6 +159,7 @@ class LocalSandbox(Sandbox):
     def remove(self) -> None:
         self._kill_rest()
         self._log.close()
+        shutil.rmtree(_scratch_dirs(self.spec)[1], ignore_errors=True)
 
     def output_tail(self, max_bytes: int = 16_384) -> str:
         return file_tail(self.spec.host_output_log, max_bytes)
@@ -165,8 +176,16 @@ class LocalSandbox(Sandbox):
         return not self._group_gone
 
 
+SHORT_TMP = 24  # the most characters of a temporary folder a sandbox's TMPDIR may go under
+
+
 def _scratch_dirs(spec: SandboxSpec) -> tuple[Path, Path]:
-    return spec.workdir / "home", spec.workdir / "tmp"
+    """HOME in the workdir; TMPDIR a folder of at most about 50 characters, so that a Unix socket bound
+    under it (pymp-XXXXXXXX/listener-XXXXXXXX and longer) stays within the 107 bytes the kernel allows."""
+    system = tempfile.gettempdir()
+    base = Path(system if len(system) <= SHORT_TMP else "/tmp")
+    digest = hashlib.sha256(str(spec.workdir.resolve()).encode()).hexdigest()[:16]
+    return spec.workdir / "home", base / f"medalboard-tmp-{digest}"
 
 
 def _limits(spec: SandboxSpec, cores: set[int]):

@@ -8,6 +8,7 @@ import subprocess
 import sys
 import time
 import uuid
+from pathlib import Path
 
 import pytest
 from django.conf import settings
@@ -112,7 +113,8 @@ def test_agent_sees_the_layout_and_a_clean_environment(folders, monkeypatch):
     assert env["TOOLS_DIR"] == str((folders / "tools").resolve())
     assert (env["SUBMISSION_DIR"], env["LOGS_DIR"], env["CODE_DIR"]) == (
         str(work / "submission"), str(work / "logs"), str(work / "code"))
-    assert env["HOME"] == str(work / "home") and env["TMPDIR"] == str(work / "tmp")
+    assert env["HOME"] == str(work / "home")
+    assert Path(env["TMPDIR"]).name.startswith("medalboard-tmp-") and not Path(env["TMPDIR"]).exists()  # removed
     assert env["TIME_LIMIT_SECONDS"] == "60"
     assert env["CUDA_VISIBLE_DEVICES"] == "1,3" and env["CUDA_DEVICE_ORDER"] == "PCI_BUS_ID"
     assert (env["SEED"], env["OPENAI_API_KEY"]) == ("3", "sk-agent")
@@ -122,6 +124,35 @@ def test_agent_sees_the_layout_and_a_clean_environment(folders, monkeypatch):
     tail = sandbox.output_tail()
     assert "hello on stdout" in tail and "warning on stderr" in tail
     assert tail == sandbox.spec.host_output_log.read_text()  # the runner's own folder, not the agent's logs/
+
+
+# What PyTorch's DataLoader workers do to hand a tensor over (multiprocessing's resource sharer binds a Unix
+# socket under TMPDIR), and any program binding a socket there: the path must fit in 107 bytes.
+SOCKETS = """
+import multiprocessing.reduction, os, socket, tempfile
+with open(os.path.join(os.environ["LOGS_DIR"], "tmpdir"), "w") as f:
+    f.write(os.environ["TMPDIR"] + " " + oct(os.stat(os.environ["TMPDIR"]).st_mode & 0o777))
+read, write = os.pipe()
+multiprocessing.reduction.DupFd(write)
+server = socket.socket(socket.AF_UNIX)
+server.bind(os.path.join(tempfile.mkdtemp(prefix="kernel-"), "a-socket-of-some-program-with-a-long-name.sock"))
+print("sockets bound", flush=True)
+"""
+
+
+def test_a_sandbox_under_a_deep_workdir_can_bind_unix_sockets_in_its_tmpdir(folders):
+    deep = folders / ("a-runner-work-folder-nested-deep-" * 4) / "research-baseline-3-d0946c41" / "run-0"
+    assert len(str(deep / "tmp" / "pymp-abcdefgh" / "listener-abcdefgh")) > 107  # where TMPDIR used to be
+    spec = make_spec(folders, SOCKETS, workdir=deep)
+    sandbox = get_backend("local").start(spec)
+    try:
+        assert wait(sandbox) == 0, sandbox.output_tail()
+        tmpdir, mode = (deep / "logs" / "tmpdir").read_text().split()
+        assert Path(tmpdir).is_dir() and mode == "0o700"
+    finally:
+        sandbox.remove()
+    assert "sockets bound" in sandbox.output_tail()
+    assert not Path(tmpdir).exists()  # the sandbox's TMPDIR goes with it; its workdir stays
 
 
 def test_no_gpus_means_an_empty_cuda_visible_devices(folders):
