@@ -6,9 +6,12 @@ The tasks are MLAgentBench's own, read from a checkout named by MEDALBOARD_MLAGE
 holding MLAgentBench/benchmarks; its code is not part of this project), with small stand-ins made here
 for the data their prepare.py downloads from Kaggle: vectorization (numpy; no data), amp-parkinsons-
 disease-progression-prediction (pandas, scikit-learn; its own prepare.py run by MLAgentBench's own
-prepare_task on a stand-in of the Kaggle download) and feedback (imports torch; the ELLIPSE essays'
-columns, split as its prepare.py splits them). Without a checkout the tests are skipped; the
-environment's own tests (requirements, freeze) run everywhere.
+prepare_task on a stand-in of the Kaggle download), feedback (imports torch; the ELLIPSE essays'
+columns, split as its prepare.py splits them) and identify-contrails (trains a torch model on the
+satellite bands; its own prepare.py run by prepare_task on a small stand-in of the Kaggle download: a
+few records of the bands the starter reads, and masks). cifar10 cannot have a stand-in (torchvision
+checks CIFAR-10's files by md5) and imdb's starter is a skeleton (`model = None`). Without a checkout
+the tests are skipped; the environment's own tests (requirements, freeze) run everywhere.
 """
 
 from __future__ import annotations
@@ -33,7 +36,8 @@ from tests.conftest import REQUIRE_SERVICES
 
 MLAGENTBENCH = os.environ.get("MEDALBOARD_MLAGENTBENCH_DIR", "")
 AMP = "amp-parkinsons-disease-progression-prediction"
-TASKS = ("vectorization", AMP, "feedback")
+CONTRAILS = "identify-contrails"
+TASKS = ("vectorization", AMP, "feedback", CONTRAILS)
 DIMENSIONS = ["cohesion", "syntax", "vocabulary", "phraseology", "grammar", "conventions"]
 
 
@@ -68,9 +72,30 @@ def copy_task(benchmarks: Path, slug: str, into: Path) -> Path:
     return into / slug
 
 
+def prepare_task(task: Path, download: Path, tmp_path: Path) -> None:
+    """MLAgentBench's own prepare_task (which runs the task's prepare.py from scripts/ and writes
+    scripts/prepared), with a stand-in `kaggle` that hands over `download` as the competition's zip."""
+    bin_dir = tmp_path / f"bin-{task.name}"
+    bin_dir.mkdir()
+    (bin_dir / "kaggle").write_text(f"#!/bin/sh\ncp {download} .\n")  # `kaggle competitions download -c ...`
+    (bin_dir / "kaggle").chmod(0o755)
+    prepare_task = (
+        f"import sys; sys.path.insert(0, {str(Path(MLAGENTBENCH) / 'MLAgentBench')!r}); "
+        f"import prepare_task; prepare_task.prepare_task({str(task)!r}, {sys.executable!r})"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", prepare_task],
+        input="\n",
+        text=True,
+        capture_output=True,
+        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
+        timeout=120,
+    )
+    assert (task / "scripts" / "prepared").is_file(), done.stdout + done.stderr
+
+
 def prepare_amp(task: Path, tmp_path: Path) -> None:
-    """The Kaggle download as a zip a stand-in `kaggle` hands over, then MLAgentBench's own prepare_task
-    (which runs the task's prepare.py from scripts/ and writes scripts/prepared)."""
+    """The Kaggle download: patients' visits with their UPDRS scores, peptides and proteins."""
     rng = random.Random(7)
     clinical, supplemental, peptides, proteins = [], [], [], []
     for patient in range(1000, 1014):  # 12 train (GroupKFold(8) needs 8) + the 2 prepare.py draws for test
@@ -95,23 +120,50 @@ def prepare_amp(task: Path, tmp_path: Path) -> None:
             "train_proteins.csv", "visit_id,visit_month,patient_id,UniProt,NPX\n" + "\n".join(proteins) + "\n"
         )
         archive.writestr("example_test_files/", "")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "kaggle").write_text(f"#!/bin/sh\ncp {download} .\n")  # `kaggle competitions download -c ...`
-    (bin_dir / "kaggle").chmod(0o755)
-    prepare_task = (
-        f"import sys; sys.path.insert(0, {str(Path(MLAGENTBENCH) / 'MLAgentBench')!r}); "
-        f"import prepare_task; prepare_task.prepare_task({str(task)!r}, {sys.executable!r})"
-    )
-    done = subprocess.run(
-        [sys.executable, "-c", prepare_task],
-        input="\n",
-        text=True,
-        capture_output=True,
-        env={**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"},
-        timeout=120,
-    )
-    assert (task / "scripts" / "prepared").is_file(), done.stdout + done.stderr
+    prepare_task(task, download, tmp_path)
+
+
+CONTRAILS_COMPETITION = "google-research-identify-contrails-reduce-global-warming"
+
+
+def prepare_contrails(task: Path, tmp_path: Path) -> None:
+    """The Kaggle download in its layout: a folder per record under train/, validation/ and test/ with
+    the infrared bands (256 x 256 pixels x frames; only the three the starter reads: 11, 14, 15) and, but
+    for test/, the human masks; sample_submission.csv. A contrail is a thin line that is warmer in band 15
+    than in band 14, so the false colour the starter computes shows it. prepare.py moves validation/ to
+    test/, keeps its masks in scripts/test_answer and removes them from test/."""
+    import numpy as np
+
+    rng = np.random.default_rng(11)
+    rows, cols = np.mgrid[0:256, 0:256]
+    download = tmp_path / f"{CONTRAILS_COMPETITION}.zip"
+    with zipfile.ZipFile(download, "w", zipfile.ZIP_DEFLATED) as archive:
+        records = {"train": 9, "validation": 3, "test": 1}  # 9: the starter's 90/10 split keeps a batch of 8
+        for split, count in records.items():
+            for _ in range(count):
+                record = str(rng.integers(10**17, 9 * 10**18))
+                slope, offset = rng.uniform(-1, 1), rng.uniform(60, 200)
+                mask = (np.abs(rows - (slope * cols + offset)) < 3).astype(np.int32)[..., None]
+                band14 = np.round(270 + 10 * np.sin(cols / 40.0) + rng.integers(0, 4, (256, 256)), 0)
+                frames = lambda band: np.repeat(band[..., None], 5, axis=2).astype(np.float32)  # noqa: E731
+                bands = {
+                    "band_11.npy": frames(band14 - 1.0),
+                    "band_14.npy": frames(band14),
+                    "band_15.npy": frames(band14 - 2.0 + 3.5 * mask[..., 0]),
+                }
+                if split != "test":
+                    bands["human_pixel_masks.npy"] = mask
+                for name, array in bands.items():
+                    buffer = io.BytesIO()
+                    np.save(buffer, array)
+                    archive.writestr(f"{split}/{record}/{name}", buffer.getvalue())
+                if split == "test":
+                    archive.writestr("sample_submission.csv", f"record_id,encoded_pixels\n{record},-\n")
+        archive.writestr("train_metadata.json", "[]")
+        archive.writestr("validation_metadata.json", "[]")
+    prepare_task(task, download, tmp_path)
+    answers = list((task / "scripts" / "test_answer").iterdir())
+    assert len(answers) == records["validation"] and not list((task / "env" / "test").glob("*/human_pixel_masks.npy"))
 
 
 def prepare_feedback(task: Path) -> None:
@@ -150,6 +202,7 @@ def tasks(benchmarks, tmp_path, light) -> dict[str, ResearchTask]:
         copy_task(benchmarks, slug, folder)
     prepare_amp(folder / AMP, tmp_path)
     prepare_feedback(folder / "feedback")
+    prepare_contrails(folder / CONTRAILS, tmp_path)
     call_command("import_research_tasks", str(folder), stdout=io.StringIO(), stderr=io.StringIO())
     return {task.competition.slug: task for task in ResearchTask.objects.select_related("competition")}
 
@@ -163,7 +216,7 @@ def baselines(tasks: dict[str, ResearchTask], backend) -> dict[str, tuple[str, f
         found[slug] = (
             status,
             Competition.objects.get(pk=task.competition_id).baseline_score,
-            task.baseline_error or task.baseline_log[-300:],
+            task.baseline_error or task.baseline_log,
         )
     print(backend.name, {slug: (status, score) for slug, (status, score, _) in found.items()})  # -s shows them
     return found
@@ -171,10 +224,13 @@ def baselines(tasks: dict[str, ResearchTask], backend) -> dict[str, tuple[str, f
 
 def assert_computed(found: dict) -> None:
     for slug, (status, score, why) in found.items():
-        assert status == ResearchTask.Baseline.DONE and score is not None, f"{slug}: {why}"
+        assert status == ResearchTask.Baseline.DONE and score is not None, f"{slug}: {why[-600:]}"
     assert 0 < found["vectorization"][1] < 1e10  # seconds the starter's forward pass took (1e10: no submission)
     assert 0 < found[AMP][1] < 200  # SMAPE+1 in percent
     assert 0 < found["feedback"][1] < 3  # MCRMSE of random predictions on a 1-5 scale
+    # the mean Dice of an untrained 1x1 convolution on the validation records, computed by the task's eval
+    assert 0 <= found[CONTRAILS][1] <= 1
+    assert "TrainSize: 8, ValidSize: 1" in found[CONTRAILS][2] and "Validation Dice Score" in found[CONTRAILS][2]
 
 
 @pytest.mark.serial
