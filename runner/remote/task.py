@@ -298,7 +298,7 @@ def _placeholders(part: str, variables: dict[str, str]) -> str:
 
 def _recipe(claim: dict, backend: Backend, spec: SandboxSpec) -> dict:
     """How the sandbox ran, as only the runner knows it (its backend's description: the runtime, the
-    image's id); the site records it in the run's recipe with what it knows (runner.execution.recipes.from_remote)."""
+    image's id); the site records it in the run's recipe with what it knows (runner.jobs.recipes.from_remote)."""
     try:
         described = dict(backend.describe(spec))
     except Exception as exc:  # noqa: BLE001 - a record, never a reason to stop the run

@@ -52,7 +52,8 @@ def test_a_lost_running_task_of_a_cancelled_job_ends_instead_of_going_back_to_th
 def test_a_cancel_that_comes_after_the_claim_but_before_the_start_starts_no_sandbox(alice, claimed, job_world,
                                                                                   monkeypatch):
     from runner.backends.local import LocalBackend
-    from runner.execution import recipes, supervisor
+    from runner.execution import supervisor
+    from runner.jobs import recipes
 
     real_build = recipes.build
 

@@ -9,7 +9,7 @@ import pytest
 from leaderboard.models import Artifact, Run
 from runner.backends.local import LocalBackend
 from runner.execution import supervisor
-from runner.jobs import task_leases
+from runner.jobs import attempts, task_leases
 from runner.models import Job, JobTask
 from tests.job_support import scripted_job
 
@@ -136,7 +136,7 @@ def test_a_running_runs_steps_so_far_show_on_its_page(client, alice, job_world, 
         job = scripted_job(alice)
     task = job.tasks.get()
     held = task_leases.claim(task.pk, job_world)
-    run = supervisor.prepare_run(held, JobTask.objects.select_related("job__experiment", "competition").get(pk=task.pk))
+    run = attempts.prepare_run(held, JobTask.objects.select_related("job__experiment", "competition").get(pk=task.pk))
     live = LiveTrajectory(run)
     live.append([StepData(index=0, kind="plan", title="look at the data <b>", text="first")])
     live.append([StepData(index=1, kind="code", title="try lightgbm", data={"file": "a.py", "content": "x = 1\n"},

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 from celery.exceptions import Retry
 
-from runner.execution import recipes
+from runner.jobs import recipes
 from runner.jobs.services import JobError, create_job
 from runner.models import JobTask, PublicDataVersion, Runner
 from tests.job_support import COMPETITION, scripted_job
