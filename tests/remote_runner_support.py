@@ -295,3 +295,38 @@ class LoopRunner:
             raise AssertionError(f"the remote runner abandoned its task: {failures[0]!r}") from failures[0]
         assert ended == ["stopped"] and outcomes, (ended, outcomes)
         return outcomes[0]
+
+    def run_graded(self, task_id: int, backend=None, timeout_s: float = 180):
+        """Serve the next queued task (`task_id`, which the site must hear the end of), then grade its run
+        as the site's grading worker would: the runner's outcome."""
+        from runner.backends.local import LocalBackend
+        from runner.models import JobTask
+
+        outcome = self.run_one(backend or LocalBackend(), timeout_s=timeout_s)
+        task = JobTask.objects.get(pk=task_id)
+        assert task.status == outcome.status, (task.status, outcome.status, task.error)  # the site heard its end
+        graded_as_the_site_does(task.run_id)
+        return outcome
+
+
+def graded_as_the_site_does(run_id: int | None) -> None:
+    """A remote runner's run is graded by the site's grading worker (the task the finish queued), here
+    in this process as that worker runs it; snapshots stay pending, as they do until their worker runs."""
+    from leaderboard.models import Run
+    from webapp import queue
+
+    run = Run.objects.filter(pk=run_id).first()
+    if run is not None and run.status == Run.Status.PENDING and run.competition.kind != "research":
+        assert run.grading_enqueued_at is not None, "the site did not queue the run's grading"
+        queue.run_here(queue.GRADE_RUN, [run_id]).get()
+
+
+def loop_runner(request, work_dir: Path, name: str = "loopback-test") -> LoopRunner:
+    """A LoopRunner against the live server of a transactional test (`request`: the fixture's)."""
+    from runner.api_v1 import tokens
+
+    live_server = request.getfixturevalue("live_server")
+    live_server._live_server_modified_settings.enable()  # as pytest-django does for a test that names it
+    request.addfinalizer(live_server._live_server_modified_settings.disable)
+    _, token = tokens.issue(name)
+    return LoopRunner(live_server.url, token, work_dir)

@@ -39,6 +39,15 @@ def prepare_run(held: Claim, task: JobTask) -> Run:
     return run
 
 
+def fail(held: Claim, why: str) -> None:
+    """The attempt cannot run anywhere as it is: the task and its run (if it has one yet) fail, saying why."""
+    with transaction.atomic():
+        task_leases.finish(held, JobTask.Status.FAILED, error=why[:5000])
+        run_id = JobTask.objects.values_list("run_id", flat=True).get(pk=held.pk)
+        if run_id is not None:
+            job_runs.fail_job_run(run_id, why)
+
+
 def redactor_for(job: Job, sandbox_secrets: Iterable[str] = ()) -> Redactor:
     """The job's secrets (the real provider keys among them) and what the sandbox held in their place."""
     return Redactor([*job.secrets().values(), *sandbox_secrets])
