@@ -84,6 +84,9 @@ def _run_with(
     limits = Limits(**{k: claim["limits"][k] for k in ("file_bytes", "total_bytes", "files")})
     try:  # an MLE-bench-packaged agent: its image built here, MLE-bench's contract (runner.remote.agents)
         spec = llm.start(spec, backend, adapt=agents.adapter(client, claim, backend, agents_dir))
+        if client.renew(claim).get("cancel", False):  # cancelled while its data or its image was made ready
+            outcome = Outcome(outcomes.CANCELLED, "cancelled before its sandbox started")
+            return _finish(client, claim, outcome, spec, Redactor([*claim["redact"], *llm.hidden()]), limits, None, llm)
         sandbox = backend.start(spec)
     except (ImageNotFound, StartFailed, GatewayFailed, agents.AgentUnavailable) as exc:  # permanent: say which
         outcome = Outcome(outcomes.FAILED, f"{exc.__class__.__name__}: {exc}")

@@ -49,23 +49,22 @@ def test_a_lost_running_task_of_a_cancelled_job_ends_instead_of_going_back_to_th
         task_leases.fence(claimed)
 
 
-def test_a_cancel_that_comes_after_the_claim_but_before_the_start_starts_no_sandbox(alice, claimed, job_world,
-                                                                                  monkeypatch):
+def test_a_cancel_that_comes_after_the_claim_but_before_the_start_starts_no_sandbox(alice, loopback, monkeypatch):
     from runner.backends.local import LocalBackend
-    from runner.execution import supervisor
-    from runner.jobs import recipes
+    from runner.remote.data import DataCache
 
-    real_build = recipes.build
+    task = scripted_job(alice).tasks.get()
+    real_folder = DataCache.folder
 
-    def cancelled_while_hashing(task, *args, **kwargs):  # the data's hash can take minutes
-        cancel_job(job=task.job, user=alice)
-        return real_build(task, *args, **kwargs)
+    def cancelled_while_fetching(self, *args, **kwargs):  # the data's download and hash can take minutes
+        cancel_job(job=JobTask.objects.get(pk=task.pk).job, user=alice)
+        return real_folder(self, *args, **kwargs)
 
     started = []
-    monkeypatch.setattr(recipes, "build", cancelled_while_hashing)
+    monkeypatch.setattr(DataCache, "folder", cancelled_while_fetching)
     monkeypatch.setattr(LocalBackend, "start", lambda self, spec: started.append(spec))
-    outcome = supervisor.execute(claimed, runner=job_world, backend=LocalBackend())
-    task = JobTask.objects.get(pk=claimed.pk)
+    outcome = loopback.run_graded(task.pk)
+    task.refresh_from_db()
     assert started == [] and outcome.status == task.status == JobTask.Status.CANCELLED
     assert task.run.status == Run.Status.FAILED and task.run.grading_error == "cancelled by its job"
     assert "cancelled before its sandbox started" in task.error and task.agent_started_at is None
