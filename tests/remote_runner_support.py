@@ -296,6 +296,15 @@ class LoopRunner:
         assert ended == ["stopped"] and outcomes, (ended, outcomes)
         return outcomes[0]
 
+    def register(self, backend=None) -> None:
+        """Register with the site as `manage.py runner --site` does at its start (hardware, images), so a
+        job can be made for it before it serves."""
+        from runner.backends.local import LocalBackend
+        from runner.client import SiteClient
+        from runner.remote import serve as loop
+
+        loop.register(SiteClient(self.url, self.token, lost_site_s=self.lost_site_s), backend or LocalBackend())
+
     def run_graded(self, task_id: int, backend=None, timeout_s: float = 180):
         """Serve the next queued task (`task_id`, which the site must hear the end of), then grade its run
         as the site's grading worker would: the runner's outcome."""
@@ -310,14 +319,22 @@ class LoopRunner:
 
 
 def graded_as_the_site_does(run_id: int | None) -> None:
-    """A remote runner's run is graded by the site's grading worker (the task the finish queued), here
-    in this process as that worker runs it; snapshots stay pending, as they do until their worker runs."""
+    """A remote runner's run is graded by the site's grading worker (the task the finish queued: a research
+    run's eval.py on the research grading side), here in this process as that worker runs it; snapshots
+    stay pending, as they do until their worker runs."""
     from leaderboard.models import Run
     from webapp import queue
 
-    run = Run.objects.filter(pk=run_id).first()
-    if run is not None and run.status == Run.Status.PENDING and run.competition.kind != "research":
-        assert run.grading_enqueued_at is not None, "the site did not queue the run's grading"
+    run = Run.objects.filter(pk=run_id).select_related("competition").first()
+    if run is None or run.status != Run.Status.PENDING:
+        return
+    assert run.grading_enqueued_at is not None, "the site did not queue the run's grading"
+    if run.competition.kind == run.competition.Kind.RESEARCH:  # scored by its eval.py on the research side
+        from runner.backends.local import LocalBackend
+        from runner.research.traces import score_trace
+
+        score_trace(run_id, backend=LocalBackend())  # what that worker's runner.tasks.score_trace runs
+    else:
         queue.run_here(queue.GRADE_RUN, [run_id]).get()
 
 
@@ -329,4 +346,6 @@ def loop_runner(request, work_dir: Path, name: str = "loopback-test") -> LoopRun
     live_server._live_server_modified_settings.enable()  # as pytest-django does for a test that names it
     request.addfinalizer(live_server._live_server_modified_settings.disable)
     _, token = tokens.issue(name)
-    return LoopRunner(live_server.url, token, work_dir)
+    loop = LoopRunner(live_server.url, token, work_dir)
+    loop.register()
+    return loop

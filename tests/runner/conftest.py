@@ -18,11 +18,17 @@ def _no_runner_left_behind():
 
 
 @pytest.fixture
-def loopback(request, transactional_db, job_world, settings):
+def loopback_runner(request, transactional_db, fast_jobs, settings):
     """The runner a job task runs on, as on a single machine: runner.remote's loop in a thread of this
     test, a client of the live server through the runner API (tests/remote_runner_support.LoopRunner);
-    `loopback.run_graded(task_id)` runs the next queued task and grades its run as the site does."""
+    `.run_graded(task_id)` runs the next queued task and grades its run as the site does."""
     return loop_runner(request, Path(settings.RUNNER_WORK_DIR))
+
+
+@pytest.fixture
+def loopback(job_world, loopback_runner):
+    """The loopback runner, in job_world (spaceship-titanic, the scripted agent)."""
+    return loopback_runner
 
 
 @pytest.fixture

@@ -13,16 +13,13 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from leaderboard.analysis import research as stats
 from leaderboard.models import Artifact, Run
 from runner.backends.local import LocalBackend
-from runner.execution import supervisor
-from runner.jobs import task_leases
 from runner.jobs.services import create_job
-from runner.models import AgentDefinition, JobTask, Runner
+from runner.models import AgentDefinition, JobTask
 from tests.competitions.research_fixture import build_task, expected_scores
 
 AGENT = Path(__file__).resolve().parents[1] / "job_agents" / "research_agent.py"
@@ -30,7 +27,7 @@ TASK = "tiny-accuracy"
 
 
 @pytest.fixture
-def research_world(db, tmp_path, fast_jobs, settings):
+def research_world(loopback_runner, tmp_path, settings):
     settings.RESEARCH_DIR = tmp_path / "stored"
     settings.RESEARCH_SNAPSHOT_EVERY_S = 0.3
     build_task(tmp_path / "tasks", TASK)
@@ -38,18 +35,15 @@ def research_world(db, tmp_path, fast_jobs, settings):
                  str(expected_scores()[0]), stdout=io.StringIO())
     AgentDefinition.objects.update_or_create(name="research-scripted", defaults={
         "command": [sys.executable, str(AGENT)], "image": ""})
-    return Runner.objects.create(name="research-runner", backend="local", images=["*"], cpu_count=2,
-                                 last_heartbeat=timezone.now(), queues=["jobs.cpu"])
+    return loopback_runner
 
 
 def run_job(user, runner, backend, django_capture_on_commit_callbacks, minutes=1.0,
             expect=JobTask.Status.SUCCEEDED, task=TASK, env=None, **agent_settings) -> Run:
-    with django_capture_on_commit_callbacks(execute=False):
-        job = create_job(user=user, agent="research-scripted", competitions=[task], seeds=1,
-                         time_limit_minutes=minutes, settings=agent_settings, env=env)
+    job = create_job(user=user, agent="research-scripted", competitions=[task], seeds=1,
+                     time_limit_minutes=minutes, settings=agent_settings, env=env)
     task = job.tasks.get()
-    held = task_leases.claim(task.pk, runner)
-    outcome = supervisor.execute(held, runner=runner, backend=backend)
+    outcome = runner.run_graded(task.pk, backend)
     task.refresh_from_db()
     assert task.status == expect, (outcome.error, task.log_tail)
     return Run.objects.get(pk=task.run_id)
