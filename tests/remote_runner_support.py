@@ -251,7 +251,7 @@ class LoopRunner:
     def __init__(self, url: str, token: str, work_dir: Path, *, lost_site_s: float = 30) -> None:
         self.url, self.token, self.work_dir, self.lost_site_s = url, token, work_dir, lost_site_s
 
-    def run_one(self, backend, timeout_s: float):
+    def run_one(self, backend, timeout_s: float, slots: int = 1):
         from unittest import mock
 
         from runner.client import SiteClient
@@ -277,7 +277,13 @@ class LoopRunner:
             try:
                 ended.append(
                     loop.serve(
-                        client, backend, work_dir=self.work_dir, cache_dir=self.work_dir / "cache", stop=stop, tasks=1
+                        client,
+                        backend,
+                        work_dir=self.work_dir,
+                        cache_dir=self.work_dir / "cache",
+                        stop=stop,
+                        tasks=1,
+                        slots=slots,
                     )
                 )
             except BaseException as exc:  # noqa: BLE001 - the runner died of it: the test says so
@@ -296,22 +302,23 @@ class LoopRunner:
         assert ended == ["stopped"] and outcomes, (ended, outcomes)
         return outcomes[0]
 
-    def register(self, backend=None) -> None:
+    def register(self, backend=None, slots: int = 1) -> str:
         """Register with the site as `manage.py runner --site` does at its start (hardware, images), so a
-        job can be made for it before it serves."""
+        job can be made for it before it serves; the runner's name."""
         from runner.backends.local import LocalBackend
         from runner.client import SiteClient
         from runner.remote import serve as loop
 
-        loop.register(SiteClient(self.url, self.token, lost_site_s=self.lost_site_s), backend or LocalBackend())
+        client = SiteClient(self.url, self.token, lost_site_s=self.lost_site_s)
+        return loop.register(client, backend or LocalBackend(), slots)["runner"]
 
-    def run_graded(self, task_id: int, backend=None, timeout_s: float = 180):
+    def run_graded(self, task_id: int, backend=None, timeout_s: float = 180, slots: int = 1):
         """Serve the next queued task (`task_id`, which the site must hear the end of), then grade its run
         as the site's grading worker would: the runner's outcome."""
         from runner.backends.local import LocalBackend
         from runner.models import JobTask
 
-        outcome = self.run_one(backend or LocalBackend(), timeout_s=timeout_s)
+        outcome = self.run_one(backend or LocalBackend(), timeout_s=timeout_s, slots=slots)
         task = JobTask.objects.get(pk=task_id)
         assert task.status == outcome.status, (task.status, outcome.status, task.error)  # the site heard its end
         graded_as_the_site_does(task.run_id)
