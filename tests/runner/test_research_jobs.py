@@ -1,7 +1,8 @@
 """A job on a research task: the agent works in a copy of env/ (its current folder), the final
 workspace is stored and scored by the task's eval.py in the grading sandbox, snapshots of the
 workspace are scored as it goes, an agent that edits a read-only file is flagged, and one that looks
-for the task's scripts finds nothing; on the local backend and under Docker."""
+for the task's scripts finds nothing; on the local backend and under Docker, on the loopback runner (the
+site's research grading side runs eval.py on what it uploaded)."""
 
 from __future__ import annotations
 
@@ -21,13 +22,14 @@ from runner.backends.local import LocalBackend
 from runner.jobs.services import create_job
 from runner.models import AgentDefinition, JobTask
 from tests.competitions.research_fixture import build_task, expected_scores
+from tests.remote_runner_support import LoopRunner
 
 AGENT = Path(__file__).resolve().parents[1] / "job_agents" / "research_agent.py"
 TASK = "tiny-accuracy"
 
 
-@pytest.fixture
-def research_world(loopback_runner, tmp_path, settings):
+def import_research_world(tmp_path, settings) -> None:
+    """The tiny research task imported (its baseline given) and the scripted research agent."""
     settings.RESEARCH_DIR = tmp_path / "stored"
     settings.RESEARCH_SNAPSHOT_EVERY_S = 0.3
     build_task(tmp_path / "tasks", TASK)
@@ -35,6 +37,11 @@ def research_world(loopback_runner, tmp_path, settings):
                  str(expected_scores()[0]), stdout=io.StringIO())
     AgentDefinition.objects.update_or_create(name="research-scripted", defaults={
         "command": [sys.executable, str(AGENT)], "image": ""})
+
+
+@pytest.fixture
+def research_world(loopback_runner, tmp_path, settings):
+    import_research_world(tmp_path, settings)
     return loopback_runner
 
 
@@ -43,7 +50,13 @@ def run_job(user, runner, backend, django_capture_on_commit_callbacks, minutes=1
     job = create_job(user=user, agent="research-scripted", competitions=[task], seeds=1,
                      time_limit_minutes=minutes, settings=agent_settings, env=env)
     task = job.tasks.get()
-    outcome = runner.run_graded(task.pk, backend)
+    if isinstance(runner, LoopRunner):
+        outcome = runner.run_graded(task.pk, backend)
+    else:  # a Runner row: the in-process runner (tests/runner/test_hostile_copies_bounded.py's eval copy)
+        from runner.execution import supervisor
+        from runner.jobs import task_leases
+
+        outcome = supervisor.execute(task_leases.claim(task.pk, runner), runner=runner, backend=backend)
     task.refresh_from_db()
     assert task.status == expect, (outcome.error, task.log_tail)
     return Run.objects.get(pk=task.run_id)
