@@ -101,6 +101,12 @@ class RemoteRunner:
                 runner.process.wait()
             runner.log.close()
 
+    def kill9(self) -> None:
+        """kill -9 of the runner and everything it started (its sandboxes on the local backend too)."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, 9)
+            self.process.wait()
+
     def wait(self, timeout: float) -> int:
         try:
             return self.process.wait(timeout)
