@@ -19,6 +19,7 @@ import dataclasses
 import logging
 import shutil
 import time
+from datetime import datetime
 from pathlib import Path
 
 from runner.backends import TOOLS_DIR, Backend, ImageNotFound, SandboxSpec, StartFailed
@@ -93,8 +94,8 @@ def _run_with(
         return _finish(client, claim, outcome, spec, Redactor([*claim["redact"], *llm.hidden()]), limits, None, llm)
     redactor = Redactor([*claim["redact"], *llm.hidden()])  # the run's token too, where the agent prints it
     try:
-        llm.agent_started()
-        client.start(claim, _recipe(claim, backend, spec))
+        llm.agent_started()  # until the site answers with the start it recorded
+        llm.agent_started(_instant(client.start(claim, _recipe(claim, backend, spec)).get("agent_started_at")))
         watch = Watch(client, claim, spec, sandbox, scratch, redactor, limits, llm)
         outcome = watch.run()
     except BaseException:
@@ -291,6 +292,14 @@ def _spec(claim: dict, backend: Backend, scratch: Scratch, data_dir: Path, runne
     variables = {**paths.env(), "DESCRIPTION_FILE": description}
     command = [_placeholders(part, variables) for part in box["command"]]
     return dataclasses.replace(spec, command=command, env={**spec.env, "DESCRIPTION_FILE": description})
+
+
+def _instant(iso) -> float | None:
+    """A time the site sent (ISO 8601) as a timestamp; None for anything else."""
+    try:
+        return datetime.fromisoformat(iso).timestamp() if isinstance(iso, str) else None
+    except ValueError:
+        return None
 
 
 def _placeholders(part: str, variables: dict[str, str]) -> str:
