@@ -22,6 +22,8 @@ import time
 from datetime import datetime
 from pathlib import Path
 
+from django.conf import settings
+
 from runner.backends import TOOLS_DIR, Backend, ImageNotFound, SandboxSpec, StartFailed
 from runner.client import SiteClient
 from runner.gateway import STEPS_FILE
@@ -52,7 +54,7 @@ def run_task(
     scratch = Scratch(
         work_dir / f"task-{claim['task']}-a{claim['lease']['attempt']}",
         claim["limits"]["disk_quota_bytes"],
-        mount=False,
+        mount=settings.JOB_DISK_QUOTA_MOUNT,  # this runner's operator's choice (runner.remote.settings)
     )
     try:
         data_dir = cache.folder(client, claim, tick=_every(claim["timing"]["poll_s"] * 5, lambda: client.renew(claim)))

@@ -12,8 +12,7 @@ The tasks run on the loopback runner (`runs_on`, tests/remote_runner_support.Loo
 own loop, given the live server's URL and a token and nothing else of the site's; the site stores and
 grades what it uploads): the outputs it collects and uploads, the steps and the log tail it streams, the
 limits and the quota it applies from the claim, the secrets it redacts, its scratch, its cancellation
-through the lease, its clean-up of stale sandboxes and its LLM gateway (test_hostile_trajectory). Only
-the mounted quota runs on the in-process runner still (a remote runner measures, never mounts).
+through the lease, its clean-up of stale sandboxes and its LLM gateway (test_hostile_trajectory).
 """
 
 from __future__ import annotations
@@ -36,7 +35,6 @@ from runner.host import scratch
 from runner.host.live import LineTail
 from runner.host.outcomes import Outcome
 from runner.host.outputs import TRAJECTORY_FILE
-from runner.jobs import task_leases
 from runner.jobs.services import cancel_job, create_job
 from runner.models import AgentDefinition, JobTask
 from tests.job_support import COMPETITION, needs_agent_tools, scripted_job
@@ -72,20 +70,12 @@ def runs_on(loopback):
     return loopback
 
 
-def run_task(job, runner, backend) -> tuple[Outcome, Run, float]:
-    """Run the job's one task on `runner` with `backend`: the runner's outcome, the run as the site stored
-    and graded it, and the seconds it took. `runner` is a LoopRunner, or a Runner row for the in-process
-    runner's own mounted quota (test_the_disk_quota_holds_inside_the_sandbox)."""
+def run_task(job, runner: LoopRunner, backend) -> tuple[Outcome, Run, float]:
+    """Run the job's one task on the loopback `runner` with `backend`: the runner's outcome, the run as the
+    site stored and graded it, and the seconds it took."""
     task = job.tasks.get()
     started = time.monotonic()
-    if isinstance(runner, LoopRunner):
-        outcome = runner.run_graded(task.pk, backend, timeout_s=job.time_limit_s + 120)
-    else:
-        from runner.execution import supervisor
-
-        held = task_leases.claim(task.pk, runner)
-        started = time.monotonic()
-        outcome = supervisor.execute(held, runner=runner, backend=backend)
+    outcome = runner.run_graded(task.pk, backend, timeout_s=job.time_limit_s + 120)
     return outcome, Run.objects.get(pk=JobTask.objects.get(pk=task.pk).run_id), time.monotonic() - started
 
 
@@ -292,7 +282,7 @@ def test_an_agent_that_writes_too_much_keeps_its_graded_run(alice, client, runs_
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="the file system quota needs root (else the quota is measured)")
-def test_the_disk_quota_holds_inside_the_sandbox(alice, job_world, docker_backend, settings):
+def test_the_disk_quota_holds_inside_the_sandbox(alice, runs_on, docker_backend, settings):
     settings.JOB_DISK_QUOTA_MOUNT = True
     settings.JOB_DISK_QUOTA_BYTES = 32 << 20
     job = hostile_job(alice, """
@@ -307,7 +297,7 @@ def test_the_disk_quota_holds_inside_the_sandbox(alice, job_world, docker_backen
         except OSError as exc:
             print("stopped by", exc.strerror, "after", written >> 20, "MiB", flush=True)
     """)
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     tail = JobTask.objects.get(run=run).log_tail
     assert "stopped by No space left on device" in tail, tail
