@@ -6,7 +6,7 @@ Everything runs in a throwaway var folder: a SQLite database, the smoke competit
 served by `manage.py runserver` (threaded) on the loopback. Each pair is measured in the same run:
 
 1. dispatch: claiming a queued task and creating its run, in-process (runner.jobs.task_leases.claim and
-   runner.execution.supervisor.prepare_run, what a Celery runner does before its sandbox) against
+   runner.jobs.attempts.prepare_run, what the site does at a claim) against
    SiteClient.claim (the same, plus the data manifest and the answer over HTTP);
 2. streaming N steps, 100 lines a batch (a poll's worth): LiveSteps.append in-process against
    SiteClient.steps;
@@ -56,8 +56,7 @@ from django.db import transaction  # noqa: E402
 from leaderboard.runs import job_runs  # noqa: E402
 from runner.api_v1 import tokens  # noqa: E402
 from runner.client import SiteClient  # noqa: E402
-from runner.execution import supervisor  # noqa: E402
-from runner.jobs import task_leases  # noqa: E402
+from runner.jobs import attempts, task_leases  # noqa: E402
 from runner.jobs.services import create_job  # noqa: E402
 from runner.models import JobTask, Runner  # noqa: E402
 
@@ -120,7 +119,7 @@ def bench_dispatch(user, url: str, tasks: int) -> tuple[list[float], list[float]
 
         def claim(task=task):
             held = task_leases.claim(task.pk, local)
-            supervisor.prepare_run(
+            attempts.prepare_run(
                 held,
                 JobTask.objects.select_related("job__agent", "job__experiment", "job__created_by", "competition").get(
                     pk=task.pk

@@ -255,7 +255,7 @@ class JobTask(models.Model):
 
 class PublicDataVersion(models.Model):
     """The content hash of a competition's public data folder, computed once per state of the folder
-    (runner.execution.recipes): a runner re-reads only the files' names, sizes and times to know it is unchanged."""
+    (runner.jobs.recipes): a runner re-reads only the files' names, sizes and times to know it is unchanged."""
 
     path = models.CharField(max_length=1000)
     signature = models.CharField(max_length=64, help_text="sha256 of every file's name, size and mtime")

@@ -15,7 +15,7 @@ from celery import shared_task
 from django.db import transaction
 from django.utils import timezone
 
-from leaderboard.models import Run
+from leaderboard.runs import job_runs
 from runner.backends import Backend, BackendUnavailable, get_backend
 from runner.jobs import task_leases
 from runner.jobs.api_kinds import api_takes_id
@@ -104,9 +104,7 @@ def _fail_held(held: task_leases.Claim, why: str) -> str:
 def _fail_run(task_id: int, why: str) -> None:
     run_id = JobTask.objects.values_list("run_id", flat=True).get(pk=task_id)
     if run_id is not None:
-        Run.objects.filter(pk=run_id, status__in=(Run.Status.RUNNING, Run.Status.PENDING)).update(
-            status=Run.Status.FAILED, grading_error=why[:5000], finished_at=timezone.now()
-        )
+        job_runs.fail_job_run(run_id, why)
 
 
 @shared_task(name=queue.COMPUTE_BASELINE, acks_late=True, reject_on_worker_lost=True,

@@ -52,17 +52,10 @@ def _missing_service(marker: str) -> str | None:
 def pytest_collection_modifyitems(config, items):
     # Docker tests share the daemon and its images: `make test` runs them one at a time beside the parallel
     # workers, with the other tests marked serial; those marked alone run last, with nothing beside them.
-    redundant = []
     for item in items:
         if (item.get_closest_marker("docker") or item.get_closest_marker("alone")) and not item.get_closest_marker(
                 "serial"):
             item.add_marker(pytest.mark.serial)
-        params = item.callspec.params if hasattr(item, "callspec") else {}
-        if params.get("runs_on") == "remote" and params.get("docker_backend") == "runsc":  # REMOTE_UNDER_RUNC_ONLY
-            redundant.append(item)
-    if redundant:  # left out as they are collected: no set-up, and no skip that reads as a missing service
-        config.hook.pytest_deselected(items=redundant)
-        items[:] = [item for item in items if item not in redundant]
     _write_serial_files(items)
 
 
@@ -77,12 +70,6 @@ def _write_serial_files(items) -> None:
     partial = Path(f"{target}.{os.getpid()}")
     partial.write_text("".join(f"{name}\n" for name in files))
     partial.replace(target)
-
-
-# tests/runner/test_hostile_agents.py's `runs_on`: the remote runs take about 3 s more each (a transactional
-# database and the live server), and the runtime changes nothing of the remote path's own code.
-REMOTE_UNDER_RUNC_ONLY = ("remote under runc only: the runner's code is the same under runsc, whose differences "
-                          "(the sandbox's) the in-process runs cover")
 
 
 def pytest_runtest_setup(item):

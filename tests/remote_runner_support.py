@@ -101,6 +101,12 @@ class RemoteRunner:
                 runner.process.wait()
             runner.log.close()
 
+    def kill9(self) -> None:
+        """kill -9 of the runner and everything it started (its sandboxes on the local backend too)."""
+        if self.process.poll() is None:
+            os.killpg(self.process.pid, 9)
+            self.process.wait()
+
     def wait(self, timeout: float) -> int:
         try:
             return self.process.wait(timeout)
@@ -251,7 +257,7 @@ class LoopRunner:
     def __init__(self, url: str, token: str, work_dir: Path, *, lost_site_s: float = 30) -> None:
         self.url, self.token, self.work_dir, self.lost_site_s = url, token, work_dir, lost_site_s
 
-    def run_one(self, backend, timeout_s: float):
+    def run_one(self, backend, timeout_s: float, slots: int = 1):
         from unittest import mock
 
         from runner.client import SiteClient
@@ -277,7 +283,13 @@ class LoopRunner:
             try:
                 ended.append(
                     loop.serve(
-                        client, backend, work_dir=self.work_dir, cache_dir=self.work_dir / "cache", stop=stop, tasks=1
+                        client,
+                        backend,
+                        work_dir=self.work_dir,
+                        cache_dir=self.work_dir / "cache",
+                        stop=stop,
+                        tasks=1,
+                        slots=slots,
                     )
                 )
             except BaseException as exc:  # noqa: BLE001 - the runner died of it: the test says so
@@ -295,3 +307,58 @@ class LoopRunner:
             raise AssertionError(f"the remote runner abandoned its task: {failures[0]!r}") from failures[0]
         assert ended == ["stopped"] and outcomes, (ended, outcomes)
         return outcomes[0]
+
+    def register(self, backend=None, slots: int = 1) -> str:
+        """Register with the site as `manage.py runner --site` does at its start (hardware, images), so a
+        job can be made for it before it serves; the runner's name."""
+        from runner.backends.local import LocalBackend
+        from runner.client import SiteClient
+        from runner.remote import serve as loop
+
+        client = SiteClient(self.url, self.token, lost_site_s=self.lost_site_s)
+        return loop.register(client, backend or LocalBackend(), slots)["runner"]
+
+    def run_graded(self, task_id: int, backend=None, timeout_s: float = 180, slots: int = 1):
+        """Serve the next queued task (`task_id`, which the site must hear the end of), then grade its run
+        as the site's grading worker would: the runner's outcome."""
+        from runner.backends.local import LocalBackend
+        from runner.models import JobTask
+
+        outcome = self.run_one(backend or LocalBackend(), timeout_s=timeout_s, slots=slots)
+        task = JobTask.objects.get(pk=task_id)
+        assert task.status == outcome.status, (task.status, outcome.status, task.error)  # the site heard its end
+        graded_as_the_site_does(task.run_id)
+        return outcome
+
+
+def graded_as_the_site_does(run_id: int | None) -> None:
+    """A remote runner's run is graded by the site's grading worker (the task the finish queued: a research
+    run's eval.py on the research grading side), here in this process as that worker runs it; snapshots
+    stay pending, as they do until their worker runs."""
+    from leaderboard.models import Run
+    from webapp import queue
+
+    run = Run.objects.filter(pk=run_id).select_related("competition").first()
+    if run is None or run.status != Run.Status.PENDING:
+        return
+    assert run.grading_enqueued_at is not None, "the site did not queue the run's grading"
+    if run.competition.kind == run.competition.Kind.RESEARCH:  # scored by its eval.py on the research side
+        from runner.backends.local import LocalBackend
+        from runner.research.traces import score_trace
+
+        score_trace(run_id, backend=LocalBackend())  # what that worker's runner.tasks.score_trace runs
+    else:
+        queue.run_here(queue.GRADE_RUN, [run_id]).get()
+
+
+def loop_runner(request, work_dir: Path, name: str = "loopback-test") -> LoopRunner:
+    """A LoopRunner against the live server of a transactional test (`request`: the fixture's)."""
+    from runner.api_v1 import tokens
+
+    live_server = request.getfixturevalue("live_server")
+    live_server._live_server_modified_settings.enable()  # as pytest-django does for a test that names it
+    request.addfinalizer(live_server._live_server_modified_settings.disable)
+    _, token = tokens.issue(name)
+    loop = LoopRunner(live_server.url, token, work_dir)
+    loop.register()
+    return loop

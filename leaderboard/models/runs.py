@@ -232,7 +232,7 @@ class Run(MedalFlags):
     # replay shows 34 plan/action/observation steps); None where the trajectory does not say
     agent_steps = models.PositiveIntegerField(null=True, blank=True)
     notes = models.TextField(blank=True)
-    # What a run from a job needs to run again, recorded as its sandbox starts (runner.execution.recipes): agent
+    # What a run from a job needs to run again, recorded as its sandbox starts (runner.jobs.recipes): agent
     # version and image id, data version, seed, settings, hardware, time limit, backend and runtime.
     recipe = models.JSONField(default=dict, blank=True)
     # Scored against synthetic answers (seed_demo): its medals say nothing about Kaggle's humans.
@@ -348,7 +348,7 @@ class Run(MedalFlags):
 
     @staticmethod
     def describe_gpus(hardware) -> str:
-        """A recipe's "hardware" (runner.execution.recipes) in words, as gpus_used gives it."""
+        """A recipe's "hardware" (runner.jobs.recipes) in words, as gpus_used gives it."""
         if not isinstance(hardware, dict):
             return ""
         names = [str(name) or "GPU" for name in hardware.get("gpu_names") or []]

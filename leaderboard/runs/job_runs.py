@@ -30,6 +30,15 @@ from leaderboard.models import Artifact, Experiment, LanguageModel, Run
 from leaderboard.runs import snapshots
 from leaderboard.runs.artifacts import MAX_MEMBER_PATH, STORAGE_ERRNOS, Upload, store_upload
 from leaderboard.runs.experiments import ExperimentSpec, get_or_create_experiment, with_model
+from leaderboard.runs.job_run_rows import (
+    fail_job_run,
+    hold_for_research_scoring,
+    record_invalid_submission,
+    record_job_end,
+    record_usage,
+    restart_job_run,
+    start_job_run,
+)
 from leaderboard.runs.research import ResearchEvidence, record_research_result
 from leaderboard.runs.research_traces import (
     REMOTE_JOB_REPORT,
@@ -51,7 +60,8 @@ __all__ = [
     "record_research_result", "report_prices_with", "report_progress_with", "reproduction_of",
     "save_final_trajectory", "settle_model", "step_line", "store_file", "to_count", "to_float", "Workspaces",
     "claim_trace_scoring", "record_trace_scores", "unpack_workspaces", "ask_a_runner",
-    "REMOTE_JOB_REPORT", "is_remote_job_to_score",
+    "REMOTE_JOB_REPORT", "is_remote_job_to_score", "start_job_run", "restart_job_run", "record_job_end",
+    "record_usage", "fail_job_run", "record_invalid_submission", "hold_for_research_scoring",
 ]
 
 log = logging.getLogger(__name__)
@@ -78,7 +88,7 @@ def reproduction_of(*, original: Experiment, owner) -> Experiment:
 
 
 def record_recipe(run: Run, recipe: dict[str, Any]) -> None:
-    """What the run needs to run again (runner.execution.recipes), as its sandbox starts."""
+    """What the run needs to run again (runner.jobs.recipes), as its sandbox starts."""
     Run.objects.filter(pk=run.pk).update(recipe=recipe)
 
 

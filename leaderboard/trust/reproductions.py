@@ -28,7 +28,7 @@ from leaderboard.analysis.stats import Estimate, mean_sem
 from leaderboard.models import Experiment, Run
 
 PENDING, REPRODUCED, NOT_REPRODUCED = "pending", "reproduced", "not reproduced"
-# What, in the runs' recipes (runner.execution.recipes), says the two did not run the same thing.
+# What, in the runs' recipes (runner.jobs.recipes), says the two did not run the same thing.
 RECIPE_KEYS = ("agent.version", "agent.image_id", "model", "data.version", "time_limit_s", "sandbox.backend",
                "sandbox.runtime", "hardware.gpu_names")  # the GPU models the sandboxes were given
 UNFINISHED_RUNS = (Run.Status.PENDING, Run.Status.RUNNING, Run.Status.GRADING)

@@ -22,8 +22,7 @@ from django.db import transaction
 
 from runner.agents import folders
 from runner.agents.mlebench import FORMAT, AgentFormatError, Limits, Variant, read_agents
-from runner.jobs.registry import images_present
-from runner.models import AgentDefinition, Runner
+from runner.models import AgentDefinition
 
 
 @dataclass
@@ -70,8 +69,6 @@ def import_agents(path: Path | str, *, build: bool = True, force_build: bool = F
         report.removed, report.kept = folders.remove_replaced(clashes, variants) if clashes else ([], [])
         for variant in variants:
             getattr(report, _store(variant, failures.get(variant.id))).append(variant.id)
-    if build:
-        refresh_runner_images()
     return report
 
 
@@ -158,13 +155,3 @@ def packaged_variants(ids: list[str] | None = None) -> list[Variant]:
                                    f"{row.version[:16]}; run `python manage.py import_agents {variant.source_dir}`")
         variants.append(found)
     return variants
-
-
-def refresh_runner_images() -> None:
-    """Tell the site which images the runner on this Docker host now has (it reports them at start)."""
-    from runner.backends.docker import DockerBackend  # the Docker SDK: only when images are built
-
-    backend = DockerBackend()
-    runners = Runner.objects.filter(name=backend.runner_name, backend=Runner.Backend.DOCKER)
-    if runners.exists():
-        runners.update(images=images_present(backend))

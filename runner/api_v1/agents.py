@@ -21,7 +21,7 @@ from django.core.cache import cache
 from runner.agents import base_image
 from runner.agents.job_package import is_packaged, package_of
 from runner.agents.mlebench import AgentFormatError, Limits, Variant, read_agents
-from runner.execution import recipes
+from runner.jobs import recipes
 from runner.models import Job, Runner
 
 MANIFEST_TTL_S = 24 * 3600

@@ -20,7 +20,7 @@ from django.utils import timezone
 
 from runner.api_v1 import agents, data, llm, research
 from runner.host.outputs import Limits
-from runner.jobs import task_leases
+from runner.jobs import attempts, task_leases
 from runner.jobs.services import agent_image
 from runner.models import GpuSlot, JobTask, RemoteAttempt, Runner
 
@@ -111,10 +111,7 @@ def answer(held: task_leases.Claim, task: JobTask, runner: Runner) -> dict:
     task = JobTask.objects.select_related("job__agent", "job__experiment", "job__created_by", "competition").get(
         pk=task.pk
     )
-    # it loads the sandboxes' libraries: only when a task is claimed
-    from runner.execution.supervisor import prepare_run
-
-    run = prepare_run(held, task)
+    run = attempts.prepare_run(held, task)
     RemoteAttempt.objects.get_or_create(task=task, attempt=held.attempt)
     _forget_earlier_attempts(task.pk)
     job, secrets = task.job, task.job.secrets()

@@ -10,14 +10,14 @@ from pathlib import Path
 
 from django.core.cache import cache
 
-from runner.execution import recipes
+from runner.jobs import recipes
 
 MANIFEST_TTL_S = 24 * 3600
 
 
 def manifest(folder: Path, tick=lambda: None) -> dict:
     """{"version": the folder's content hash, "files": [{"path", "sha256", "size"}]}; links are left
-    out (a runner gets regular files only), as runner.execution.recipes hashes them without following them."""
+    out (a runner gets regular files only), as runner.jobs.recipes hashes them without following them."""
     entries = recipes.listing(folder, tick)
     signature = recipes.listing_signature(entries)
     key = "runner-data:" + hashlib.sha256(f"{folder}\0{signature}".encode()).hexdigest()

@@ -12,9 +12,9 @@ from typing import Any
 from django.conf import settings
 
 from leaderboard.models import Run
-from runner.execution import ending
+from leaderboard.runs import job_runs
 from runner.gateway.limits import SETTING_NAMES
-from runner.jobs import llm_usage
+from runner.jobs import attempts, llm_usage
 from runner.models import Job
 
 
@@ -40,12 +40,12 @@ def metered(job: Job, report: Any) -> Metered:
     """The runner's meter report (untrusted: every value checked), its texts redacted with the job's
     secrets as the runner's own redaction should have."""
     usage, note = llm_usage.usage_and_note(report)
-    return Metered(usage, ending.redactor_for(job, None).text(note))
+    return Metered(usage, attempts.redactor_for(job).text(note))
 
 
 def settle(run: Run, job: Job, report: Any, found: Metered) -> list[str]:
     """Record the usage on the run and settle its model; the notes for its warnings."""
     if found.usage:
-        Run.objects.filter(pk=run.pk).update(**found.usage)
-    model_note = ending._settle_model(run, job, llm_usage.models_called(report))
+        job_runs.record_usage(run, found.usage)
+    model_note = attempts.settle_model(run, job, llm_usage.models_called(report))
     return [note for note in (found.note, model_note) if note]

@@ -75,9 +75,7 @@ def await_scoring(run: Run, status: str, report: dict) -> None:
         "read_only_changes": [str(change)[:1000] for change in changes[:MAX_CHANGES]],
     }
     note = "waiting for the research grading side to score the workspace with the task's eval.py"
-    Run.objects.filter(pk=run.pk).update(
-        status=Run.Status.PENDING, grading_enqueued_at=None, grading_report={"note": note, EVIDENCE: evidence}
-    )
+    job_runs.hold_for_research_scoring(run, {"note": note, EVIDENCE: evidence})
     transaction.on_commit(lambda: job_runs.ask_a_runner(run.pk))
 
 

@@ -13,7 +13,7 @@ from rest_framework.views import APIView
 
 from runner.api_v1 import agents, claims, data, writes
 from runner.api_v1.auth import IsRunner, RunnerTokenAuthentication
-from runner.jobs import task_leases
+from runner.jobs import attempts, task_leases
 from runner.models import JobTask, Runner
 
 TAG = ["runner v1"]
@@ -75,7 +75,7 @@ class ClaimView(RunnerView):
         try:
             return Response(claims.answer(held, task, request.auth))
         except Exception as exc:  # noqa: BLE001 - the task cannot be run anywhere as it is: fail it, saying why
-            task_leases.finish(held, JobTask.Status.FAILED, error=f"{exc.__class__.__name__}: {exc}"[:5000])
+            attempts.fail(held, f"{exc.__class__.__name__}: {exc}")
             raise
 
 

@@ -19,10 +19,9 @@ from django.utils import timezone
 from leaderboard.models import Run
 from leaderboard.runs import job_runs
 from runner.api_v1 import llm, research
-from runner.execution import ending, recipes
 from runner.gateway import STEPS_FILE
 from runner.host.outputs import Limits, Stored
-from runner.jobs import task_leases
+from runner.jobs import attempts, recipes, task_leases
 from runner.models import Job, JobTask, RemoteAttempt, RemoteUpload, Runner
 
 AGENT, GATEWAY = "agent", "gateway"
@@ -73,7 +72,7 @@ def renew(held: task_leases.Claim, log_tail: str | None) -> dict:
 
 def started(held: task_leases.Claim, recipe: dict) -> dict:
     """The agent's start: the run's clock, set once per attempt (a retry keeps the first), and its
-    recipe: the in-process runner's record (runner.execution.recipes), with the runner's word on its sandbox."""
+    recipe: the in-process runner's record (runner.jobs.recipes), with the runner's word on its sandbox."""
     from runner.jobs.services import agent_image
 
     task = JobTask.objects.select_related("run", "job__agent", "competition", "runner").get(pk=held.pk)
@@ -303,8 +302,8 @@ def finish(held: task_leases.Claim, report: dict) -> dict:
         run = _run_of(task)
         stored = _store(held, run, report)
         llm_notes = llm.settle(run, task.job, report.get("llm"), metered)
-        ending._record(run, task, stored, [str(note) for note in report.get("notes", [])] + stored.notes + llm_notes)
-        ending._final_trajectory(run, task, stored, _gateway_lines(held))
+        notes = [str(note) for note in report.get("notes", [])] + stored.notes + llm_notes
+        attempts.record_end(run, task, stored, notes, _gateway_lines(held))
         _end_run(run, status, report, stored)
         task_leases.finish(held, status)
         answer = {"status": status, "run": run.pk}
@@ -347,22 +346,12 @@ def _gateway_lines(held: task_leases.Claim) -> Path | None:
 
 def _end_run(run: Run, status: str, report: dict, stored: Stored) -> None:
     if status == JobTask.Status.CANCELLED:
-        Run.objects.filter(pk=run.pk).update(
-            status=Run.Status.FAILED, grading_error="cancelled by its job", finished_at=timezone.now()
-        )
+        job_runs.fail_job_run(run.pk, "cancelled by its job", while_in=None)
     elif not report.get("counted", True):
-        Run.objects.filter(pk=run.pk).update(
-            status=Run.Status.FAILED, finished_at=timezone.now(), grading_error=str(report.get("error", ""))[:5000]
-        )
+        job_runs.fail_job_run(run.pk, str(report.get("error", "")), while_in=None)
     elif research.is_research_run(run):  # its eval.py scores it on the site's research grading side
         research.await_scoring(run, status, report)
     elif stored.submission_problem:  # not a regular file, or too large: invalid, with the reason
-        Run.objects.filter(pk=run.pk).update(
-            status=Run.Status.GRADED,
-            submission_exists=True,
-            valid_submission=False,
-            score=None,
-            grading_error=stored.submission_problem[:5000],
-        )
+        job_runs.record_invalid_submission(run, stored.submission_problem)
     else:
         job_runs.grade_on_site(run)

@@ -38,7 +38,7 @@ from django.utils import timezone
 from leaderboard.models import Run
 from runner.agents import job_package
 from runner.backends import TOOLS_DIR, Backend, BackendUnavailable, SandboxSpec
-from runner.execution import ending, recipes
+from runner.execution import ending
 from runner.execution.live_steps import TrajectoryStream
 from runner.gateway import STEPS_FILE
 from runner.host import llm_access, slots
@@ -47,7 +47,7 @@ from runner.host.outcomes import SIGKILLED, Outcome, sandbox_ended  # noqa: F401
 from runner.host.output_budget import Budget
 from runner.host.outputs import SUBMISSION_FILE, TRAJECTORY_FILE, Limits
 from runner.host.scratch import Scratch
-from runner.jobs import task_leases
+from runner.jobs import attempts, recipes, task_leases
 from runner.jobs.llm_usage import load_prices
 from runner.jobs.task_leases import Claim, LeaseLost
 from runner.models import Job, JobTask, Runner
@@ -75,7 +75,7 @@ def execute(held: Claim, *, runner: Runner | None, backend: Backend) -> Outcome:
         task_leases.release(held, error=f"{backend.name} unavailable: {exc}")
         raise
     gpus = task_leases.take_gpus(held, runner, task.job.gpus, task.job.gpu_type) if task.job.gpus else []
-    run = prepare_run(held, task)
+    run = attempts.prepare_run(held, task)
     scratch = _scratch(task, held)
     access = None
     try:
@@ -152,43 +152,6 @@ def _stop(sandbox) -> None:
 
 
 # --- before the start ---------------------------------------------------------------------------
-
-
-def prepare_run(held: Claim, task: JobTask) -> Run:
-    """The task's Run, created on the first attempt; a re-run starts it afresh."""
-    job = task.job
-    with transaction.atomic():
-        task_leases.fence(held, agent_started_at=None)  # a previous attempt's start is not this one's
-        run = task.run
-        if run is None:
-            run = Run.objects.create(
-                experiment=job.experiment, competition=task.competition, task_name=task.competition.slug,
-                seed=task.seed, owner=job.created_by, is_private=job.private, origin=Run.Origin.JOB,
-                status=Run.Status.RUNNING,
-                verification=Run.Verification.VERIFIED, started_at=timezone.now(),
-            )
-            task_leases.fence(held, run=run)
-        else:
-            _reset_run(run, held.attempt)
-    return run
-
-
-def _reset_run(run: Run, attempt: int) -> None:
-    names = [a.file.name for a in run.artifacts.all() if a.file]
-    run.artifacts.all().delete()
-    transaction.on_commit(lambda: [_delete_stored(name) for name in names])
-    Run.objects.filter(pk=run.pk).update(
-        status=Run.Status.RUNNING, started_at=timezone.now(), finished_at=None, score=None,
-        submission_exists=False, valid_submission=False, grading_report={}, n_steps=0,
-        grading_error=f"attempt {attempt}: re-running after the previous attempt was lost",
-    )
-    run.refresh_from_db()
-
-
-def _delete_stored(name: str) -> None:
-    from django.core.files.storage import default_storage
-
-    default_storage.delete(name)
 
 
 def _scratch(task: JobTask, held: Claim) -> Scratch:

@@ -36,6 +36,17 @@ def wanted_images() -> set[str]:
     return wanted | set(pending.values_list("agent_image", flat=True))
 
 
+def refresh_runner_images() -> None:
+    """Tell the site which images the runner on this Docker host now has (it reports them at start);
+    the commands that build agent images call it once they are built."""
+    from runner.backends.docker import DockerBackend  # the Docker SDK: only when images are built
+
+    backend = DockerBackend()
+    runners = Runner.objects.filter(name=backend.runner_name, backend=Runner.Backend.DOCKER)
+    if runners.exists():
+        runners.update(images=images_present(backend))
+
+
 def images_present(backend: Backend) -> list[str]:
     """The agent images this runner can start ("*": any, for the local backend, which ignores them)."""
     if backend.name == "local":

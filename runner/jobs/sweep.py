@@ -95,7 +95,7 @@ def _after_lost(task: JobTask, gave_up: bool) -> None:
 
 
 def _fail_run(task: JobTask, why: str) -> None:
-    from leaderboard.runs.job_runs import store_file
+    from leaderboard.runs.job_runs import fail_job_run, store_file
 
     if task.run_id is None:
         return
@@ -103,9 +103,7 @@ def _fail_run(task: JobTask, why: str) -> None:
     if task.log_tail:
         store_file(run, Artifact.Kind.LOG, "logs/agent-output-tail.log",
                    ContentFile(task.log_tail.encode(), name="agent-output-tail.log"))
-    Run.objects.filter(pk=run.pk, status=Run.Status.RUNNING).update(
-        status=Run.Status.FAILED, grading_error=why, finished_at=timezone.now()
-    )
+    fail_job_run(run.pk, why, while_in=(Run.Status.RUNNING,))
 
 
 def _publish(task_id: int) -> bool:

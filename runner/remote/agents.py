@@ -78,7 +78,7 @@ def adapter(client: SiteClient, claim: dict, backend, root: Path):
 
 
 def recipe(claim: dict, backend, spec: SandboxSpec) -> dict:
-    """The run's recipe's `agent`, as the in-process runner records it (runner.execution.recipes)."""
+    """The run's recipe's `agent`, as the in-process runner records it (runner.jobs.recipes)."""
     agent = claim["agent"]
     return {
         "name": agent["name"],

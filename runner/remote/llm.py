@@ -58,10 +58,11 @@ class RemoteLlm:
             return []
         return [value for name, value in self.access.sandbox_secrets.items() if self.env.get(name) != value]
 
-    def agent_started(self) -> None:
-        """The gateway's steps count from the agent's start, as the agent's own do."""
+    def agent_started(self, at: float | None = None) -> None:
+        """The gateway's steps count from the agent's start, as the agent's own do: `at`, the start the
+        site recorded (the run's one clock, which the agent's steps are put on too), or now."""
         if self.access is not None and self.access.gateway is not None:
-            self.access.gateway.recorder.count_from(time.time())
+            self.access.gateway.recorder.count_from(time.time() if at is None else at)
 
     def budget_spent(self) -> str:
         gateway = self.access.gateway if self.access is not None else None

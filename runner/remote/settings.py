@@ -29,7 +29,9 @@ RUNNER_SLOTS = os.environ.get("MEDALBOARD_RUNNER_SLOTS", "1")  # tasks at once; 
 RUNNER_PREPARED_DATA_DIR = os.environ.get("MEDALBOARD_RUNNER_DATA_DIR", "")  # MLE-bench's prepared data, if here
 DOCKER_RUNTIME = os.environ.get("MEDALBOARD_DOCKER_RUNTIME", "runc")
 LOST_SITE_S = float(os.environ.get("MEDALBOARD_RUNNER_LOST_SITE_S", "300"))
-JOB_DISK_QUOTA_MOUNT = False  # measured by the supervisor (a loop mount needs root)
+# A task's disk quota as a file system of its size (runner.host.scratch; needs root and mkfs.ext4), if this
+# runner's operator asks for it; else measured at every check, the agent stopped past it.
+JOB_DISK_QUOTA_MOUNT = os.environ.get("MEDALBOARD_JOB_DISK_QUOTA_MOUNT", "").lower() in ("1", "true", "yes", "on")
 SANDBOX_NETWORKS: list[str] = []
 # The LLM gateway's upstreams are this runner operator's to name, as on a Celery runner
 # (docs/gateway.md); the keys come with each job's claim and stay in the runner's memory.

@@ -19,7 +19,10 @@ import dataclasses
 import logging
 import shutil
 import time
+from datetime import datetime
 from pathlib import Path
+
+from django.conf import settings
 
 from runner.backends import TOOLS_DIR, Backend, ImageNotFound, SandboxSpec, StartFailed
 from runner.client import SiteClient
@@ -51,7 +54,7 @@ def run_task(
     scratch = Scratch(
         work_dir / f"task-{claim['task']}-a{claim['lease']['attempt']}",
         claim["limits"]["disk_quota_bytes"],
-        mount=False,
+        mount=settings.JOB_DISK_QUOTA_MOUNT,  # this runner's operator's choice (runner.remote.settings)
     )
     try:
         data_dir = cache.folder(client, claim, tick=_every(claim["timing"]["poll_s"] * 5, lambda: client.renew(claim)))
@@ -84,14 +87,17 @@ def _run_with(
     limits = Limits(**{k: claim["limits"][k] for k in ("file_bytes", "total_bytes", "files")})
     try:  # an MLE-bench-packaged agent: its image built here, MLE-bench's contract (runner.remote.agents)
         spec = llm.start(spec, backend, adapt=agents.adapter(client, claim, backend, agents_dir))
+        if client.renew(claim).get("cancel", False):  # cancelled while its data or its image was made ready
+            outcome = Outcome(outcomes.CANCELLED, "cancelled before its sandbox started")
+            return _finish(client, claim, outcome, spec, Redactor([*claim["redact"], *llm.hidden()]), limits, None, llm)
         sandbox = backend.start(spec)
     except (ImageNotFound, StartFailed, GatewayFailed, agents.AgentUnavailable) as exc:  # permanent: say which
         outcome = Outcome(outcomes.FAILED, f"{exc.__class__.__name__}: {exc}")
         return _finish(client, claim, outcome, spec, Redactor([*claim["redact"], *llm.hidden()]), limits, None, llm)
     redactor = Redactor([*claim["redact"], *llm.hidden()])  # the run's token too, where the agent prints it
     try:
-        llm.agent_started()
-        client.start(claim, _recipe(claim, backend, spec))
+        llm.agent_started()  # until the site answers with the start it recorded
+        llm.agent_started(_instant(client.start(claim, _recipe(claim, backend, spec)).get("agent_started_at")))
         watch = Watch(client, claim, spec, sandbox, scratch, redactor, limits, llm)
         outcome = watch.run()
     except BaseException:
@@ -290,6 +296,14 @@ def _spec(claim: dict, backend: Backend, scratch: Scratch, data_dir: Path, runne
     return dataclasses.replace(spec, command=command, env={**spec.env, "DESCRIPTION_FILE": description})
 
 
+def _instant(iso) -> float | None:
+    """A time the site sent (ISO 8601) as a timestamp; None for anything else."""
+    try:
+        return datetime.fromisoformat(iso).timestamp() if isinstance(iso, str) else None
+    except ValueError:
+        return None
+
+
 def _placeholders(part: str, variables: dict[str, str]) -> str:
     for name, value in variables.items():
         part = part.replace("{" + name + "}", value)
@@ -298,7 +312,7 @@ def _placeholders(part: str, variables: dict[str, str]) -> str:
 
 def _recipe(claim: dict, backend: Backend, spec: SandboxSpec) -> dict:
     """How the sandbox ran, as only the runner knows it (its backend's description: the runtime, the
-    image's id); the site records it in the run's recipe with what it knows (runner.execution.recipes.from_remote)."""
+    image's id); the site records it in the run's recipe with what it knows (runner.jobs.recipes.from_remote)."""
     try:
         described = dict(backend.describe(spec))
     except Exception as exc:  # noqa: BLE001 - a record, never a reason to stop the run

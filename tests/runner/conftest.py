@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.job_support import WorkerProcess
-from tests.remote_runner_support import RemoteRunner
+from tests.remote_runner_support import RemoteRunner, loop_runner
 
 
 @pytest.fixture(autouse=True)
@@ -13,6 +15,20 @@ def _no_runner_left_behind():
     """A `manage.py runner` a test started and did not wait for (the test failed first) is killed after it."""
     yield
     RemoteRunner.stop_all()
+
+
+@pytest.fixture
+def loopback_runner(request, transactional_db, fast_jobs, settings):
+    """The runner a job task runs on, as on a single machine: runner.remote's loop in a thread of this
+    test, a client of the live server through the runner API (tests/remote_runner_support.LoopRunner);
+    `.run_graded(task_id)` runs the next queued task and grades its run as the site does."""
+    return loop_runner(request, Path(settings.RUNNER_WORK_DIR))
+
+
+@pytest.fixture
+def loopback(job_world, loopback_runner):
+    """The loopback runner, in job_world (spaceship-titanic, the scripted agent)."""
+    return loopback_runner
 
 
 @pytest.fixture

@@ -1,9 +1,9 @@
 """AIDE (aideml from PyPI, packaged in agents/aide/) end to end in Docker (marker docker): imported,
 its image built FROM mlebench-env with its wheels fetched on the host, one job of `aide/dev` run by
-the real supervisor, its model a scripted OpenAI-compatible server (tests/aide_upstream.py) behind
-the runner's LLM gateway. The run is graded; its replay shows AIDE's solution tree and every model
-call as an `llm` step; its tokens are the scripted usage times the calls; the job's real key reached
-only the upstream and is stored nowhere."""
+the loopback runner (a runner attached by URL and token), its model a scripted OpenAI-compatible
+server (tests/aide_upstream.py) behind the runner's LLM gateway. The run is graded; its replay shows
+AIDE's solution tree and every model call as an `llm` step; its tokens are the scripted usage times
+the calls; the job's real key reached only the upstream and is stored nowhere."""
 
 from __future__ import annotations
 
@@ -17,8 +17,6 @@ from django.core.management import call_command
 from leaderboard.models import Run
 from runner.agents.importer import import_agents
 from runner.backends.docker import DockerBackend
-from runner.execution import supervisor
-from runner.jobs import task_leases
 from runner.jobs.services import create_job
 from runner.models import JobTask
 from tests.aide_upstream import ACCURACIES, BEST, USAGE, AideUpstream
@@ -49,23 +47,22 @@ def _database() -> str:
     return out.getvalue()
 
 
-def _run_aide(alice, job_world, django_capture_on_commit_callbacks, upstream=None):
-    with django_capture_on_commit_callbacks(execute=False):
-        job = create_job(user=alice, agent="aide/dev", competitions=[COMPETITION], time_limit_minutes=10,
-                         env={"OPENAI_API_KEY": REAL_KEY})
+def _run_aide(alice, loopback, upstream=None):
+    job = create_job(user=alice, agent="aide/dev", competitions=[COMPETITION], time_limit_minutes=10,
+                     env={"OPENAI_API_KEY": REAL_KEY})
     task = job.tasks.get()
     started = time.monotonic()
-    outcome = supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
+    outcome = loopback.run_graded(task.pk, DockerBackend(), timeout_s=1200)
     print(f"aide/dev run: {time.monotonic() - started:.1f} s, {len(upstream.calls) if upstream else 0} model calls")
     task.refresh_from_db()
     return job, task, outcome
 
 
 def test_aide_runs_through_the_gateway_and_its_tree_and_model_calls_are_replayed(
-        alice, client, job_world, aide_image, settings, django_capture_on_commit_callbacks):
+        alice, client, loopback, aide_image, settings):
     with AideUpstream() as upstream:
         settings.LLM_UPSTREAMS = {"openai": upstream.url}
-        job, task, outcome = _run_aide(alice, job_world, django_capture_on_commit_callbacks, upstream)
+        job, task, outcome = _run_aide(alice, loopback, upstream)
     assert job.agent_image == aide_image
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
 
@@ -107,10 +104,10 @@ def test_aide_runs_through_the_gateway_and_its_tree_and_model_calls_are_replayed
 
 
 def test_without_an_upstream_aide_stops_at_once_and_the_job_page_says_why(
-        alice, client, job_world, aide_image, settings, django_capture_on_commit_callbacks):
+        alice, client, loopback, aide_image, settings):
     settings.LLM_UPSTREAMS = {}
     started = time.monotonic()
-    job, task, outcome = _run_aide(alice, job_world, django_capture_on_commit_callbacks)
+    job, task, outcome = _run_aide(alice, loopback)
     # aideml would retry a 503 until the time limit; launch.py stops on the gateway's final refusal.
     assert time.monotonic() - started < 120 and outcome.status != JobTask.Status.TIMED_OUT
     assert "GatewayRefused" in task.log_tail and "no LLM is reachable from this runner" in task.log_tail

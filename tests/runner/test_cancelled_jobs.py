@@ -12,7 +12,7 @@ from leaderboard.models import Run
 from runner.jobs import services, task_leases
 from runner.jobs.services import cancel_job
 from runner.jobs.sweep import sweep_tasks
-from runner.models import Job, JobTask, Runner
+from runner.models import Job, JobTask
 from tests.job_support import needs_agent_tools, scripted_job, wait_until
 
 
@@ -49,22 +49,22 @@ def test_a_lost_running_task_of_a_cancelled_job_ends_instead_of_going_back_to_th
         task_leases.fence(claimed)
 
 
-def test_a_cancel_that_comes_after_the_claim_but_before_the_start_starts_no_sandbox(alice, claimed, job_world,
-                                                                                  monkeypatch):
+def test_a_cancel_that_comes_after_the_claim_but_before_the_start_starts_no_sandbox(alice, loopback, monkeypatch):
     from runner.backends.local import LocalBackend
-    from runner.execution import recipes, supervisor
+    from runner.remote.data import DataCache
 
-    real_build = recipes.build
+    task = scripted_job(alice).tasks.get()
+    real_folder = DataCache.folder
 
-    def cancelled_while_hashing(task, *args, **kwargs):  # the data's hash can take minutes
-        cancel_job(job=task.job, user=alice)
-        return real_build(task, *args, **kwargs)
+    def cancelled_while_fetching(self, *args, **kwargs):  # the data's download and hash can take minutes
+        cancel_job(job=JobTask.objects.get(pk=task.pk).job, user=alice)
+        return real_folder(self, *args, **kwargs)
 
     started = []
-    monkeypatch.setattr(recipes, "build", cancelled_while_hashing)
+    monkeypatch.setattr(DataCache, "folder", cancelled_while_fetching)
     monkeypatch.setattr(LocalBackend, "start", lambda self, spec: started.append(spec))
-    outcome = supervisor.execute(claimed, runner=job_world, backend=LocalBackend())
-    task = JobTask.objects.get(pk=claimed.pk)
+    outcome = loopback.run_graded(task.pk)
+    task.refresh_from_db()
     assert started == [] and outcome.status == task.status == JobTask.Status.CANCELLED
     assert task.run.status == Run.Status.FAILED and task.run.grading_error == "cancelled by its job"
     assert "cancelled before its sandbox started" in task.error and task.agent_started_at is None
@@ -95,27 +95,27 @@ def test_the_sweep_ends_queued_tasks_of_a_cancelled_job_and_publishes_none(
 
 @needs_agent_tools
 def test_a_runner_killed_after_the_cancel_leaves_a_task_no_other_runner_restarts(
-    transactional_db, alice, job_world, tmp_path
+    live_server, transactional_db, alice, job_world, grading_worker, tmp_path
 ):
+    from tests.remote_runner_support import RemoteRunner
     from tests.runner.test_jobs_faults import start_runner
 
-    Runner.objects.create(name="second-runner", backend="local", images=["*"])
     job = scripted_job(alice, steps=30, sleep=0.5)
     task = job.tasks.get()
-    first = start_runner(tmp_path, "test-runner")
+    first = start_runner(live_server, tmp_path, "first-runner")
     try:
         wait_until(lambda: Run.objects.filter(job_task=task, n_steps__gte=1).exists(), 60, "streaming", first)
         first.kill9()  # killed before it saw the cancel: its sandbox's lease will expire
     finally:
-        first.stop()
+        RemoteRunner.stop_all()
     cancel_job(job=job, user=alice)
-    second = start_runner(tmp_path, "second-runner")  # its sweep finds the expired lease
+    start_runner(live_server, tmp_path, "second-runner")  # the site's sweep ends the task whose lease expired
     try:
         task = wait_until(lambda: JobTask.objects.filter(pk=task.pk, status__in=JobTask.FINISHED).first(), 60,
-                          "ended", second)
+                          "ended", grading_worker)
     finally:
-        second.stop()
+        RemoteRunner.stop_all()
     assert task.status == JobTask.Status.CANCELLED and task.attempts == 1, task.error
-    assert task.runner.name == "test-runner"  # never claimed by the second runner
+    assert task.runner.name == "first-runner"  # never claimed by the second runner
     run = Run.objects.get(pk=task.run_id)
     assert run.status == Run.Status.FAILED and "cancelled" in run.grading_error

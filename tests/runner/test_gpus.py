@@ -13,7 +13,6 @@ from django.db import connection
 
 from runner.backends import SandboxSpec
 from runner.backends.docker import DockerBackend
-from runner.execution import supervisor
 from runner.host.hardware import detect
 from runner.jobs import registry, task_leases
 from runner.jobs.services import create_job
@@ -29,7 +28,11 @@ class RecordingDocker(DockerBackend):
 
     def __init__(self) -> None:
         super().__init__(FakeClient(images=(settings.MEDALBOARD_AGENT_IMAGE,)), runner_name="gpu-box")
+        self.client.api.images = lambda: [{"RepoTags": [settings.MEDALBOARD_AGENT_IMAGE]}]  # what a runner lists
         self.requests: list[dict] = []
+
+    def remove_stale(self, prefix: str = "medalboard-") -> int:
+        return 0  # nothing was ever started on this engine
 
     def start(self, spec: SandboxSpec):
         self.requests.append(self.container_kwargs(spec))
@@ -88,6 +91,16 @@ def task_needing(alice, gpus: int, gpu_type: str = "") -> JobTask:
     return job.tasks.get()
 
 
+@pytest.fixture
+def gpu_loopback(monkeypatch, loopback) -> tuple:
+    """The loopback runner on a machine with GPUS (a fake NVML) and a recording Docker, with three slots;
+    (the loopback runner, its Runner row)."""
+    monkeypatch.setitem(sys.modules, "pynvml", fake_pynvml(GPUS, 24_000))
+    name = loopback.register(RecordingDocker(), slots=3)
+    Runner.objects.filter(name="test-runner").delete()  # the CPU-only runner of job_world
+    return loopback, Runner.objects.get(name=name)
+
+
 def test_gpus_are_accounted_per_device(alice, gpu_runner, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
         two_a10, one_a10, one_any = task_needing(alice, 2, "A10"), task_needing(alice, 1, "A10"), task_needing(alice, 1)
@@ -130,14 +143,12 @@ def test_concurrent_takes_never_share_a_gpu(transactional_db, alice, gpu_runner)
     assert taken == [0, 1, 2] and sum(1 for v in got.values() if v) == 3
 
 
-def test_docker_gets_a_device_request_for_exactly_the_assigned_gpus(alice, gpu_runner,
-                                                                    django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=False):
-        blocker, task = task_needing(alice, 1, "A10"), task_needing(alice, 2)
-    task_leases.take_gpus(task_leases.claim(blocker.pk, gpu_runner), gpu_runner, 1, "A10")  # GPU 0 is busy
+def test_docker_gets_a_device_request_for_exactly_the_assigned_gpus(alice, gpu_loopback):
+    loopback, runner = gpu_loopback
+    blocker, task = task_needing(alice, 1, "A10"), task_needing(alice, 2)
+    task_leases.take_gpus(task_leases.claim(blocker.pk, runner), runner, 1, "A10")  # GPU 0 is busy
     backend = RecordingDocker()
-    held = task_leases.claim(task.pk, gpu_runner)
-    outcome = supervisor.execute(held, runner=gpu_runner, backend=backend)
+    outcome = loopback.run_graded(task.pk, backend, slots=3)
     assert outcome.status == JobTask.Status.SUCCEEDED
     [request] = backend.requests
     [device_request] = request["device_requests"]
@@ -173,16 +184,14 @@ def test_a_task_a_runner_can_never_serve_fails_instead_of_waiting(alice, gpu_run
     assert not GpuSlot.objects.filter(task=task).exists()
 
 
-def test_the_run_records_the_gpu_model_and_driver_it_got_and_shows_them(alice, gpu_runner, client,
-                                                                        django_capture_on_commit_callbacks):
+def test_the_run_records_the_gpu_model_and_driver_it_got_and_shows_them(alice, gpu_loopback, client):
     from leaderboard.analysis.scaling import gpus_used
     from tests.runner.test_hardware import DRIVER
 
-    with django_capture_on_commit_callbacks(execute=False):
-        blocker, task = task_needing(alice, 2, "A10"), task_needing(alice, 1)  # asks for "a GPU", any model
-    task_leases.take_gpus(task_leases.claim(blocker.pk, gpu_runner), gpu_runner, 2, "A10")  # both A10s are busy
-    held = task_leases.claim(task.pk, gpu_runner)
-    assert supervisor.execute(held, runner=gpu_runner, backend=RecordingDocker()).status == JobTask.Status.SUCCEEDED
+    loopback, runner = gpu_loopback
+    blocker, task = task_needing(alice, 2, "A10"), task_needing(alice, 1)  # asks for "a GPU", any model
+    task_leases.take_gpus(task_leases.claim(blocker.pk, runner), runner, 2, "A10")  # both A10s are busy
+    assert loopback.run_graded(task.pk, RecordingDocker(), slots=3).status == JobTask.Status.SUCCEEDED
     run = JobTask.objects.get(pk=task.pk).run
     hardware = run.recipe["hardware"]
     assert hardware["gpu_devices"] == [{"index": 2, "name": "NVIDIA A100 80GB PCIe", "memory_mb": 24_000,
@@ -196,10 +205,10 @@ def test_the_run_records_the_gpu_model_and_driver_it_got_and_shows_them(alice, g
     assert gpus_used([run.experiment_id]) == {run.experiment_id: [words]}  # /scaling/hardware/'s gpus_used
 
 
-def test_a_cpu_only_job_run_says_it_had_no_gpu(alice, gpu_runner, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=False):
-        job = create_job(user=alice, agent="scripted", competitions=["spaceship-titanic"], time_limit_minutes=1)
+def test_a_cpu_only_job_run_says_it_had_no_gpu(alice, gpu_loopback):
+    loopback, _ = gpu_loopback
+    job = create_job(user=alice, agent="scripted", competitions=["spaceship-titanic"], time_limit_minutes=1)
     task = job.tasks.get()
-    supervisor.execute(task_leases.claim(task.pk, gpu_runner), runner=gpu_runner, backend=RecordingDocker())
+    loopback.run_graded(task.pk, RecordingDocker())
     run = JobTask.objects.get(pk=task.pk).run
     assert run.recipe["hardware"]["gpu_devices"] == [] and run.gpus_used == "none"

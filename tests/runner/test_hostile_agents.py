@@ -1,4 +1,4 @@
-"""Agents written to misbehave, run in real containers (marker docker) through the supervisor, under
+"""Agents written to misbehave, run in real containers (marker docker) on the loopback runner, under
 both OCI runtimes (runc and gVisor's runsc).
 
 Each test registers a hostile agent (`python3 -c CODE` in the site's agent image), runs one job task
@@ -8,15 +8,11 @@ files, and the job's secret. It also checks that the run ended in the right stat
 that nothing of the task's scratch is left on the runner, and that the runner still runs the next,
 ordinary job to a graded run.
 
-The tests marked with the `runs_on` fixture run twice: in-process (the supervisor, with the database)
-and on a remote runner (tests/remote_runner_support.LoopRunner: runner.remote's own loop, given the
-live server's URL and a token and nothing else of the site's; the site stores and grades what it
-uploads). They are the ones where the remote path has code of its own: the outputs it collects and
-uploads, the steps and the log tail it streams, the limits and the quota it applies from the claim,
-the secrets it redacts, its scratch, its cancellation through the lease, its clean-up of stale
-sandboxes and its LLM gateway (test_hostile_trajectory); remote under runc only (tests/conftest.py).
-Not remote: the mounted quota (a remote runner measures, never mounts), research tasks (which
-remote runners do not take) and the sparse-snapshot test (docs/security.md says why).
+The tasks run on the loopback runner (`runs_on`, tests/remote_runner_support.LoopRunner: runner.remote's
+own loop, given the live server's URL and a token and nothing else of the site's; the site stores and
+grades what it uploads): the outputs it collects and uploads, the steps and the log tail it streams, the
+limits and the quota it applies from the claim, the secrets it redacts, its scratch, its cancellation
+through the lease, its clean-up of stale sandboxes and its LLM gateway (test_hostile_trajectory).
 """
 
 from __future__ import annotations
@@ -35,11 +31,10 @@ from django.conf import settings
 from leaderboard.models import Run
 from runner.backends import TOOLS_DIR
 from runner.backends.docker import DockerBackend
-from runner.execution import supervisor
 from runner.host import scratch
 from runner.host.live import LineTail
+from runner.host.outcomes import Outcome
 from runner.host.outputs import TRAJECTORY_FILE
-from runner.jobs import task_leases
 from runner.jobs.services import cancel_job, create_job
 from runner.models import AgentDefinition, JobTask
 from tests.job_support import COMPETITION, needs_agent_tools, scripted_job
@@ -69,47 +64,19 @@ def hostile_job(user, code: str, *, minutes: float = 1.0, env: dict | None = Non
     return create_job(user=user, agent="hostile", competitions=[COMPETITION], time_limit_minutes=minutes, env=env)
 
 
-@pytest.fixture(params=["in-process", pytest.param("remote", marks=pytest.mark.django_db(transaction=True))])
-def runs_on(request, job_world, settings):
-    """Where `run_task` runs a task: job_world's runner in this process, or a remote runner's loop
-    against the live server (its database shared with this test: transactional)."""
-    if request.param == "in-process":
-        return job_world
-    # (remote under runsc is skipped as it is collected: tests/conftest.py)
-    from runner.api_v1 import tokens
-
-    live_server = request.getfixturevalue("live_server")
-    live_server._live_server_modified_settings.enable()  # as pytest-django does for a test that names it
-    request.addfinalizer(live_server._live_server_modified_settings.disable)
-    _, token = tokens.issue("remote-hostile")
-    return LoopRunner(live_server.url, token, Path(settings.RUNNER_WORK_DIR))
+@pytest.fixture
+def runs_on(loopback):
+    """Where `run_task` runs a task: the loopback runner (runner.remote's loop against the live server)."""
+    return loopback
 
 
-def run_task(job, runner, backend) -> tuple[supervisor.Outcome, Run, float]:
-    """Run the job's one task on `runner` (a Runner: in-process; a LoopRunner: remote) with `backend`:
-    the runner's outcome, the run as the site stored it, and the seconds it took."""
+def run_task(job, runner: LoopRunner, backend) -> tuple[Outcome, Run, float]:
+    """Run the job's one task on the loopback `runner` with `backend`: the runner's outcome, the run as the
+    site stored and graded it, and the seconds it took."""
     task = job.tasks.get()
     started = time.monotonic()
-    if isinstance(runner, LoopRunner):
-        outcome = runner.run_one(backend, timeout_s=job.time_limit_s + 120)
-        assert JobTask.objects.get(pk=task.pk).status == outcome.status  # the site heard its end
-        graded_as_the_site_does(JobTask.objects.get(pk=task.pk).run_id)
-    else:
-        held = task_leases.claim(task.pk, runner)
-        started = time.monotonic()
-        outcome = supervisor.execute(held, runner=runner, backend=backend)
+    outcome = runner.run_graded(task.pk, backend, timeout_s=job.time_limit_s + 120)
     return outcome, Run.objects.get(pk=JobTask.objects.get(pk=task.pk).run_id), time.monotonic() - started
-
-
-def graded_as_the_site_does(run_id: int) -> None:
-    """A remote runner's run is graded by the site's grading worker (the task the finish queued), here
-    in this process as that worker runs it; snapshots stay pending, as in-process."""
-    from webapp import queue
-
-    run = Run.objects.get(pk=run_id)
-    if run.status == Run.Status.PENDING:
-        assert run.grading_enqueued_at is not None, "the site did not queue the run's grading"
-        queue.run_here(queue.GRADE_RUN, [run_id]).get()
 
 
 def cancel_once_running(job, user, after_s: float) -> threading.Thread:
@@ -240,15 +207,13 @@ def test_a_fifo_or_folder_as_submission_never_blocks_and_the_time_limit_wins(ali
     assert_runner_still_healthy(alice, runs_on, docker_backend)
 
 
-def test_cancel_stops_an_agent_that_left_fifos(alice, runs_on, docker_backend, monkeypatch):
-    monkeypatch.setattr(supervisor.Supervisor, "_cancelled", lambda self: self.elapsed() > 2)
+def test_cancel_stops_an_agent_that_left_fifos(alice, runs_on, docker_backend):
     job = hostile_job(alice, """
         os.mkfifo(sub / "submission.csv")
         os.mkfifo(logs / "trajectory.jsonl")
         time.sleep(600)
     """, minutes=10)
-    if isinstance(runs_on, LoopRunner):  # the site tells a remote runner as it renews the lease
-        cancel_once_running(job, alice, 2)
+    cancel_once_running(job, alice, 2)  # the site tells the runner as it renews the lease
     outcome, run, seconds = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.CANCELLED and seconds < 30
     assert run.status == Run.Status.FAILED and run.grading_error == "cancelled by its job"
@@ -317,7 +282,7 @@ def test_an_agent_that_writes_too_much_keeps_its_graded_run(alice, client, runs_
 
 
 @pytest.mark.skipif(os.getuid() != 0, reason="the file system quota needs root (else the quota is measured)")
-def test_the_disk_quota_holds_inside_the_sandbox(alice, job_world, docker_backend, settings):
+def test_the_disk_quota_holds_inside_the_sandbox(alice, runs_on, docker_backend, settings):
     settings.JOB_DISK_QUOTA_MOUNT = True
     settings.JOB_DISK_QUOTA_BYTES = 32 << 20
     job = hostile_job(alice, """
@@ -332,7 +297,7 @@ def test_the_disk_quota_holds_inside_the_sandbox(alice, job_world, docker_backen
         except OSError as exc:
             print("stopped by", exc.strerror, "after", written >> 20, "MiB", flush=True)
     """)
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, runs_on, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     tail = JobTask.objects.get(run=run).log_tail
     assert "stopped by No space left on device" in tail, tail

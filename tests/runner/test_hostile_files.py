@@ -102,7 +102,7 @@ def test_secrets_in_the_names_of_skipped_and_cut_files_are_not_stored(alice, cli
 
 def test_a_secret_cut_in_two_by_a_limit_leaves_no_piece_in_the_cut_log_tail_or_file(alice, client, runs_on,
                                                                                    settings):
-    from runner.execution.supervisor import LOG_TAIL_BYTES
+    from runner.remote.task import LOG_TAIL_BYTES
 
     settings.JOB_OUTPUT_FILE_BYTES = limit = 64 << 10
     rest = len(SECRET) - len(SECRET) // 2  # what lies after each cut

@@ -81,7 +81,7 @@ def _read(run: Run, name: str) -> bytes:
         return handle.read()
 
 
-def test_an_images_own_configuration_changes_nothing_of_the_sandbox(alice, job_world, docker_backend, hostile_image,
+def test_an_images_own_configuration_changes_nothing_of_the_sandbox(alice, loopback, docker_backend, hostile_image,
                                                                     monkeypatch):
     from runner.backends.docker import _sandbox_user
 
@@ -99,7 +99,7 @@ def test_an_images_own_configuration_changes_nothing_of_the_sandbox(alice, job_w
 
     monkeypatch.setattr(docker_backend, "start", start_and_look)
     volumes_before = {v.name for v in client.volumes.list()}
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, loopback, docker_backend)
 
     assert outcome.status == JobTask.Status.TIMED_OUT, outcome.error
     assert run.status == Run.Status.GRADED and run.valid_submission, run.grading_error
@@ -123,4 +123,4 @@ def test_an_images_own_configuration_changes_nothing_of_the_sandbox(alice, job_w
 
     assert {v.name for v in client.volumes.list()} == volumes_before
     assert_no_scratch_left()
-    assert_runner_still_healthy(alice, job_world, docker_backend)
+    assert_runner_still_healthy(alice, loopback, docker_backend)

@@ -4,9 +4,6 @@ which wins."""
 
 from __future__ import annotations
 
-from runner.backends.local import LocalBackend
-from runner.execution import supervisor
-from runner.jobs import task_leases
 from runner.models import JobTask
 from tests.job_support import scripted_job
 
@@ -23,19 +20,17 @@ JOURNAL = {
 }
 
 
-def _run(alice, job_world, django_capture_on_commit_callbacks, **agent_settings):
-    with django_capture_on_commit_callbacks(execute=False):
-        job = scripted_job(alice, steps=2, sleep=0, journal=JOURNAL, **agent_settings)
+def _run(alice, loopback, **agent_settings):
+    job = scripted_job(alice, steps=2, sleep=0, journal=JOURNAL, **agent_settings)
     task = job.tasks.get()
-    outcome = supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    outcome = loopback.run_graded(task.pk)
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     task.refresh_from_db()
     return task.run
 
 
-def test_the_journal_is_the_trajectory_when_there_is_no_jsonl(alice, client, job_world,
-                                                              django_capture_on_commit_callbacks):
-    run = _run(alice, job_world, django_capture_on_commit_callbacks, trajectory=False)
+def test_the_journal_is_the_trajectory_when_there_is_no_jsonl(alice, client, loopback):
+    run = _run(alice, loopback, trajectory=False)
     client.force_login(alice)
     tree = client.get(f"/api/runs/{run.pk}/outline/").json()["tree"]
     assert [(node["score"], node["buggy"]) for node in tree] == [(0.5, False), (0.7, False)]
@@ -43,7 +38,7 @@ def test_the_journal_is_the_trajectory_when_there_is_no_jsonl(alice, client, job
     assert run.trajectory.n_steps == 8  # plan, code, command and score for each node
 
 
-def test_our_jsonl_wins_over_the_journal(alice, job_world, django_capture_on_commit_callbacks):
-    run = _run(alice, job_world, django_capture_on_commit_callbacks)
+def test_our_jsonl_wins_over_the_journal(alice, loopback):
+    run = _run(alice, loopback)
     assert run.trajectory.n_steps == 2
     assert run.artifacts.filter(name="logs/journal.json").exists()

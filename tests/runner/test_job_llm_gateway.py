@@ -38,12 +38,12 @@ valid_submission()
 """
 
 
-def test_an_agents_llm_calls_go_through_the_metered_gateway(alice, client, job_world, docker_backend, upstream,
+def test_an_agents_llm_calls_go_through_the_metered_gateway(alice, client, loopback, docker_backend, upstream,
                                                             settings):
     settings.LLM_UPSTREAMS = {"openai": upstream.url + "/v1"}
     upstream.reset()
     job = hostile_job(alice, AGENT.replace("{UPSTREAM}", upstream.url), env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, loopback, docker_backend)
     task = JobTask.objects.get(run=run)
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
     assert "no direct route" in task.log_tail and "upstream reached directly" not in task.log_tail
@@ -71,13 +71,9 @@ except urllib.error.HTTPError as exc:
 """
 
 
-@pytest.mark.django_db
-def test_without_an_upstream_the_job_page_says_no_llm_is_reachable(alice, client, job_world, settings):
+def test_without_an_upstream_the_job_page_says_no_llm_is_reachable(alice, client, loopback, settings):
     import sys
 
-    from runner.backends.local import LocalBackend
-    from runner.execution import supervisor
-    from runner.jobs import task_leases
     from runner.jobs.services import create_job
     from runner.models import AgentDefinition
 
@@ -87,7 +83,7 @@ def test_without_an_upstream_the_job_page_says_no_llm_is_reachable(alice, client
     job = create_job(user=alice, agent="asks-llm", competitions=["spaceship-titanic"], time_limit_minutes=1,
                      env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
     task = job.tasks.get()
-    supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    loopback.run_graded(task.pk)
     task.refresh_from_db()
     assert "gateway said 503 no LLM is reachable from this runner" in task.log_tail
     assert "no LLM is reachable from this runner" in task.error
@@ -108,16 +104,13 @@ while not os.path.exists(os.environ["GO_ON_FLAG"]) and time.time() < deadline:
 """
 
 
-def test_an_llm_step_reaches_the_run_while_the_agent_still_works(transactional_db, alice, client, job_world,
-                                                                 upstream, settings, tmp_path):
+def test_an_llm_step_reaches_the_run_while_the_agent_still_works(alice, client, loopback, upstream, settings,
+                                                                 tmp_path):
     import sys
     import threading
 
     from django.db import connection
 
-    from runner.backends.local import LocalBackend
-    from runner.execution import supervisor
-    from runner.jobs import task_leases
     from runner.jobs.services import create_job
     from runner.models import AgentDefinition
     from tests.job_support import wait_until
@@ -129,11 +122,10 @@ def test_an_llm_step_reaches_the_run_while_the_agent_still_works(transactional_d
     job = create_job(user=alice, agent="waits", competitions=["spaceship-titanic"], time_limit_minutes=1,
                      env={"OPENAI_API_KEY": REAL_OPENAI_KEY, "GO_ON_FLAG": str(flag)})
     task = job.tasks.get()
-    held = task_leases.claim(task.pk, job_world)
 
     def supervise() -> None:
         try:
-            supervisor.execute(held, runner=job_world, backend=LocalBackend())
+            loopback.run_graded(task.pk)
         finally:
             connection.close()  # this thread's own
 
@@ -163,13 +155,9 @@ for n in range(2):
 """
 
 
-@pytest.mark.django_db
-def test_a_jobs_llm_limit_answers_429_and_its_trajectory_says_so(alice, client, job_world, upstream, settings):
+def test_a_jobs_llm_limit_answers_429_and_its_trajectory_says_so(alice, client, loopback, upstream, settings):
     import sys
 
-    from runner.backends.local import LocalBackend
-    from runner.execution import supervisor
-    from runner.jobs import task_leases
     from runner.jobs.services import create_job
     from runner.models import AgentDefinition
 
@@ -180,7 +168,7 @@ def test_a_jobs_llm_limit_answers_429_and_its_trajectory_says_so(alice, client, 
     job = create_job(user=alice, agent="calls-twice", competitions=["spaceship-titanic"], time_limit_minutes=1,
                      settings={"llm_max_calls": 1}, env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
     task = job.tasks.get()
-    supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    loopback.run_graded(task.pk)
     task.refresh_from_db()
     assert "call 0 200" in task.log_tail and "call 1 429" in task.log_tail and "limit" in task.log_tail
     assert len(upstream.requests) == 1  # the refused call never left the runner

@@ -10,9 +10,6 @@ import pytest
 
 from leaderboard.models import Run
 from leaderboard.runs.job_runs import settle_model
-from runner.backends.local import LocalBackend
-from runner.execution import supervisor
-from runner.jobs import task_leases
 from runner.jobs.services import NO_MODEL, create_job
 from runner.models import AgentDefinition, Job
 from tests.gateway_support import REAL_OPENAI_KEY, serve_upstream
@@ -29,23 +26,23 @@ for n in range(2):
 """
 
 
-def _run_job(alice, job_world, *, calls: str, named: str = "") -> tuple[Job, Run]:
+def _run_job(alice, loopback, *, calls: str, named: str = "") -> tuple[Job, Run]:
     AgentDefinition.objects.update_or_create(name="calls-llm", defaults={
         "image": "", "command": [sys.executable, "-c", CALLING_AGENT.replace("MODEL", calls)]})
     job = create_job(user=alice, agent="calls-llm", model=named, competitions=["spaceship-titanic"],
                      time_limit_minutes=1, env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
     task = job.tasks.get()
-    supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=LocalBackend())
+    loopback.run_graded(task.pk)
     task.refresh_from_db()
     assert "call 1 200" in task.log_tail, (task.error, task.log_tail)
     job.refresh_from_db()
     return job, Run.objects.select_related("experiment__model").get(pk=task.run_id)
 
 
-def test_a_job_without_a_model_is_on_the_board_as_the_model_it_called(alice, client, job_world, upstream, settings):
+def test_a_job_without_a_model_is_on_the_board_as_the_model_it_called(alice, client, loopback, upstream, settings):
     settings.LLM_UPSTREAMS = {"openai": upstream.url + "/v1"}
     upstream.reset()
-    job, run = _run_job(alice, job_world, calls="gpt-4o-2024-08-06")
+    job, run = _run_job(alice, loopback, calls="gpt-4o-2024-08-06")
     assert run.experiment.model.name == "gpt-4o-2024-08-06"
     assert str(run.experiment) == "calls-llm + gpt-4o-2024-08-06"
     assert job.experiment_id == run.experiment_id  # the job's later runs start where this one went
@@ -54,10 +51,10 @@ def test_a_job_without_a_model_is_on_the_board_as_the_model_it_called(alice, cli
     assert "gpt-4o-2024-08-06" in board and "calls-llm + no-llm" not in board
 
 
-def test_a_named_model_the_calls_contradict_is_flagged(alice, job_world, upstream, settings):
+def test_a_named_model_the_calls_contradict_is_flagged(alice, loopback, upstream, settings):
     settings.LLM_UPSTREAMS = {"openai": upstream.url + "/v1"}
     upstream.reset()
-    _, run = _run_job(alice, job_world, calls="gpt-4o-mini", named="claude-opus-4")
+    _, run = _run_job(alice, loopback, calls="gpt-4o-mini", named="claude-opus-4")
     assert run.experiment.model.name == "claude-opus-4"  # what the job said stays; the flag says otherwise
     assert any("names the model 'claude-opus-4'" in w and "gpt-4o-mini (2 calls)" in w for w in run.import_warnings)
 

@@ -15,10 +15,8 @@ import time
 import pytest
 
 from leaderboard.models import Run
-from runner.backends.local import LocalBackend
-from runner.execution import supervisor
 from runner.host import scratch
-from runner.jobs import task_leases
+from runner.host.outcomes import Outcome
 from runner.jobs.services import create_job
 from runner.models import AgentDefinition, JobTask
 from tests.job_support import COMPETITION
@@ -32,20 +30,22 @@ def valid_submission():
 """
 
 
-def run_agent(user, runner, code: str, minutes: float = 1.0) -> tuple[supervisor.Outcome, Run, float]:
+def run_agent(user, loopback, code: str, minutes: float = 1.0) -> tuple[Outcome, Run, float]:
+    """The agent's one task on the loopback runner: its outcome, the run as the site stored and graded it,
+    and the seconds from the claim to the site's grade."""
     AgentDefinition.objects.update_or_create(name="misbehaving", defaults={
         "image": "", "command": [sys.executable, "-c", PRELUDE + textwrap.dedent(code)]})
     job = create_job(user=user, agent="misbehaving", competitions=[COMPETITION], time_limit_minutes=minutes)
-    held = task_leases.claim(job.tasks.get().pk, runner)
+    task = job.tasks.get()
     started = time.monotonic()
-    outcome = supervisor.execute(held, runner=runner, backend=LocalBackend())
-    return outcome, Run.objects.get(pk=JobTask.objects.get(pk=held.pk).run_id), time.monotonic() - started
+    outcome = loopback.run_graded(task.pk)
+    return outcome, Run.objects.get(pk=JobTask.objects.get(pk=task.pk).run_id), time.monotonic() - started
 
 
-def test_too_big_a_file_a_stdout_flood_and_too_big_a_trajectory_keep_the_graded_run(alice, job_world, settings):
+def test_too_big_a_file_a_stdout_flood_and_too_big_a_trajectory_keep_the_graded_run(alice, loopback, settings):
     settings.JOB_OUTPUT_FILE_BYTES = 1 << 20
     settings.JOB_OUTPUT_TOTAL_BYTES = 6 << 20
-    outcome, run, _ = run_agent(alice, job_world, """
+    outcome, run, _ = run_agent(alice, loopback, """
         valid_submission()
         (code / "model.bin").write_bytes(b"w" * (3 << 20))
         with open(logs / "trajectory.jsonl", "w") as f:
@@ -80,10 +80,10 @@ def test_too_big_a_file_a_stdout_flood_and_too_big_a_trajectory_keep_the_graded_
     ("os.chdir(sub); socket.socket(socket.AF_UNIX).bind('submission.csv')", "is a socket"),
     ("os.mknod(sub / 'submission.csv', 0o600 | stat.S_IFCHR, os.makedev(1, 5))", "is a character device"),
 ])
-def test_a_submission_that_is_not_a_file_is_invalid_with_the_reason(alice, job_world, plant, reason):
+def test_a_submission_that_is_not_a_file_is_invalid_with_the_reason(alice, loopback, plant, reason):
     if "mknod" in plant and os.geteuid() != 0:
         pytest.skip("making a device node needs root")
-    outcome, run, seconds = run_agent(alice, job_world, plant + "\nprint('planted', flush=True)\n")
+    outcome, run, seconds = run_agent(alice, loopback, plant + "\nprint('planted', flush=True)\n")
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     assert seconds < 30  # nothing blocked on it
     assert run.status == Run.Status.GRADED and run.score is None and not run.valid_submission
@@ -91,12 +91,11 @@ def test_a_submission_that_is_not_a_file_is_invalid_with_the_reason(alice, job_w
     assert not run.artifacts.filter(name="submission/submission.csv").exists()
 
 
-def test_the_measured_quota_stops_an_agent_filling_its_folders_and_its_run_is_graded(alice, job_world, settings,
+def test_the_measured_quota_stops_an_agent_filling_its_folders_and_its_run_is_graded(alice, loopback, settings,
                                                                                        monkeypatch):
-    settings.JOB_DISK_QUOTA_MOUNT = False
     settings.JOB_DISK_QUOTA_BYTES = 8 << 20
     monkeypatch.setattr(scratch, "QUOTA_CHECK_S", 0.3)
-    outcome, run, seconds = run_agent(alice, job_world, """
+    outcome, run, seconds = run_agent(alice, loopback, """
         valid_submission()
         for n in range(64):  # many files across the folders: the quota is on all of them together
             (code if n % 2 else logs / "deep").mkdir(exist_ok=True)
@@ -182,9 +181,9 @@ def check_bounded_snapshots(run: Run) -> None:
     assert skipped >= 3, notes
 
 
-def test_a_sparse_submission_changed_quickly_keeps_snapshots_within_the_run_limits(alice, job_world, settings):
+def test_a_sparse_submission_changed_quickly_keeps_snapshots_within_the_run_limits(alice, loopback, settings):
     settings.JOB_OUTPUT_FILE_BYTES = 64 << 20
     settings.JOB_OUTPUT_TOTAL_BYTES = 256 << 20
-    outcome, run, _ = run_agent(alice, job_world, "SECONDS = 6\n" + textwrap.dedent(SPARSE_SUBMISSIONS))
+    outcome, run, _ = run_agent(alice, loopback, "SECONDS = 6\n" + textwrap.dedent(SPARSE_SUBMISSIONS))
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     check_bounded_snapshots(run)

@@ -17,14 +17,14 @@ from tests.runner.test_jobs_execution import run_task
 
 
 @pytest.fixture
-def private_run(alice, job_world, django_capture_on_commit_callbacks) -> Run:
+def private_run(alice, loopback, django_capture_on_commit_callbacks) -> Run:
     from runner.jobs.services import create_job
 
     with django_capture_on_commit_callbacks(execute=False):
         job = create_job(user=alice, agent="scripted", competitions=[COMPETITION], time_limit_minutes=1,
                          settings={"steps": 2, "sleep": 0.1}, private=True)
     task = job.tasks.get()
-    assert run_task(task, job_world).status == "succeeded"
+    assert run_task(task, loopback).status == "succeeded"
     task.refresh_from_db()
     return task.run
 

@@ -1,7 +1,8 @@
-"""The whole product path with no services: a job submitted through the REST API, a real runner
-process (Celery on the embedded broker; Redis in CI) running the built-in baseline agent with the
-local backend, its trajectory streamed while it works, its snapshots and final submission graded,
-and the run on the leaderboard's smoke split."""
+"""The whole product path with no services: a job submitted through the REST API, a loopback runner
+process (`manage.py runner --site URL` with a token, as `make run` starts it) running the built-in
+baseline agent with the local backend, its trajectory streamed while it works, its snapshots and final
+submission graded by the site's grading worker (Celery on the embedded broker; Redis in CI), and the
+run on the leaderboard's smoke split."""
 
 from __future__ import annotations
 
@@ -14,12 +15,14 @@ from rest_framework.test import APIClient
 
 from leaderboard.models import Run, Snapshot
 from runner.models import JobTask
-from tests.job_support import WorkerProcess, needs_agent_tools, wait_until
+from tests.job_support import needs_agent_tools, wait_until
+from tests.remote_runner_support import RemoteRunner, new_token
 
-pytestmark = needs_agent_tools
+pytestmark = [needs_agent_tools, pytest.mark.serial]
 
 
-def test_api_job_with_the_baseline_agent_ends_on_the_leaderboard(transactional_db, staff, job_world, tmp_path):
+def test_api_job_with_the_baseline_agent_ends_on_the_leaderboard(live_server, transactional_db, staff, job_world,
+                                                                 grading_worker, tmp_path):
     call_command("make_smoke_competitions", "--root", str(tmp_path / "smoke"), stdout=io.StringIO())
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=staff).key}")
@@ -28,7 +31,7 @@ def test_api_job_with_the_baseline_agent_ends_on_the_leaderboard(transactional_d
     assert response.status_code == 201, response.content
     job_id = response.json()["id"]
 
-    runner = WorkerProcess(tmp_path / "runner.log", "jobs.cpu,celery", runner=job_world.name)
+    runner = RemoteRunner(live_server.url, new_token("loopback-api"), tmp_path / "loopback", "--tasks", "1")
     try:
         live = wait_until(lambda: Run.objects.filter(job_task__job_id=job_id, status=Run.Status.RUNNING,
                                                      n_steps__gte=1).first(), 90, "streaming", runner)
@@ -38,11 +41,11 @@ def test_api_job_with_the_baseline_agent_ends_on_the_leaderboard(transactional_d
         task = wait_until(lambda: JobTask.objects.filter(job_id=job_id, status__in=JobTask.FINISHED).first(), 120,
                           "finished", runner)
         run = wait_until(lambda: Run.objects.filter(pk=task.run_id, status__in=("graded", "failed")).first(), 60,
-                         "graded", runner)
+                         "graded", grading_worker)
         wait_until(lambda: not Snapshot.objects.filter(run=run, status__in=("pending", "grading")).exists(), 60,
-                   "snapshots graded", runner)
+                   "snapshots graded", grading_worker)
     finally:
-        runner.stop()
+        RemoteRunner.stop_all()
     assert len(seen) >= 2, seen  # steps arrived while the agent worked, not all at the end
     assert task.status in (JobTask.Status.SUCCEEDED, JobTask.Status.TIMED_OUT), task.error
     assert run.status == Run.Status.GRADED and run.valid_submission, run.grading_error

@@ -1,6 +1,7 @@
-"""A job task end to end in a real container (marker docker): the supervisor starts the agent image,
-the agent's steps are streamed and its submission graded, and inspecting the container while it
-runs shows network none, exactly MLE-bench's mounts, and no answers path. The container is removed."""
+"""A job task end to end in a real container (marker docker), on the loopback runner: it starts the agent
+image, the agent's steps are streamed and its submission graded by the site, and inspecting the container
+while it runs shows network none, exactly MLE-bench's mounts (the public data from the runner's cache),
+and no answers path. The container is removed."""
 
 from __future__ import annotations
 
@@ -14,8 +15,6 @@ from django.conf import settings
 from leaderboard.models import Run
 from runner.backends import TOOLS_DIR
 from runner.backends.docker import DockerBackend
-from runner.execution import supervisor
-from runner.jobs import task_leases
 from runner.models import AgentDefinition, JobTask
 from tests.conftest import REQUIRE_SERVICES
 from tests.job_support import SCRIPTED_AGENT, needs_agent_tools, scripted_job
@@ -35,30 +34,34 @@ def docker_agent(job_world):
 
 
 class Inspector(threading.Thread):
-    """Waits for the task's container and records what Docker says about it while it runs."""
+    """Waits for the container of the task's first attempt and records what Docker says about it while it
+    runs (found by the end of its name, which the runner prefixes with its own name and its site's)."""
 
-    def __init__(self, backend: DockerBackend, name: str) -> None:
+    def __init__(self, backend: DockerBackend, task_id: int) -> None:
         super().__init__(daemon=True)
-        self.backend, self.name, self.info = backend, name, None
+        self.backend, self.suffix, self.info = backend, f"-task-{task_id}-a1", None
 
     def run(self) -> None:
         deadline = time.monotonic() + 60
         while self.info is None and time.monotonic() < deadline:
+            found = [c for c in self.backend.client.api.containers(all=True, filters={"name": self.suffix})
+                     if any(name.endswith(self.suffix) for name in c["Names"])]
             try:
-                self.info = self.backend.client.api.inspect_container(self.name)
+                self.info = self.backend.client.api.inspect_container(found[0]["Id"]) if found else None
             except docker.errors.NotFound:
-                time.sleep(0.1)
+                pass
+            time.sleep(0.1)
+
+    def removed(self) -> bool:
+        return not self.backend.client.api.containers(all=True, filters={"name": self.suffix})
 
 
-def test_a_job_runs_in_a_locked_down_container(alice, job_world, docker_agent, tmp_path,
-                                               django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=False):
-        job = scripted_job(alice, steps=3, sleep=0.5)
+def test_a_job_runs_in_a_locked_down_container(alice, loopback, docker_agent, tmp_path):
+    job = scripted_job(alice, steps=3, sleep=0.5)
     task = job.tasks.get()
-    held = task_leases.claim(task.pk, job_world)
-    inspector = Inspector(docker_agent, supervisor.sandbox_name(task.pk, 1, docker_agent))
+    inspector = Inspector(docker_agent, task.pk)
     inspector.start()
-    outcome = supervisor.execute(held, runner=job_world, backend=docker_agent)
+    outcome = loopback.run_graded(task.pk, docker_agent)
     inspector.join()
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, JobTask.objects.get(pk=task.pk).log_tail)
     info = inspector.info
@@ -66,8 +69,9 @@ def test_a_job_runs_in_a_locked_down_container(alice, job_world, docker_agent, t
     assert info["HostConfig"]["NetworkMode"] == "none" and info["Config"]["Image"] == settings.MEDALBOARD_AGENT_IMAGE
     mounts = {m["Destination"]: (m["Source"], m["RW"]) for m in info["Mounts"]}
     work = str((settings.RUNNER_WORK_DIR / f"task-{task.pk}-a1").resolve())
+    data, writable = mounts.pop("/home/data")
+    assert not writable and data.startswith(str((settings.RUNNER_WORK_DIR / "cache").resolve()))  # a verified copy
     assert mounts == {
-        "/home/data": (str((tmp_path / "public").resolve()), False),
         "/home/submission": (f"{work}/submission", True),
         "/home/logs": (f"{work}/logs", True),
         "/home/code": (f"{work}/code", True),
@@ -79,5 +83,4 @@ def test_a_job_runs_in_a_locked_down_container(alice, job_world, docker_agent, t
     assert env["DESCRIPTION_FILE"] == "/home/data/description.md"
     run = Run.objects.get(pk=JobTask.objects.get(pk=task.pk).run_id)
     assert run.status == Run.Status.GRADED and run.score == pytest.approx(1.0) and run.trajectory.n_steps == 3
-    with pytest.raises(docker.errors.NotFound):
-        docker_agent.client.containers.get(supervisor.sandbox_name(task.pk, 1, docker_agent))  # always removed
+    assert inspector.removed()  # always removed

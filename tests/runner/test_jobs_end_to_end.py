@@ -1,7 +1,8 @@
-"""A job end to end with no services: submitted through create_job (and `submit_job --wait`), a real
-runner process (a Celery worker on the filesystem broker in CI on Redis) runs the agent with the
-local backend, its steps appear on the run while it works, its snapshots and submission are graded,
-and the run is on the leaderboard."""
+"""A job end to end with no services, as `make run` runs it: submitted through create_job (and
+`submit_job --wait`), a loopback runner process (`manage.py runner --site URL` with a token, a client of
+the live site through the runner API) runs the agent with the local backend, its steps appear on the run
+while it works, the site's grading worker (a Celery worker on the filesystem broker, in CI on Redis)
+grades its snapshots and submission, and the run is on the leaderboard."""
 
 from __future__ import annotations
 
@@ -15,14 +16,21 @@ from django.db import connection
 
 from leaderboard.models import Run, Snapshot
 from runner.models import JobTask
-from tests.job_support import WorkerProcess, needs_agent_tools, scripted_job, wait_until
+from tests.job_support import needs_agent_tools, scripted_job, wait_until
+from tests.remote_runner_support import RemoteRunner, new_token
 
-pytestmark = needs_agent_tools
+pytestmark = [needs_agent_tools, pytest.mark.serial]
 
 
-def test_a_job_runs_end_to_end_on_a_local_runner(transactional_db, alice, job_world, tmp_path):
-    job = scripted_job(alice, seeds=2, steps=5, sleep=0.6)  # committed: both tasks published at once
-    runner = WorkerProcess(tmp_path / "runner.log", "jobs.cpu,celery", runner="test-runner")
+def loopback_runner_process(live_server, tmp_path, tasks: int) -> RemoteRunner:
+    """`manage.py runner --site` over the loopback, as `make run` starts it, for `tasks` tasks."""
+    return RemoteRunner(live_server.url, new_token("loopback-e2e"), tmp_path / "loopback", "--tasks", str(tasks))
+
+
+def test_a_job_runs_end_to_end_on_a_local_runner(live_server, transactional_db, alice, job_world, grading_worker,
+                                                  tmp_path):
+    job = scripted_job(alice, seeds=2, steps=5, sleep=0.6)
+    runner = loopback_runner_process(live_server, tmp_path, tasks=2)
     try:
         live = wait_until(lambda: Run.objects.filter(job_task__job=job, status=Run.Status.RUNNING,
                                                      n_steps__gte=1).first(), 60, "streaming", runner)
@@ -33,11 +41,12 @@ def test_a_job_runs_end_to_end_on_a_local_runner(transactional_db, alice, job_wo
         wait_until(lambda: all(t.status in JobTask.FINISHED for t in job.tasks.all()), 90, "finished", runner)
         runs = wait_until(lambda: list(Run.objects.filter(job_task__job=job, status=Run.Status.GRADED)) if
                           Run.objects.filter(job_task__job=job, status=Run.Status.GRADED).count() == 2 else None,
-                          60, "graded", runner)
+                          60, "graded", grading_worker)
         wait_until(lambda: not Snapshot.objects.filter(run__in=runs, status__in=("pending", "grading")).exists(),
-                   60, "snapshots graded", runner)
+                   60, "snapshots graded", grading_worker)
+        assert runner.wait(30) == 0, runner.output()
     finally:
-        runner.stop()
+        RemoteRunner.stop_all()
     assert {t.status for t in job.tasks.all()} == {JobTask.Status.SUCCEEDED}
     for run in runs:
         assert run.origin == Run.Origin.JOB and run.score == pytest.approx(1.0) and run.gold_medal
@@ -49,7 +58,8 @@ def test_a_job_runs_end_to_end_on_a_local_runner(transactional_db, alice, job_wo
     assert job.status == "succeeded"
 
 
-def test_submit_job_waits_and_prints_one_line_per_task(transactional_db, alice, job_world, tmp_path, settings):
+def test_submit_job_waits_and_prints_one_line_per_task(live_server, transactional_db, alice, job_world,
+                                                       grading_worker, tmp_path, settings):
     alice.is_superuser = True
     alice.save()
     out = io.StringIO()
@@ -64,13 +74,13 @@ def test_submit_job_waits_and_prints_one_line_per_task(transactional_db, alice, 
             connection.close()
             done.set()
 
-    runner = WorkerProcess(tmp_path / "runner.log", "jobs.cpu,celery", runner="test-runner")
+    runner = loopback_runner_process(live_server, tmp_path, tasks=2)
     thread = threading.Thread(target=submit)
     try:
         thread.start()
-        assert done.wait(120), runner.output()
+        assert done.wait(120), runner.output() + grading_worker.output()
     finally:
-        runner.stop()
+        RemoteRunner.stop_all()
     rows = [json.loads(line) for line in out.getvalue().splitlines()]
     assert [(r["competition"], r["seed"], r["status"], r["valid_submission"], r["any_medal"]) for r in rows] == [
         ("spaceship-titanic", 0, "succeeded", True, True), ("spaceship-titanic", 1, "succeeded", True, True)]
@@ -80,20 +90,21 @@ def test_submit_job_waits_and_prints_one_line_per_task(transactional_db, alice, 
     assert all(r["run_status"] == "graded" and r["grading_error"] is None and r["state"] == "graded" for r in rows)
 
 
-def test_the_baseline_agent_runs_on_a_smoke_competition(transactional_db, alice, job_world, tmp_path):
+def test_the_baseline_agent_runs_on_a_smoke_competition(live_server, transactional_db, alice, job_world,
+                                                        grading_worker, tmp_path):
     """The built-in baseline, unseen data (scikit-learn's wine as an MLE-bench competition), real runner."""
     call_command("make_smoke_competitions", "--root", str(tmp_path / "smoke"), stdout=io.StringIO())
     from runner.jobs.services import create_job
 
     job = create_job(user=alice, agent="baseline", competitions=["smoke-wine"], time_limit_minutes=0.5)
-    runner = WorkerProcess(tmp_path / "runner.log", "jobs.cpu,celery", runner="test-runner")
+    runner = loopback_runner_process(live_server, tmp_path, tasks=1)
     try:
         task = wait_until(lambda: JobTask.objects.filter(job=job, status__in=JobTask.FINISHED).first(), 120,
                           "finished", runner)
         run = wait_until(lambda: Run.objects.filter(pk=task.run_id, status__in=("graded", "failed")).first(), 60,
-                         "graded", runner)
+                         "graded", grading_worker)
     finally:
-        runner.stop()
+        RemoteRunner.stop_all()
     assert task.status in (JobTask.Status.SUCCEEDED, JobTask.Status.TIMED_OUT), task.error
     assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None, run.grading_error
     assert run.trajectory.n_steps >= 3 and run.snapshots.exists()

@@ -1,6 +1,7 @@
-"""Faults with real processes and engines: a runner killed with kill -9 mid-run (re-run with its
-attempt counted, or failed with its partial logs; never lost, never graded twice), and an engine
-that is down (a clear error on the task, retries with back-off, then failed)."""
+"""Faults with real processes and engines: a runner attached by URL and token killed with kill -9 mid-run
+(the site's sweep re-runs the task with its attempt counted, or fails it with its partial logs; never lost,
+never graded twice), a cancel that stops a running sandbox within 10 s, and an engine that is down under
+the in-process runner (a clear error on the task, retries with back-off, then failed)."""
 
 from __future__ import annotations
 
@@ -10,8 +11,9 @@ from leaderboard.models import Artifact, Run
 from runner import tasks
 from runner.backends import BackendUnavailable
 from runner.backends.local import LocalBackend
-from runner.models import JobTask, Runner
-from tests.job_support import WorkerProcess, needs_agent_tools, scripted_job, wait_until
+from runner.models import JobTask
+from tests.job_support import needs_agent_tools, scripted_job, wait_until
+from tests.remote_runner_support import RemoteRunner, new_token
 from webapp.maintenance import sweep
 
 
@@ -47,34 +49,37 @@ def test_an_engine_that_is_down_is_retried_with_back_off_then_fails_clearly(
     assert task.attempts == 0 and task.run is None  # the agent never started: no attempt used
 
 
-def start_runner(tmp_path, name: str) -> WorkerProcess:
-    return WorkerProcess(tmp_path / f"{name}.log", "jobs.cpu,celery", runner=name)
+def start_runner(live_server, tmp_path, name: str) -> RemoteRunner:
+    """A runner process attached to the live site by URL and a token of its own (`manage.py runner --site`),
+    taking every task it can until it is stopped or killed."""
+    return RemoteRunner(live_server.url, new_token(name), tmp_path / name)
 
 
 @needs_agent_tools
 @pytest.mark.parametrize("max_attempts", [2, 1])
-def test_kill_9_of_a_runner_mid_run(transactional_db, alice, job_world, tmp_path, max_attempts):
-    Runner.objects.create(name="second-runner", backend="local", images=["*"])
-    job = scripted_job(alice, steps=6, sleep=1.0)  # committed: published to jobs.cpu at once
+def test_kill_9_of_a_runner_mid_run(live_server, transactional_db, alice, job_world, grading_worker, tmp_path,
+                                    max_attempts):
+    """The site's sweep (its grading worker's) finds the expired lease and hands the task on, or fails it."""
+    job = scripted_job(alice, steps=6, sleep=1.0)
     job.tasks.update(max_attempts=max_attempts)
     task = job.tasks.get()
-    first = start_runner(tmp_path, "test-runner")
+    first = start_runner(live_server, tmp_path, "first-runner")
     try:
         wait_until(lambda: Run.objects.filter(job_task=task, n_steps__gte=2).exists()
                    and JobTask.objects.filter(pk=task.pk, log_tail__contains="step 1").exists(), 60, "streaming", first)
         first.kill9()
     finally:
-        first.stop()
+        RemoteRunner.stop_all()
     task.refresh_from_db()
     assert task.status == JobTask.Status.RUNNING and task.attempts == 1
-    second = start_runner(tmp_path, "second-runner")  # its sweep finds the expired lease
+    second = start_runner(live_server, tmp_path, "second-runner")
     try:
         task = wait_until(lambda: JobTask.objects.filter(pk=task.pk, status__in=JobTask.FINISHED).first(), 90,
                           "finished", second)
         run = wait_until(lambda: Run.objects.filter(pk=task.run_id, status__in=("graded", "failed")).first(), 30,
-                         "graded", second)
+                         "graded", grading_worker)
     finally:
-        second.stop()
+        RemoteRunner.stop_all()
     if max_attempts == 2:
         assert task.status == JobTask.Status.SUCCEEDED and task.attempts == 2, task.error
         assert task.runner.name == "second-runner"
@@ -96,14 +101,15 @@ def test_kill_9_of_a_runner_mid_run(transactional_db, alice, job_world, tmp_path
 
 
 @needs_agent_tools
-def test_cancelling_a_running_job_stops_its_sandbox_within_10_s(transactional_db, alice, job_world, tmp_path):
+def test_cancelling_a_running_job_stops_its_sandbox_within_10_s(live_server, transactional_db, alice, job_world,
+                                                                 tmp_path):
     import time
 
     from runner.jobs.services import cancel_job
 
     job = scripted_job(alice, steps=2, sleep=0.2, hang=120, ignore_term=True)  # only SIGKILL ends it
     task = job.tasks.get()
-    runner = start_runner(tmp_path, "test-runner")
+    runner = start_runner(live_server, tmp_path, "cancelled-runner")
     try:
         wait_until(lambda: Run.objects.filter(job_task=task, n_steps__gte=2).exists(), 60, "streaming", runner)
         started = time.monotonic()
@@ -112,7 +118,7 @@ def test_cancelling_a_running_job_stops_its_sandbox_within_10_s(transactional_db
                           "stopped", runner)
         stopped_after = time.monotonic() - started
     finally:
-        runner.stop()
+        RemoteRunner.stop_all()
     assert task.status == JobTask.Status.CANCELLED and stopped_after < 10
     run = Run.objects.get(pk=task.run_id)
     assert run.status == Run.Status.FAILED and "cancelled" in run.grading_error

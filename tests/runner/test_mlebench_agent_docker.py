@@ -1,6 +1,7 @@
 """An agent packaged as MLE-bench packages it, end to end in Docker (marker docker): imported from a
 folder the test writes, its image built FROM mlebench-env (built here once if missing: minutes), one
-variant run through the real supervisor. start.sh gets the variant's kwargs and env vars (the secret
+variant run on the loopback runner (a runner attached by URL, which builds the package's image itself
+when it has not got it). start.sh gets the variant's kwargs and env vars (the secret
 resolved from the job's secrets), runs as nonroot with /home/instructions.txt, a read-only
 /home/data and a checker at localhost:5000 that answers like MLE-bench's; the run is graded."""
 
@@ -13,8 +14,6 @@ import pytest
 from leaderboard.models import Run
 from runner.agents.importer import import_agents
 from runner.backends.docker import DockerBackend
-from runner.execution import supervisor
-from runner.jobs import task_leases
 from runner.jobs.services import create_job
 from runner.models import JobTask
 from tests.job_support import COMPETITION, needs_agent_tools
@@ -30,30 +29,27 @@ def _probe_record(run: Run) -> dict:
         return json.loads(handle.read())
 
 
-def _run_job(user, runner, agent: str, capture) -> tuple[JobTask, Run]:
-    """One task of a 2-minute job of `agent`, through the supervisor in Docker; it must succeed."""
-    with capture(execute=False):
-        job = create_job(user=user, agent=agent, competitions=[COMPETITION], time_limit_minutes=2)
+def _run_job(user, loopback, agent: str) -> tuple[JobTask, Run]:
+    """One task of a 2-minute job of `agent`, on the loopback runner in Docker; it must succeed."""
+    job = create_job(user=user, agent=agent, competitions=[COMPETITION], time_limit_minutes=2)
     task = job.tasks.get()
-    outcome = supervisor.execute(task_leases.claim(task.pk, runner), runner=runner, backend=DockerBackend())
+    outcome = loopback.run_graded(task.pk, DockerBackend(), timeout_s=900)
     task.refresh_from_db()
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
     return task, Run.objects.get(pk=task.run_id)
 
 
-def test_an_mlebench_agent_runs_in_docker_as_mlebench_runs_it(alice, job_world, mlebench_env, tmp_path,
-                                                            django_capture_on_commit_callbacks):
+def test_an_mlebench_agent_runs_in_docker_as_mlebench_runs_it(alice, loopback, mlebench_env, tmp_path):
     report = import_agents(make_agents_dir(tmp_path), build=True, log=lambda *a: None)
     assert sorted(report.created) == ["probe", "probe/omega"]
     backend = DockerBackend()
     image = report.images[0]["image"]
     assert backend.image_exists(image) and len(report.images) == 1  # both variants share one image
-    with django_capture_on_commit_callbacks(execute=False):
-        job = create_job(user=alice, agent="probe/omega", competitions=[COMPETITION], time_limit_minutes=2,
-                         env={"MY_KEY": SECRET})
+    job = create_job(user=alice, agent="probe/omega", competitions=[COMPETITION], time_limit_minutes=2,
+                     env={"MY_KEY": SECRET})
     assert job.agent_version and job.agent_image == image
     task = job.tasks.get()
-    outcome = supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=backend)
+    outcome = loopback.run_graded(task.pk, backend, timeout_s=900)
     task.refresh_from_db()
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)
     run = Run.objects.get(pk=task.run_id)
@@ -95,25 +91,23 @@ def test_a_job_goes_only_to_runners_that_have_the_agents_image(alice, job_world,
                       env={"MY_KEY": SECRET}).agent_image == image
 
 
-def test_the_shipped_sample_agent_imports_builds_runs_and_is_graded(alice, job_world, mlebench_env, settings,
-                                                                   django_capture_on_commit_callbacks):
+def test_the_shipped_sample_agent_imports_builds_runs_and_is_graded(alice, loopback, mlebench_env, settings):
     from pathlib import Path
 
     report = import_agents(Path(settings.BASE_DIR) / "agents", build=True, log=lambda *a: None)
     assert {"sample", "sample/copy-sample"} <= set(report.created + report.updated + report.unchanged)
-    task, run = _run_job(alice, job_world, "sample", django_capture_on_commit_callbacks)
+    task, run = _run_job(alice, loopback, "sample")
     assert '{"result": "Submission is valid."}' in task.log_tail
     assert run.status == Run.Status.GRADED and run.valid_submission and run.trajectory.n_steps == 2
 
 
-def test_an_agent_written_as_mlebench_writes_its_own_builds_and_runs(alice, job_world, mlebench_env, tmp_path,
-                                                                   django_capture_on_commit_callbacks):
+def test_an_agent_written_as_mlebench_writes_its_own_builds_and_runs(alice, loopback, mlebench_env, tmp_path):
     """The Dockerfile and start.sh habits of MLE-bench's aide, dummy and mlagentbench, on our base and
     its conda (tests/mlebench_agent_support.py: SHAPED_*)."""
     from tests.mlebench_agent_support import make_mlebench_shaped_dir
 
     import_agents(make_mlebench_shaped_dir(tmp_path), build=True, log=lambda *a: None)
-    _, run = _run_job(alice, job_world, "shaped", django_capture_on_commit_callbacks)
+    _, run = _run_job(alice, loopback, "shaped")
     with run.artifacts.get(name="logs/checks.txt").file.open("rb") as handle:
         checks = dict(line.split("=", 1) for line in handle.read().decode().splitlines())
     assert checks.pop("torch_rc") != "0" and checks.pop("private_rc") != "0"  # no torch; /private is root's

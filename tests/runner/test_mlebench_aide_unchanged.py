@@ -8,7 +8,7 @@ mode (Debian's mirror and PyPI, through the site's proxy) and a git mirror on th
 holding a repository at `thesofakillers/aideml`: not MLE-bench's fork (GitHub is out of reach here)
 but a stand-in built from aideml 0.2.2's source on PyPI (tests/aideml_standin.py says what it changes
 so that it behaves where the fork's start.sh expects). Then one job of `aide/dev` runs through the
-real supervisor against the scripted upstream (tests/aide_upstream.py) behind the LLM gateway, to a
+loopback runner against the scripted upstream (tests/aide_upstream.py) behind the LLM gateway, to a
 graded run. Needs Debian's mirror and PyPI (about 150 MB of packages on a first build)."""
 
 from __future__ import annotations
@@ -25,8 +25,6 @@ from leaderboard.models import Run
 from runner.agents import build_network
 from runner.agents.importer import import_agents
 from runner.backends.docker import DockerBackend
-from runner.execution import supervisor
-from runner.jobs import task_leases
 from runner.jobs.services import create_job
 from runner.models import AgentDefinition, JobTask
 from tests import aideml_standin
@@ -76,14 +74,12 @@ def mirrored_build(settings, tmp_path):
 
 def test_mlebench_aide_builds_from_a_git_mirror_and_runs_unchanged_to_a_graded_run(
     mlebench_checkout,
-    db,
     alice,
-    job_world,
+    loopback,
     mlebench_env,
     mirrored_build,
     tmp_path,
     settings,
-    django_capture_on_commit_callbacks,
 ):
     agents = tmp_path / "agents"
     shutil.copytree(mlebench_checkout / "agents" / "aide", agents / "aide")
@@ -99,17 +95,16 @@ def test_mlebench_aide_builds_from_a_git_mirror_and_runs_unchanged_to_a_graded_r
 
     with AideUpstream() as upstream:
         settings.LLM_UPSTREAMS = {"openai": upstream.url}
-        with django_capture_on_commit_callbacks(execute=False):
-            job = create_job(
-                user=alice,
-                agent="aide/dev",
-                competitions=[COMPETITION],
-                time_limit_minutes=10,
-                env={"OPENAI_API_KEY": REAL_KEY},
-            )
+        job = create_job(
+            user=alice,
+            agent="aide/dev",
+            competitions=[COMPETITION],
+            time_limit_minutes=10,
+            env={"OPENAI_API_KEY": REAL_KEY},
+        )
         task = job.tasks.get()
         started = time.monotonic()
-        outcome = supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=DockerBackend())
+        outcome = loopback.run_graded(task.pk, DockerBackend(), timeout_s=1200)
         print(f"MLE-bench aide/dev run: {time.monotonic() - started:.0f} s, {len(upstream.calls)} model calls")
     task.refresh_from_db()
     assert outcome.status == JobTask.Status.SUCCEEDED, (outcome.error, task.log_tail)

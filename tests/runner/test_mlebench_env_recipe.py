@@ -25,9 +25,9 @@ import pytest
 
 from runner.agents import base_image
 from runner.backends.docker import image_environment
-from runner.execution import recipes
 from runner.host import agent_image
 from runner.host.agent_image import ImageBuildError
+from runner.jobs import recipes
 
 PIN = re.compile(r"^([A-Za-z0-9][A-Za-z0-9._-]*)(\[[a-z0-9,-]+\])?==(\S+)$")
 # MLE-bench's environment as its requirements.txt and its Dockerfile's installs pin it: what a run here must match.

@@ -69,20 +69,20 @@ def assert_odd_names_stored_safely(run: Run, job, client) -> None:
 
 
 @needs_agent_tools
-def test_odd_file_names_are_stored_safely_with_the_local_backend(alice, client, job_world):
-    outcome, run, _ = run_task(hostile_job(alice, AGENT), job_world, LocalBackend())
+def test_odd_file_names_are_stored_safely_with_the_local_backend(alice, client, loopback):
+    outcome, run, _ = run_task(hostile_job(alice, AGENT), loopback, LocalBackend())
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     assert_odd_names_stored_safely(run, JobTask.objects.get(run=run).job, client)
 
 
 @pytest.mark.docker
 @needs_agent_tools
-def test_odd_file_names_are_stored_safely_in_docker(alice, client, job_world, docker_backend):
-    outcome, run, _ = run_task(hostile_job(alice, AGENT), job_world, docker_backend)
+def test_odd_file_names_are_stored_safely_in_docker(alice, client, loopback, docker_backend):
+    outcome, run, _ = run_task(hostile_job(alice, AGENT), loopback, docker_backend)
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     assert_odd_names_stored_safely(run, JobTask.objects.get(run=run).job, client)
     assert_no_scratch_left()
-    assert_runner_still_healthy(alice, job_world, docker_backend)
+    assert_runner_still_healthy(alice, loopback, docker_backend)
 
 
 @pytest.mark.parametrize("name, stored_as", [
@@ -120,7 +120,7 @@ def test_one_refused_file_loses_neither_the_run_nor_its_other_files(alice, job_w
 
 
 @needs_agent_tools
-def test_a_file_storage_refuses_is_skipped_with_a_note_and_the_run_keeps_the_rest(alice, client, job_world,
+def test_a_file_storage_refuses_is_skipped_with_a_note_and_the_run_keeps_the_rest(alice, client, loopback,
                                                                                    monkeypatch):
     real_save = Artifact.save
 
@@ -136,7 +136,7 @@ def test_a_file_storage_refuses_is_skipped_with_a_note_and_the_run_keeps_the_res
             (code / name).parent.mkdir(exist_ok=True)
             (code / name).write_text(name)
     """)
-    outcome, run, _ = run_task(job, job_world, LocalBackend())
+    outcome, run, _ = run_task(job, loopback, LocalBackend())
     assert outcome.status == JobTask.Status.SUCCEEDED, outcome.error
     assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None
     names = set(run.artifacts.values_list("name", flat=True))

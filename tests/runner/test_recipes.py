@@ -11,9 +11,9 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-from celery.exceptions import Retry
 
-from runner.execution import recipes
+from runner.backends.local import LocalBackend
+from runner.jobs import recipes
 from runner.jobs.services import JobError, create_job
 from runner.models import JobTask, PublicDataVersion, Runner
 from tests.job_support import COMPETITION, scripted_job
@@ -67,11 +67,11 @@ def test_links_are_listed_never_followed(db, folder, tmp_path):
     assert before["version"] != by_hand(folder) and before["files"] == 2
 
 
-def test_a_job_run_records_its_recipe(alice, job_world, django_capture_on_commit_callbacks):
+def test_a_job_run_records_its_recipe(alice, loopback, django_capture_on_commit_callbacks):
     with django_capture_on_commit_callbacks(execute=False):
         job = scripted_job(alice, seeds=1, steps=2, sleep=0.05, colour="blue")
     task = job.tasks.get()
-    assert run_task(task, job_world).status == JobTask.Status.SUCCEEDED
+    assert run_task(task, loopback).status == JobTask.Status.SUCCEEDED
     task.refresh_from_db()
     recipe = task.run.recipe
     data = Path(task.competition.public_data_dir)
@@ -81,28 +81,25 @@ def test_a_job_run_records_its_recipe(alice, job_world, django_capture_on_commit
                               "bytes": sum(p.stat().st_size for p in data.iterdir())}
     assert (recipe["seed"], recipe["settings"], recipe["time_limit_s"], recipe["model"]) == (
         0, {"steps": 2, "sleep": 0.05, "colour": "blue"}, 60.0, "")
-    assert recipe["hardware"]["cpus"] == job.cpus and recipe["hardware"]["runner_cpus"] == job_world.cpu_count
-    assert recipe["sandbox"] == {"backend": "local"}
+    assert recipe["hardware"]["cpus"] == job.cpus and recipe["hardware"]["runner_cpus"] == task.runner.cpu_count
+    assert recipe["sandbox"] == {"attached": "api", "backend": "local"}  # the runner's word on its sandbox
     assert "sandbox" not in {f.name for f in JobTask._meta.get_fields()}  # one place: the run's recipe
 
 
-def test_a_runtime_asked_for_needs_a_runner_that_has_it(alice, job_world, monkeypatch,
-                                                        django_capture_on_commit_callbacks):
+def test_a_runtime_asked_for_needs_a_runner_that_has_it(alice, job_world, loopback):
     with pytest.raises(JobError, match="no runner starts sandboxes with backend docker, runtime runsc"):
         create_job(user=alice, agent="scripted", competitions=[COMPETITION], time_limit_minutes=1,
                    requirements={"backend": "docker", "runtime": "runsc"})
     Runner.objects.create(name="gvisor-box", backend="docker", runtime="runsc", images=["*"], cpu_count=2,
                           last_heartbeat=job_world.last_heartbeat, queues=["jobs.cpu"])
-    with django_capture_on_commit_callbacks(execute=False):
-        job = create_job(user=alice, agent="scripted", competitions=[COMPETITION], time_limit_minutes=1,
-                         requirements={"backend": "docker", "runtime": "runsc"})
-    from runner.tasks import run_job_task
-
-    monkeypatch.setenv("MEDALBOARD_RUNNER_NAME", job_world.name)  # a local runner: not this job's kind
-    with pytest.raises(Retry):
-        run_job_task.run(job.tasks.get().pk)
+    job = create_job(user=alice, agent="scripted", competitions=[COMPETITION], time_limit_minutes=1,
+                     requirements={"backend": "docker", "runtime": "runsc"})
+    with pytest.raises(AssertionError, match="served no task"):  # a local runner: not this job's kind
+        loopback.run_one(LocalBackend(), timeout_s=5)
     assert job.tasks.get().status == JobTask.Status.QUEUED and job.tasks.get().attempts == 0
-    assert Runner.objects.get(name="gvisor-box").meets(job.requirements) and not job_world.meets(job.requirements)
+    loopback_runner = Runner.objects.exclude(name__in=["gvisor-box", job_world.name]).get()
+    assert Runner.objects.get(name="gvisor-box").meets(job.requirements)
+    assert not loopback_runner.meets(job.requirements)
 
 
 def test_the_lease_is_renewed_while_a_large_folder_is_hashed(db, folder, monkeypatch):

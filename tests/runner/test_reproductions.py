@@ -26,14 +26,14 @@ def grant(user) -> None:
 
 
 def run_all(experiment: Experiment, runner) -> list[Run]:
-    """Every queued task of the experiment's jobs, run here; the runs they graded."""
-    for task in JobTask.objects.filter(job__experiment=experiment, status=JobTask.Status.QUEUED):
+    """Every queued task of the experiment's jobs, run on the loopback runner; the runs the site graded."""
+    for task in JobTask.objects.filter(job__experiment=experiment, status=JobTask.Status.QUEUED).order_by("pk"):
         assert run_task(task, runner).status == JobTask.Status.SUCCEEDED
     return list(Run.objects.filter(experiment=experiment, status=Run.Status.GRADED))
 
 
 @pytest.fixture
-def original(alice, job_world, django_capture_on_commit_callbacks) -> Experiment:
+def original(alice, loopback, django_capture_on_commit_callbacks) -> Experiment:
     """Alice's scripted agent on spaceship-titanic, 3 seeds that score 1.0, 0.975 and 0.95."""
     from runner.jobs.services import create_job
 
@@ -41,7 +41,7 @@ def original(alice, job_world, django_capture_on_commit_callbacks) -> Experiment
     with django_capture_on_commit_callbacks(execute=False):
         job = create_job(user=alice, agent="scripted", competitions=[COMPETITION], seeds=3, time_limit_minutes=1,
                          settings=SETTINGS)
-    runs = run_all(job.experiment, job_world)
+    runs = run_all(job.experiment, loopback)
     assert sorted(r.score for r in runs) == pytest.approx([0.95, 0.975, 1.0])
     return job.experiment
 
@@ -51,7 +51,7 @@ def reproduce(user, experiment, capture) -> Experiment:
         return reproduction.reproduce(user=user, experiment=experiment)
 
 
-def test_the_same_agent_and_seeds_reproduce(alice, original, job_world, django_capture_on_commit_callbacks):
+def test_the_same_agent_and_seeds_reproduce(alice, original, loopback, django_capture_on_commit_callbacks):
     made = reproduce(alice, original, django_capture_on_commit_callbacks)
     assert made.reproduces == original and made.owner == alice and made.pk != original.pk
     job, = Job.objects.filter(experiment=made)
@@ -62,7 +62,7 @@ def test_the_same_agent_and_seeds_reproduce(alice, original, job_world, django_c
     [(listed, pending)] = reproductions.reproductions_of(original, alice)
     assert listed == made and pending.badge == reproductions.PENDING and pending.unfinished_tasks == 3
 
-    runs = run_all(made, job_world)
+    runs = run_all(made, loopback)
     assert sorted((r.seed, r.score) for r in runs) == sorted(
         Run.objects.filter(experiment=original).values_list("seed", "score"))
     [(_, assessment)] = reproductions.reproductions_of(original, alice)
@@ -76,11 +76,11 @@ def test_the_same_agent_and_seeds_reproduce(alice, original, job_world, django_c
         assert [row.experiment.pk for row in board(split_slug=split, user=alice)[1]] == [original.pk]
 
 
-def test_a_perturbed_agent_does_not_reproduce(alice, original, job_world, django_capture_on_commit_callbacks):
+def test_a_perturbed_agent_does_not_reproduce(alice, original, loopback, django_capture_on_commit_callbacks):
     AgentDefinition.objects.filter(name="scripted").update(
         command=[sys.executable, str(SCRIPTED_AGENT), "--worse", "4"])  # 4 more wrong rows: 0.1 lower
     made = reproduce(alice, original, django_capture_on_commit_callbacks)
-    run_all(made, job_world)
+    run_all(made, loopback)
     [(_, assessment)] = reproductions.reproductions_of(original, alice)
     assert assessment.badge == reproductions.NOT_REPRODUCED
     row, = assessment.rows
@@ -113,7 +113,7 @@ def test_who_may_reproduce(client, alice, bob, staff, original, django_capture_o
     assert 'id="reproduce-form"' not in page and "reproduction-badge pending" in page
 
 
-def test_the_api_submits_and_reports_the_badge(client, alice, original, job_world, django_capture_on_commit_callbacks):
+def test_the_api_submits_and_reports_the_badge(client, alice, original, loopback, django_capture_on_commit_callbacks):
     client.force_login(alice)
     with django_capture_on_commit_callbacks(execute=False):
         response = client.post(f"/api/experiments/{original.pk}/reproduce/")
@@ -124,7 +124,7 @@ def test_the_api_submits_and_reports_the_badge(client, alice, original, job_worl
     assert body["reproducible"] and body["reproduces"] is None
     assert [(r["experiment"], r["badge"], r["unfinished_tasks"]) for r in body["reproductions"]] == [
         (made.pk, "pending", 3)]
-    run_all(made, job_world)
+    run_all(made, loopback)
     client.logout()  # public runs: anyone reads the badge
     body = client.get(f"/api/experiments/{original.pk}/reproductions/").json()
     entry, = body["reproductions"]

@@ -7,16 +7,12 @@ import io
 
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
 
 from leaderboard.analysis import research
 from leaderboard.models import Run
 from runner.backends import TOOLS_DIR
-from runner.backends.local import LocalBackend
-from runner.execution import supervisor
-from runner.jobs import task_leases
 from runner.jobs.services import create_job
-from runner.models import JobTask, Runner
+from runner.models import JobTask
 from tests.competitions.research_fixture import build_task, expected_scores
 
 # The built-in agent's research mode (it reads WORKSPACE_DIR) comes with runner/agent_tools/baseline_agent.py.
@@ -24,18 +20,14 @@ pytestmark = pytest.mark.skipif("WORKSPACE_DIR" not in (TOOLS_DIR / "baseline_ag
                                 reason="the built-in agent has no research mode in this checkout")
 
 
-def test_the_builtin_agent_beats_the_starter_scored_by_eval_py(db, alice, tmp_path, fast_jobs, settings,
-                                                               django_capture_on_commit_callbacks):
+def test_the_builtin_agent_beats_the_starter_scored_by_eval_py(loopback_runner, alice, tmp_path, settings):
     settings.RESEARCH_DIR = tmp_path / "stored"
     build_task(tmp_path / "tasks", "tiny-accuracy")
     call_command("import_research_tasks", str(tmp_path / "tasks"), "--baseline-score", str(expected_scores()[0]),
                  stdout=io.StringIO())
-    runner = Runner.objects.create(name="research-runner", backend="local", images=["*"], cpu_count=2,
-                                   last_heartbeat=timezone.now(), queues=["jobs.cpu"])
-    with django_capture_on_commit_callbacks(execute=False):
-        job = create_job(user=alice, agent="baseline", competitions=["tiny-accuracy"], time_limit_minutes=1.5)
+    job = create_job(user=alice, agent="baseline", competitions=["tiny-accuracy"], time_limit_minutes=1.5)
     task = job.tasks.get()
-    supervisor.execute(task_leases.claim(task.pk, runner), runner=runner, backend=LocalBackend())
+    loopback_runner.run_graded(task.pk)
     task.refresh_from_db()
     run = Run.objects.get(pk=task.run_id)
     assert run.status == Run.Status.GRADED and run.grading_report["research"]["eval"] == "scripts/eval.py get_score"

@@ -319,15 +319,11 @@ def test_a_docker_starter_runs_in_the_image_of_the_same_wheels(db, tmp_path, lig
 @pytest.mark.serial
 @pytest.mark.parametrize("backend_name", ["local", pytest.param("docker", marks=pytest.mark.docker)])
 def test_a_site_agent_on_a_research_task_works_in_the_same_environment(
-    db, alice, tmp_path, light, fast_jobs, django_capture_on_commit_callbacks, backend_name, request
+    loopback_runner, alice, tmp_path, light, backend_name, request
 ):
     """MLAgentBench's agents work in the environment the starter ran in; the site's own agents do too."""
-    from django.utils import timezone
-
-    from runner.execution import supervisor
-    from runner.jobs import task_leases
     from runner.jobs.services import create_job
-    from runner.models import AgentDefinition, Runner
+    from runner.models import AgentDefinition
 
     light.RUNNER_WORK_DIR = tmp_path / "work"  # fast_jobs set its own
     build_task(tmp_path / "tasks", "which-python")
@@ -339,16 +335,7 @@ def test_a_site_agent_on_a_research_task_works_in_the_same_environment(
             "command": ["python3", "-c", "import sys, numpy; print('agent on', sys.executable, numpy.__version__)"],
         },
     )
-    runner = Runner.objects.create(
-        name="gpuenv-research",
-        backend="local",
-        images=["*"],
-        cpu_count=2,
-        last_heartbeat=timezone.now(),
-        queues=["jobs.cpu"],
-    )
-    with django_capture_on_commit_callbacks(execute=False):
-        job = create_job(user=alice, agent="which-python", competitions=["which-python"], time_limit_minutes=1)
+    job = create_job(user=alice, agent="which-python", competitions=["which-python"], time_limit_minutes=1)
     task = job.tasks.get()
     if backend_name == "docker":
         from runner.backends.docker import DockerBackend
@@ -358,6 +345,6 @@ def test_a_site_agent_on_a_research_task_works_in_the_same_environment(
     else:
         backend = LocalBackend(runner_name="gpuenv-test")
         python = f"{environment.local_venv('light')}/bin/python3"
-    supervisor.execute(task_leases.claim(task.pk, runner), runner=runner, backend=backend)
+    loopback_runner.run_graded(task.pk, backend)
     task.refresh_from_db()
     assert f"agent on {python} 1.26.4" in task.log_tail, task.log_tail

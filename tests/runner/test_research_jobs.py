@@ -1,7 +1,8 @@
 """A job on a research task: the agent works in a copy of env/ (its current folder), the final
 workspace is stored and scored by the task's eval.py in the grading sandbox, snapshots of the
 workspace are scored as it goes, an agent that edits a read-only file is flagged, and one that looks
-for the task's scripts finds nothing; on the local backend and under Docker."""
+for the task's scripts finds nothing; on the local backend and under Docker, on the loopback runner (the
+site's research grading side runs eval.py on what it uploaded)."""
 
 from __future__ import annotations
 
@@ -13,24 +14,22 @@ from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.utils import timezone
 from rest_framework.test import APIClient
 
 from leaderboard.analysis import research as stats
 from leaderboard.models import Artifact, Run
 from runner.backends.local import LocalBackend
-from runner.execution import supervisor
-from runner.jobs import task_leases
 from runner.jobs.services import create_job
-from runner.models import AgentDefinition, JobTask, Runner
+from runner.models import AgentDefinition, JobTask
 from tests.competitions.research_fixture import build_task, expected_scores
+from tests.remote_runner_support import LoopRunner
 
 AGENT = Path(__file__).resolve().parents[1] / "job_agents" / "research_agent.py"
 TASK = "tiny-accuracy"
 
 
-@pytest.fixture
-def research_world(db, tmp_path, fast_jobs, settings):
+def import_research_world(tmp_path, settings) -> None:
+    """The tiny research task imported (its baseline given) and the scripted research agent."""
     settings.RESEARCH_DIR = tmp_path / "stored"
     settings.RESEARCH_SNAPSHOT_EVERY_S = 0.3
     build_task(tmp_path / "tasks", TASK)
@@ -38,18 +37,26 @@ def research_world(db, tmp_path, fast_jobs, settings):
                  str(expected_scores()[0]), stdout=io.StringIO())
     AgentDefinition.objects.update_or_create(name="research-scripted", defaults={
         "command": [sys.executable, str(AGENT)], "image": ""})
-    return Runner.objects.create(name="research-runner", backend="local", images=["*"], cpu_count=2,
-                                 last_heartbeat=timezone.now(), queues=["jobs.cpu"])
+
+
+@pytest.fixture
+def research_world(loopback_runner, tmp_path, settings):
+    import_research_world(tmp_path, settings)
+    return loopback_runner
 
 
 def run_job(user, runner, backend, django_capture_on_commit_callbacks, minutes=1.0,
             expect=JobTask.Status.SUCCEEDED, task=TASK, env=None, **agent_settings) -> Run:
-    with django_capture_on_commit_callbacks(execute=False):
-        job = create_job(user=user, agent="research-scripted", competitions=[task], seeds=1,
-                         time_limit_minutes=minutes, settings=agent_settings, env=env)
+    job = create_job(user=user, agent="research-scripted", competitions=[task], seeds=1,
+                     time_limit_minutes=minutes, settings=agent_settings, env=env)
     task = job.tasks.get()
-    held = task_leases.claim(task.pk, runner)
-    outcome = supervisor.execute(held, runner=runner, backend=backend)
+    if isinstance(runner, LoopRunner):
+        outcome = runner.run_graded(task.pk, backend)
+    else:  # a Runner row: the in-process runner (tests/runner/test_hostile_copies_bounded.py's eval copy)
+        from runner.execution import supervisor
+        from runner.jobs import task_leases
+
+        outcome = supervisor.execute(task_leases.claim(task.pk, runner), runner=runner, backend=backend)
     task.refresh_from_db()
     assert task.status == expect, (outcome.error, task.log_tail)
     return Run.objects.get(pk=task.run_id)

@@ -14,9 +14,10 @@ from django.core.management import call_command
 
 from leaderboard.models import Run
 from runner.backends.local import LocalBackend
-from runner.execution import supervisor
+from runner.host.outcomes import Outcome
 from runner.jobs.services import create_job
 from runner.models import AgentDefinition, JobTask, Runner
+from runner.remote import task as remote_task
 from tests.gateway_support import REAL_OPENAI_KEY, serve_upstream
 from tests.runner.test_hostile_agents import (
     assert_no_scratch_left,
@@ -29,21 +30,21 @@ upstream = pytest.fixture(scope="module")(serve_upstream)
 
 
 def on_tick(monkeypatch, after_s: float, action) -> list:
-    """Call `action(supervisor)` once, at the first tick `after_s` into the run; what it returned."""
+    """Call `action(watch)` once, at the runner's first tick `after_s` into the run; what it returned."""
     done: list = []
-    real_tick = supervisor.Supervisor.tick
+    real_tick = remote_task.Watch.tick
 
     def tick(self, final: bool = False) -> None:
         if not done and not final and self.elapsed() >= after_s:
             done.append(action(self))
         real_tick(self, final)
 
-    monkeypatch.setattr(supervisor.Supervisor, "tick", tick)
+    monkeypatch.setattr(remote_task.Watch, "tick", tick)
     return done
 
 
 @pytest.mark.docker
-def test_a_local_runners_start_leaves_a_running_docker_sandbox_alone(alice, client, job_world, docker_backend,
+def test_a_local_runners_start_leaves_a_running_docker_sandbox_alone(alice, client, loopback, docker_backend,
                                                                      monkeypatch, capsys):
     job = hostile_job(alice, """
         valid_submission()
@@ -53,9 +54,9 @@ def test_a_local_runners_start_leaves_a_running_docker_sandbox_alone(alice, clie
     """)
     local = f"local-{uuid.uuid4().hex[:8]}"
     # What `make run` or a test does beside it: start a local runner (its start removes stale sandboxes).
-    started = on_tick(monkeypatch, 2.0, lambda supervisor: call_command(
+    started = on_tick(monkeypatch, 2.0, lambda watch: call_command(
         "runner", backend="local", name=local, register_only=True))
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, loopback, docker_backend)
     said = capsys.readouterr().out
     assert started == [None] and Runner.objects.filter(name=local).exists()
     assert f"runner {local} (local)" in said and "removed 0 stale sandboxes" in said
@@ -63,20 +64,19 @@ def test_a_local_runners_start_leaves_a_running_docker_sandbox_alone(alice, clie
     assert outcome.status == JobTask.Status.SUCCEEDED and outcome.exit_code == 0, (outcome.error, task.log_tail)
     assert "finished normally" in task.log_tail
     assert run.status == Run.Status.GRADED and run.valid_submission
-    assert_runner_still_healthy(alice, job_world, docker_backend)
+    assert_runner_still_healthy(alice, loopback, docker_backend)
 
 
 @pytest.mark.docker
-def test_a_sandbox_killed_from_outside_fails_and_its_run_is_not_counted(alice, client, job_world, docker_backend,
+def test_a_sandbox_killed_from_outside_fails_and_its_run_is_not_counted(alice, client, loopback, docker_backend,
                                                                         monkeypatch):
     job = hostile_job(alice, """
         valid_submission()
         print("working", flush=True)
         time.sleep(120)
     """, minutes=2)
-    killed = on_tick(monkeypatch, 2.0, lambda supervisor: docker_backend.client.containers.get(
-        supervisor.spec.name).kill())
-    outcome, run, seconds = run_task(job, job_world, docker_backend)
+    killed = on_tick(monkeypatch, 2.0, lambda watch: docker_backend.client.containers.get(watch.spec.name).kill())
+    outcome, run, seconds = run_task(job, loopback, docker_backend)
     assert killed == [None] and seconds < 60
     assert outcome.status == JobTask.Status.FAILED and outcome.exit_code == 137
     assert "killed from outside the runner" in outcome.error and not outcome.counted
@@ -90,11 +90,11 @@ def test_a_sandbox_killed_from_outside_fails_and_its_run_is_not_counted(alice, c
     assert "killed from outside the runner" in client.get(f"/jobs/{job.pk}/").content.decode()
     assert "killed from outside the runner" in client.get(f"/runs/{run.pk}/").content.decode()
     assert_no_scratch_left()
-    assert_runner_still_healthy(alice, job_world, docker_backend)
+    assert_runner_still_healthy(alice, loopback, docker_backend)
 
 
 @pytest.mark.docker
-def test_an_agent_that_kills_itself_is_not_said_killed_from_outside(alice, job_world, docker_backend):
+def test_an_agent_that_kills_itself_is_not_said_killed_from_outside(alice, loopback, docker_backend):
     """No kill through the engine: the agent's own SIGKILL (which a raw kill of its processes on the host
     looks like too) is said as such and its run stays counted, so that no agent can drop its own bad runs."""
     job = hostile_job(alice, """
@@ -102,7 +102,7 @@ def test_an_agent_that_kills_itself_is_not_said_killed_from_outside(alice, job_w
         valid_submission()
         os.kill(os.getpid(), signal.SIGKILL)
     """)
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, loopback, docker_backend)
     assert outcome.status == JobTask.Status.FAILED and outcome.exit_code == 137 and outcome.counted
     assert "killed by SIGKILL (exit code 137), not by this runner" in outcome.error
     assert "outside the runner" not in outcome.error
@@ -110,19 +110,19 @@ def test_an_agent_that_kills_itself_is_not_said_killed_from_outside(alice, job_w
 
 
 @pytest.mark.docker
-def test_the_runners_own_stop_is_not_a_kill_from_outside(alice, job_world, docker_backend, settings):
+def test_the_runners_own_stop_is_not_a_kill_from_outside(alice, loopback, docker_backend, settings):
     job = hostile_job(alice, """
         valid_submission()
         time.sleep(120)
     """, minutes=3 / 60)
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, loopback, docker_backend)
     assert outcome.status == JobTask.Status.TIMED_OUT and outcome.counted, outcome.error
     assert "outside" not in outcome.error
     assert run.status == Run.Status.GRADED and run.valid_submission
 
 
 @pytest.mark.docker
-def test_an_agent_past_its_memory_limit_is_said_killed_by_the_kernel(alice, client, job_world, docker_backend):
+def test_an_agent_past_its_memory_limit_is_said_killed_by_the_kernel(alice, client, loopback, docker_backend):
     job = hostile_job(alice, """
         valid_submission()
         print("allocating", flush=True)
@@ -132,7 +132,7 @@ def test_an_agent_past_its_memory_limit_is_said_killed_by_the_kernel(alice, clie
     """)
     job.memory_gb = 0.5
     job.save(update_fields=["memory_gb"])
-    outcome, run, seconds = run_task(job, job_world, docker_backend)
+    outcome, run, seconds = run_task(job, loopback, docker_backend)
     task = JobTask.objects.get(run=run)
     assert outcome.status == JobTask.Status.FAILED, (outcome.error, task.log_tail)
     assert "killed by the kernel (out of memory) at its 0.5 GiB memory limit" in outcome.error
@@ -142,11 +142,11 @@ def test_an_agent_past_its_memory_limit_is_said_killed_by_the_kernel(alice, clie
     client.force_login(alice)
     assert "killed by the kernel (out of memory)" in client.get(f"/jobs/{job.pk}/").content.decode()
     assert "killed by the kernel (out of memory)" in client.get(f"/runs/{run.pk}/").content.decode()
-    assert_runner_still_healthy(alice, job_world, docker_backend)
+    assert_runner_still_healthy(alice, loopback, docker_backend)
 
 
 @pytest.mark.docker
-def test_a_child_killed_by_the_kernel_is_said_though_the_agent_succeeds(alice, job_world, docker_backend):
+def test_a_child_killed_by_the_kernel_is_said_though_the_agent_succeeds(alice, loopback, docker_backend):
     job = hostile_job(alice, """
         import subprocess
         child = subprocess.run(["python3", "-c", "hog = []\\nwhile True: hog.append(bytearray(64 << 20))"])
@@ -155,7 +155,7 @@ def test_a_child_killed_by_the_kernel_is_said_though_the_agent_succeeds(alice, j
     """)
     job.memory_gb = 0.5
     job.save(update_fields=["memory_gb"])
-    outcome, run, _ = run_task(job, job_world, docker_backend)
+    outcome, run, _ = run_task(job, loopback, docker_backend)
     task = JobTask.objects.get(run=run)
     if docker_backend.runtime == "runsc":
         # gVisor's kernel runs in one host process, the one the host's OOM killer kills: the whole
@@ -185,16 +185,16 @@ time.sleep(600)
 """
 
 
-def run_to_budget_stop(job, runner, backend, monkeypatch) -> tuple[supervisor.Outcome, Run, float]:
+def run_to_budget_stop(job, runner, backend, monkeypatch) -> tuple[Outcome, Run, float]:
     """The task run; how long after the gateway's refusal the runner began stopping the sandbox."""
     stops: list[tuple[float, float]] = []
-    real_stop = supervisor.Supervisor._stop
+    real_stop = remote_task.Watch._stop
 
     def stop(self, status, why):
-        stops.append((time.monotonic(), self.gateway.meter.budget_refused()[0]))
+        stops.append((time.monotonic(), self.llm.access.gateway.meter.budget_refused()[0]))
         return real_stop(self, status, why)
 
-    monkeypatch.setattr(supervisor.Supervisor, "_stop", stop)
+    monkeypatch.setattr(remote_task.Watch, "_stop", stop)
     outcome, run, _ = run_task(job, runner, backend)
     assert len(stops) == 1
     return outcome, run, stops[0][0] - stops[0][1]
@@ -214,7 +214,7 @@ def assert_stopped_for_budget(outcome, run, job, client, after_s: float, grace_s
 
 
 @pytest.mark.docker
-def test_a_budget_refusal_stops_the_sandbox_within_the_grace(alice, client, job_world, docker_backend, upstream,
+def test_a_budget_refusal_stops_the_sandbox_within_the_grace(alice, client, loopback, docker_backend, upstream,
                                                             settings, monkeypatch):
     settings.LLM_UPSTREAMS = {"openai": upstream.url + "/v1"}
     settings.JOB_BUDGET_GRACE_S = 2
@@ -222,14 +222,14 @@ def test_a_budget_refusal_stops_the_sandbox_within_the_grace(alice, client, job_
     job = hostile_job(alice, BUDGET_AGENT, minutes=2, env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
     job.settings = {**job.settings, "llm_max_calls": 1}
     job.save(update_fields=["settings"])
-    outcome, run, after_s = run_to_budget_stop(job, job_world, docker_backend, monkeypatch)
+    outcome, run, after_s = run_to_budget_stop(job, loopback, docker_backend, monkeypatch)
     assert_stopped_for_budget(outcome, run, job, client, after_s, 2)
     assert len(upstream.requests) == 1
     monkeypatch.undo()
-    assert_runner_still_healthy(alice, job_world, docker_backend)
+    assert_runner_still_healthy(alice, loopback, docker_backend)
 
 
-def test_a_budget_refusal_stops_a_local_sandbox_within_the_grace(alice, client, job_world, upstream, settings,
+def test_a_budget_refusal_stops_a_local_sandbox_within_the_grace(alice, client, loopback, upstream, settings,
                                                                 monkeypatch):
     from tests.runner.test_hostile_agents import PRELUDE
 
@@ -240,5 +240,5 @@ def test_a_budget_refusal_stops_a_local_sandbox_within_the_grace(alice, client, 
         "image": "", "command": [sys.executable, "-c", PRELUDE + BUDGET_AGENT]})
     job = create_job(user=alice, agent="over-budget", competitions=["spaceship-titanic"], time_limit_minutes=2,
                      settings={"llm_max_calls": 1}, env={"OPENAI_API_KEY": REAL_OPENAI_KEY})
-    outcome, run, after_s = run_to_budget_stop(job, job_world, LocalBackend(), monkeypatch)
+    outcome, run, after_s = run_to_budget_stop(job, loopback, LocalBackend(), monkeypatch)
     assert_stopped_for_budget(outcome, run, job, client, after_s, 1.5)

@@ -13,10 +13,9 @@ from django.core.management import call_command
 from django.core.management.base import SystemCheckError
 
 from runner.backends.local import LocalBackend
-from runner.execution import supervisor
 from runner.host.hardware import Hardware
 from runner.host.networks import NetworkRefused, check_sandbox_network
-from runner.jobs import registry, task_leases
+from runner.jobs import registry
 from runner.jobs.services import JobError, create_job
 from runner.models import Job, Runner
 from tests.job_support import COMPETITION, needs_agent_tools
@@ -122,7 +121,7 @@ def _register() -> Runner:
 @pytest.mark.docker
 @needs_agent_tools
 def test_a_job_on_a_network_its_runner_offers_runs_attached_to_that_network_only(
-    alice, job_world, docker_agent, settings, django_capture_on_commit_callbacks
+    alice, job_world, loopback, docker_agent, settings
 ):
     """With Docker: the runner's operator made an internal network and listed it; the job names it;
     the container joins it and nothing else (no bridge, no host)."""
@@ -131,13 +130,12 @@ def test_a_job_on_a_network_its_runner_offers_runs_attached_to_that_network_only
     try:
         settings.SANDBOX_NETWORKS = [name]
         registry.heartbeat(job_world.name)  # the runner reports it
-        with django_capture_on_commit_callbacks(execute=False):
-            job = create_job(user=alice, agent="scripted", competitions=[COMPETITION], time_limit_minutes=1,
-                             settings={"steps": 2, "sleep": 0.5}, network=name)
+        job = create_job(user=alice, agent="scripted", competitions=[COMPETITION], time_limit_minutes=1,
+                         settings={"steps": 2, "sleep": 0.5}, network=name)
         task = job.tasks.get()
-        inspector = test_jobs_docker.Inspector(docker_agent, supervisor.sandbox_name(task.pk, 1, docker_agent))
+        inspector = test_jobs_docker.Inspector(docker_agent, task.pk)
         inspector.start()
-        outcome = supervisor.execute(task_leases.claim(task.pk, job_world), runner=job_world, backend=docker_agent)
+        outcome = loopback.run_graded(task.pk, docker_agent)
         inspector.join()
         assert outcome.status == "succeeded", outcome.error
         assert inspector.info["HostConfig"]["NetworkMode"] == name, inspector.info["Config"]["Labels"]

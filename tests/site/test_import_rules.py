@@ -74,6 +74,15 @@ ALLOWED: dict[str, tuple[str, ...]] = {
 }
 PROJECT = ("leaderboard", "runner", "webapp")
 
+# Inside the runner app, what each floor may not import (prefixes): the site's side of jobs and the runner
+# API build on the agents, hosts and backends below them, never on the in-process runner's execution or
+# the Celery entry points, nor on the pages above them.
+RUNNER_FLOORS: dict[str, tuple[str, ...]] = {
+    "runner.agents": ("runner.jobs", "runner.api_v1", "runner.web", "runner.execution", "runner.tasks"),
+    "runner.jobs": ("runner.api_v1", "runner.web", "runner.execution", "runner.tasks"),
+    "runner.api_v1": ("runner.web", "runner.execution", "runner.tasks"),
+}
+
 
 def part_of(module: str) -> str:
     """Which rule a module follows."""
@@ -114,10 +123,17 @@ def imports_of(source: str, module: str, is_package: bool = False) -> list[tuple
 
 
 def allowed(importer: str, imported: str) -> bool:
+    for floor, above in RUNNER_FLOORS.items():
+        if _under(importer, floor) and any(_under(imported, prefix) for prefix in above):
+            return False
     rule = part_of(importer)
     if part_of(imported) == rule:
         return True
     return any(imported == prefix or imported.startswith(prefix + ".") for prefix in ALLOWED[rule])
+
+
+def _under(module: str, prefix: str) -> bool:
+    return module == prefix or module.startswith(prefix + ".")
 
 
 def project_modules():
@@ -159,6 +175,11 @@ def test_every_part_has_a_rule():
      "leaderboard.runs.artifacts"),
     ("leaderboard.lib.archives", "from leaderboard.models import Run", "leaderboard.models"),
     ("leaderboard.analysis.stats", "from ..web import charts", "leaderboard.web.charts"),
+    ("runner.api_v1.writes", "from runner.execution import ending", "runner.execution.ending"),
+    ("runner.api_v1.claims", "def f():\n    from runner.execution.supervisor import prepare_run",
+     "runner.execution.supervisor"),
+    ("runner.agents.importer", "from runner.jobs.registry import images_present", "runner.jobs.registry"),
+    ("runner.jobs.sweep", "from runner.tasks import run_job_task", "runner.tasks"),
 ])
 def test_a_forbidden_import_is_found(importer, source, refused):
     imported = [name for _, name in imports_of(source, importer)]
@@ -173,6 +194,8 @@ def test_a_forbidden_import_is_found(importer, source, refused):
     ("leaderboard.grading.report", "leaderboard.competitions.medals"),
     ("leaderboard.runs.submission", "leaderboard.runs.artifacts"),
     ("leaderboard.grading.metrics.rle", "leaderboard.grading.validation"),
+    ("runner.api_v1.claims", "runner.jobs.attempts"),
+    ("runner.jobs.registry", "runner.agents.importer"),
 ])
 def test_an_allowed_import_passes(importer, imported):
     assert allowed(importer, imported)

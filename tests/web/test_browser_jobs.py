@@ -10,19 +10,23 @@ import pytest
 from leaderboard.models import Run
 from runner.models import Job, JobTask
 from tests.job_support import WorkerProcess
+from tests.remote_runner_support import RemoteRunner, new_token
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
-def runner_worker(job_world, tmp_path):
-    """A real worker process serving the job and grading queues as the registered test runner."""
+def runner_worker(job_world, live_server, tmp_path):
+    """The site's grading worker (a real Celery worker process) and a loopback runner process beside it
+    (`manage.py runner --site` with a token, as `make run` starts it), which takes the job's task."""
     from webapp.celery import app
 
     app.conf.task_always_eager = False
     app.control.purge()
-    worker = WorkerProcess(tmp_path / "worker.log", "jobs.cpu,celery", runner=job_world.name)
+    worker = WorkerProcess(tmp_path / "worker.log", "celery")
+    RemoteRunner(live_server.url, new_token("loopback-browser"), tmp_path / "loopback")
     yield worker
+    RemoteRunner.stop_all()
     worker.stop()
 
 

@@ -14,9 +14,10 @@ class Command(BaseCommand):
     def handle(self, *args, ids, force, **options):
         # The Docker SDK is imported when images are built, not when commands are listed
         from runner.agents.images import AgentBuildError
-        from runner.agents.importer import build_images, packaged_variants, record_builds, refresh_runner_images
+        from runner.agents.importer import build_images, packaged_variants, record_builds
         from runner.agents.mlebench import AgentFormatError
         from runner.backends import BackendUnavailable
+        from runner.jobs.registry import refresh_runner_images
 
         failures: dict[str, dict] = {}
         try:

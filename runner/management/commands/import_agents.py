@@ -21,12 +21,15 @@ class Command(BaseCommand):
         from runner.agents.importer import import_agents
         from runner.agents.mlebench import AgentFormatError
         from runner.backends import BackendUnavailable
+        from runner.jobs.registry import refresh_runner_images
 
         try:
             report = import_agents(path, build=not no_build, force_build=force_build, replace=replace,
                                    log=self.stderr.write)
         except (AgentFormatError, AgentBuildError, BackendUnavailable) as exc:
             raise CommandError(f"nothing imported: {exc} (--no-build imports without building)") from exc
+        if not no_build:
+            refresh_runner_images()  # the runner on this Docker host now has these images
         for line in report.summary():
             self.stderr.write(line)
         self.stdout.write(json.dumps(report.__dict__))
