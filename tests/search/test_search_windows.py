@@ -180,3 +180,13 @@ def test_postgresql_scans_the_words_index_once_whatever_the_plan(rare, settings)
     assert len(scans) == 1 and scans[0].endswith("loops=1)"), found
     assert "InitPlan" in found and "Filter: (words_tsv" not in found, found
     assert list(listed) == [(rare[-1].pk, 41), (rare[-2].pk, 3)]
+
+
+@pytest.mark.postgres
+def test_postgresql_reads_back_only_the_text_that_holds_the_phrase(common):
+    """Its candidates named by its words, the database checks the phrase on each whose text is read:
+    only the rows holding it come back for the exact check."""
+    with CaptureQueriesContext(connection) as queries:
+        assert all_hits(None, '"out of memory"') == brute_force(common, terms_of('"out of memory"'))
+    reads = [q["sql"] for q in queries.captured_queries if '"leaderboard_steptext"."id" IN (' in q["sql"]]
+    assert reads and all("ILIKE '%out of memory%'" in sql for sql in reads)
