@@ -1,15 +1,19 @@
-"""SQLite's candidates in page order, a window of runs at a time, so that a page costs what it reads
-rather than what the whole index matches.
+"""The engine's candidates in page order, a window of runs at a time, so that a page costs what it
+reads rather than what the whole index matches.
 
 Asked for every row holding all the words, FTS5 lists them all, and SQLite then looks up and sorts
 every one before handing over the first in page order, again for each batch a page reads: a phrase of
 common words (`"out of memory"`: rows holding `of` and a word starting `memory`) cost seconds at 1M
-steps. Here a query whose words name few rows (up to READ_LIMIT) has them listed once, keys only
-(run, index, id: no text), in page order; otherwise the runs are taken newest first in windows that
-grow, each window's rows asked of FTS5 by their id range (from the index of rows by trajectory, each
-run's rows lying in its trajectory's id range), and the text read only for the keys checked. The
-page stops at its size, as a scan in order would, so the hits and the cursor are the ones the rows
-read in order give."""
+steps. PostgreSQL's planner, asked for the rows in page order with a LIMIT, walks them in that order
+filtering each by the words, which reads every row for a rare word (engines.listed_once). Here a
+query whose words name few rows (up to READ_LIMIT) has them listed once, keys only (run, index, id:
+no text), in page order; otherwise the runs are taken newest first in windows that grow, each
+window's rows asked of the index (SQLite: FTS5 by their id range, from the index of rows by
+trajectory, each run's rows lying in its trajectory's id range; PostgreSQL: the GIN index's
+candidates within the window's run ids, listed by a statement of their own), and the text read only
+for the keys checked (on PostgreSQL only of those that hold the query's exact text). The page stops
+at its size, as a scan in order would, so the hits and the cursor are the ones the rows read in
+order give."""
 
 from __future__ import annotations
 
@@ -33,7 +37,7 @@ def walk(rows: QuerySet, runs: QuerySet, parsed: Query, after: tuple[int, int], 
         return [], 0, after
     words = engines.prefix_words(parsed)
     if engines.matches_at_most(parsed, limit + 1, words) <= limit:  # few: list them all at once
-        found, read, last = _check(_keys(rows, parsed, after, None, words), parsed, size, limit)
+        found, read, last = _check(_keys(rows, parsed, after, None, words, limit), parsed, size, limit)
         return found, read, last if last is not None and (len(found) >= size or read >= limit) else None
     found, read, window = [], 0, FIRST_RUNS
     while True:
@@ -42,9 +46,9 @@ def walk(rows: QuerySet, runs: QuerySet, parsed: Query, after: tuple[int, int], 
         if not ids:
             return found, read, None
         low, high = min(ids), max(ids)
-        span = _id_span(low, high)
+        span = _id_span(low, high) if engines.by_id_range() else (low, high)
         if span is not None:
-            keys = _keys(rows.filter(run_id__gte=low, run_id__lte=high), parsed, after, span, words)
+            keys = _keys(rows.filter(run_id__gte=low, run_id__lte=high), parsed, after, span, words, limit - read)
             more, more_read, last = _check(keys, parsed, size - len(found), limit - read)
             found, read = found + more, read + more_read
             if len(found) >= size or read >= limit:
@@ -59,11 +63,13 @@ def _keys(
     parsed: Query,
     after: tuple[int, int],
     ids: tuple[int, int] | None,
-    words: dict[str, list[str]] | None = None,
+    words: dict[str, list[str]] | None,
+    limit: int,
 ) -> list[tuple]:
+    """The first `limit` candidates' keys after the cursor, in page order."""
     rows = rows.filter(Q(run_id__lt=after[0]) | Q(run_id=after[0], index__gt=after[1]))
-    keys = engines.narrow(rows, parsed, ids, words).order_by("-run_id", "index").values_list("run_id", "index", "id")
-    return list(keys)
+    keys = engines.narrow(rows, parsed, ids, words, once=True).order_by("-run_id", "index")
+    return list(keys.values_list("run_id", "index", "id")[:limit])
 
 
 def _check(keys: list[tuple], parsed: Query, size: int, limit: int):
@@ -72,9 +78,11 @@ def _check(keys: list[tuple], parsed: Query, size: int, limit: int):
     found, read, last = [], 0, None
     for start in range(0, min(len(keys), limit), TEXT_BATCH):
         batch = keys[start : min(start + TEXT_BATCH, limit)]
-        texts = _texts(batch)
+        texts = _texts(batch, parsed)
         for run_id, index, pk in batch:
             read, last = read + 1, (run_id, index)
+            if pk not in texts:  # the database found that it does not hold the query's exact text
+                continue
             kind, text = texts[pk]
             spans = parsed.spans(text)
             if spans is not None:
@@ -84,8 +92,13 @@ def _check(keys: list[tuple], parsed: Query, size: int, limit: int):
     return found, read, last
 
 
-def _texts(batch: list[tuple]) -> dict[int, tuple[str, str]]:
+def _texts(batch: list[tuple], parsed: Query) -> dict[int, tuple[str, str]]:
+    """The kind and text of the keys' rows; on PostgreSQL only of those that hold the query's exact
+    text (engines.text_filter), which the candidates listed by their words need not."""
     rows = StepText.objects.filter(pk__in=[pk for _, _, pk in batch]).order_by()
+    holds = engines.text_filter(parsed)
+    if holds is not None:
+        rows = rows.extra(where=[holds[0]], params=holds[1])
     return {pk: (kind, text) for pk, kind, text in rows.values_list("pk", "kind", "text")}
 
 

@@ -11,7 +11,9 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from leaderboard.models import Run
 from leaderboard.search import engines, service, windows
+from leaderboard.search.models import StepText
 from leaderboard.search.query import parse
 from tests.search.support import all_hits, brute_force, run_with
 
@@ -97,3 +99,108 @@ def test_a_prefix_beyond_ascii_pages_as_the_scan_reads(common, query):
     ]
     assert all_hits(None, query) == brute_force(runs, terms_of(query))
     assert all_hits(None, query)
+
+
+def index_statements(queries: CaptureQueriesContext) -> list[str]:
+    """The statements that asked PostgreSQL's GIN indexes (words or trigrams): not those reading the
+    text of rows by their ids, nor the planner's estimate (EXPLAIN)."""
+    return [
+        q["sql"]
+        for q in queries.captured_queries
+        if ("words_tsv @@" in q["sql"] or " ILIKE " in q["sql"])
+        and '"leaderboard_steptext"."id" IN (' not in q["sql"]
+        and not q["sql"].startswith("EXPLAIN")
+    ]
+
+
+@pytest.fixture
+def rare(common):
+    """The common runs and, among the newest, a word in 2 steps of 120."""
+    texts = [("plan", f"an ordinary step {i} of the model") for i in range(120)]
+    texts[3], texts[101] = ("error", "a quokka at last"), ("plan", "the quokka again")
+    return [*common, run_with(texts[:60]), run_with(texts[60:])]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("query", ["quokka", '"out of memory"', '"emorym"', 'quokk* "the"'])
+def test_postgresql_lists_the_index_candidates_once_a_statement(rare, query):
+    """Never the rows in page order with the index's condition beside the others (a plan that walks
+    the rows in order, filtering each, or scans the GIN index again for each run it joins): the index
+    is counted, at most a page's rows, then its candidates listed by a statement of their own, all of
+    them or a window of runs at a time."""
+    with CaptureQueriesContext(connection) as queries:
+        assert all_hits(None, query) == brute_force(rare, terms_of(query))
+    asked = index_statements(queries)
+    assert any("COUNT(*)" in sql for sql in asked)
+    listed = [sql for sql in asked if "COUNT(*)" not in sql]
+    assert listed
+    for sql in listed:
+        outer, inner = sql.split("= ANY(ARRAY(SELECT")
+        assert "@@" not in outer and "ILIKE" not in outer and ("@@" in inner or "ILIKE" in inner), sql
+
+
+@pytest.mark.postgres
+def test_postgresql_asks_a_common_phrase_a_window_at_a_time(common):
+    with CaptureQueriesContext(connection) as queries:
+        assert all_hits(None, '"out of memory"')
+    listed = [sql for sql in index_statements(queries) if "COUNT(*)" not in sql]
+    assert len(listed) > len(common)  # windows of a run or more
+    assert all("leaderboard_steptext.run_id BETWEEN" in sql.split("= ANY(ARRAY(")[1] for sql in listed)
+
+
+def plan(sql: str, params, settings: tuple[str, ...]) -> str:
+    with connection.cursor() as cursor:
+        for setting in settings:
+            cursor.execute(f"SET LOCAL {setting} = off")
+        cursor.execute("EXPLAIN (ANALYZE, COSTS OFF) " + sql, params)
+        found = "\n".join(line for (line,) in cursor.fetchall())
+        for setting in settings:
+            cursor.execute(f"RESET {setting}")
+    return found
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize(
+    "settings",
+    [
+        ("enable_sort", "enable_incremental_sort", "enable_seqscan"),
+        ("enable_hashjoin", "enable_mergejoin", "enable_seqscan"),
+    ],
+)
+def test_postgresql_scans_the_words_index_once_whatever_the_plan(rare, settings):
+    """The planner led to walk the rows in page order (no sort), or to join the runs one may see by a
+    nested loop (as it chose at 1M steps, its statistics taking the runs for few): the listed
+    candidates are still read from the words' index once, and only they are read."""
+    rows = StepText.objects.filter(run__in=Run.objects.visible_to(None).values("pk")).order_by("-run_id", "index")
+    if "enable_sort" in settings:  # the rows' condition beside the others: the walk in order, filtering each
+        beside = engines.narrow(rows, parse("quokka")).values_list("run_id", "index")[:200]
+        walked = plan(*beside.query.sql_with_params(), settings)
+        assert "Index Scan using steptext_newest_run_first" in walked and "Filter: (words_tsv @@" in walked, walked
+    listed = engines.narrow(rows, parse("quokka"), once=True).values_list("run_id", "index")
+    found = plan(*listed.query.sql_with_params(), settings)
+    scans = [line for line in found.splitlines() if "Bitmap Index Scan on steptext_words_gin" in line]
+    assert len(scans) == 1 and scans[0].endswith("loops=1)"), found
+    assert "InitPlan" in found and "Filter: (words_tsv" not in found, found
+    assert list(listed) == [(rare[-1].pk, 41), (rare[-2].pk, 3)]
+
+
+@pytest.mark.postgres
+def test_postgresql_reads_back_only_the_text_that_holds_the_phrase(common):
+    """Its candidates named by its words, the database checks the phrase on each whose text is read:
+    only the rows holding it come back for the exact check."""
+    with CaptureQueriesContext(connection) as queries:
+        assert all_hits(None, '"out of memory"') == brute_force(common, terms_of('"out of memory"'))
+    reads = [q["sql"] for q in queries.captured_queries if '"leaderboard_steptext"."id" IN (' in q["sql"]]
+    assert reads and all("ILIKE '%out of memory%'" in sql for sql in reads)
+
+
+@pytest.mark.postgres
+def test_postgresql_counts_no_words_its_statistics_hold_common(rare):
+    """Words in most rows, sampled by ANALYZE, go to the windows uncounted; a rare word is counted
+    (its statistics can only say it is not among the most common) and listed at once."""
+    with connection.cursor() as cursor:
+        cursor.execute("ANALYZE leaderboard_steptext")
+    for query, counted in [('"out of memory"', False), ("memory model", False), ("quokka", True)]:
+        with CaptureQueriesContext(connection) as queries:
+            assert all_hits(None, query) == brute_force(rare, terms_of(query))
+        assert any("COUNT(*)" in sql for sql in index_statements(queries)) == counted, query
