@@ -45,14 +45,15 @@ def search_filters(question: SavedQuestion) -> Filters:
 
 def _with_a_matching_step(question: SavedQuestion, runs: QuerySet) -> dict[int, int | None]:
     """A run matches at its first candidate step that passes the exact check. Candidates are read in
-    order (a rare term has few); past READ_FIRST of them the term is common, and for the runs not read
-    yet the database gives each run's first candidate instead (an aggregate, no text), which usually
-    settles the run without reading the rest of its steps."""
+    order (a rare term has few: on PostgreSQL, where the index names at most READ_FIRST, they are listed
+    by a statement of their own, engines.listed_when_few); past READ_FIRST of them the term is common,
+    and for the runs not read yet the database gives each run's first candidate instead (an aggregate,
+    no text), which usually settles the run without reading the rest of its steps."""
     parsed, filters = parse(question.query), search_filters(question)
     rows = StepText.objects.filter(run__in=filters.runs(runs).values("pk"))
     if filters.kind:
         rows = rows.filter(kind=filters.kind)
-    candidates = engines.narrow(rows, parsed)
+    candidates = engines.narrow(rows, parsed, once=engines.listed_when_few(parsed, READ_FIRST))
     found: dict[int, int | None] = {}
     read, last = _first_matches(_in_order(candidates)[:READ_FIRST], parsed, found)
     if read == READ_FIRST:  # the last run read may have more candidates: unless settled, it is looked at again

@@ -69,6 +69,15 @@ def matches_at_most(query: Query, limit: int, words: dict[str, list[str]] | None
         return cursor.fetchone()[0]
 
 
+def listed_when_few(query: Query, limit: int) -> bool:
+    """PostgreSQL: whether the index names at most `limit` rows for the query, so that narrow(...,
+    once=True) lists them by a statement of their own (listed_once) rather than beside the other
+    conditions, where a rare word is taken for a common one and the rows are walked in order, each
+    filtered. Elsewhere False: FTS5 reads only a word's own list, however it is asked."""
+    return (connection.vendor == "postgresql" and bool(_pg_conditions(query, listing=True)[0])
+            and matches_at_most(query, limit + 1) <= limit)
+
+
 def _held_common(cursor, where: str, params: list) -> bool:
     """PostgreSQL: whether its planner's statistics hold the rows matching `where` for more than
     COMMON_SHARE of the table. Only words among their most common ones, sampled, are estimated that

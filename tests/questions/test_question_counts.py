@@ -13,7 +13,7 @@ from leaderboard.questions.models import SavedQuestion
 from leaderboard.trajectories.importers import read_trajectories, save_steps
 from tests.conftest import TRAJECTORIES_DIR
 from tests.questions.support import brute_force_counts, generated_runs
-from tests.search.support import make_run
+from tests.search.support import make_run, run_with
 from tests.search.test_search_equals_scan import REAL_FILES
 
 SEARCHES = [
@@ -126,3 +126,25 @@ def test_real_trajectories(real_runs, alice, bob, read_first):
     # alice's private runs make a difference somewhere, and something matches
     assert any(sum(counted(q, alice, real_runs).values()) > sum(counted(q, bob, real_runs).values()) for q in questions)
     assert sum(counted(questions[0], None, real_runs).values()) > 0
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("query", ["zzzqqq", "quokka", '"the quokka"', 'quokk* "of"'])
+def test_postgresql_lists_a_rare_terms_candidates_by_a_statement_of_their_own(db, alice, query):
+    """On PostgreSQL the GIN index's condition beside the others, with the candidates read in order,
+    makes the planner take a rare word for a common one and walk every row in order, filtering each
+    (seconds at millions of steps): a question whose index names few rows has them listed once
+    (engines.listed_when_few), and counts what the scan reads."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    runs = generated_runs([alice, None])
+    runs = [*runs, run_with([("plan", "an ordinary step of the model"), ("error", "the quokka out of reach")])]
+    question = SavedQuestion.objects.create(owner=alice, name="rare", kind="search", query=query)
+    with CaptureQueriesContext(connection) as queries:
+        found = counted(question, alice, runs)
+    assert found == dict(brute_force_counts(question, alice, runs))
+    assert bool(found) == ("quokk" in query)
+    asked = [q["sql"] for q in queries.captured_queries if "words_tsv @@" in q["sql"] and "COUNT(*)" not in q["sql"]]
+    asked = [sql for sql in asked if not sql.startswith("EXPLAIN")]
+    assert asked and all("= ANY(ARRAY(SELECT" in sql for sql in asked), asked
