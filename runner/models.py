@@ -317,13 +317,20 @@ class LlmPrice(models.Model):
 
 class RemoteAttempt(models.Model):
     """What the site received from a remote runner for one attempt of a task (runner.api_v1): how many
-    lines of each stream it has, so a retried request adds nothing twice, and the answer to its finish."""
+    lines of each stream it has, so a retried request adds nothing twice, and the answers to its finish
+    and to its releases (an attempt handed back is not counted, so the next claim has the same number)."""
 
     task = models.ForeignKey(JobTask, on_delete=models.CASCADE, related_name="remote_attempts")
     attempt = models.PositiveIntegerField()
     agent_lines = models.PositiveIntegerField(default=0)
     gateway_lines = models.PositiveIntegerField(default=0)
     finished = models.JSONField(null=True, blank=True, help_text="The answer to the finish, given again on a retry")
+    releases = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The runner handed the task back before its agent started (its engine was down): "
+        "per claim, its lease owner and the answer, given again on a retry; they count toward failing it",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

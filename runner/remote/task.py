@@ -24,7 +24,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from runner.backends import TOOLS_DIR, Backend, ImageNotFound, SandboxSpec, StartFailed
+from runner.backends import TOOLS_DIR, Backend, BackendUnavailable, ImageNotFound, SandboxSpec, StartFailed
 from runner.client import SiteClient
 from runner.gateway import STEPS_FILE
 from runner.host import outcomes
@@ -46,11 +46,21 @@ STEP_BATCH_BYTES = 1 << 20
 SNAPSHOT_SHARE = 2  # snapshots' part of the run's output limits: 1/2, as in-process
 
 
+class EngineDown(Exception):
+    """The sandbox engine was down before the agent started; the task was handed back to the site,
+    which now has it as `status` ("queued", or "failed" past its retries)."""
+
+    def __init__(self, error: str, status: str) -> None:
+        super().__init__(error)
+        self.status = status
+
+
 def run_task(
     client: SiteClient, claim: dict, backend: Backend, *, work_dir: Path, cache: DataCache, runner_name: str
 ) -> Outcome:
     """Run the claimed task to its finish on the site. Raises the client's Revoked, Fenced, Forbidden
-    or SiteLost when the site no longer takes this attempt's writes (its sandbox stopped first)."""
+    or SiteLost when the site no longer takes this attempt's writes (its sandbox stopped first), and
+    EngineDown when the sandbox engine was down before the agent started (the task handed back)."""
     scratch = Scratch(
         work_dir / f"task-{claim['task']}-a{claim['lease']['attempt']}",
         claim["limits"]["disk_quota_bytes"],
@@ -60,6 +70,9 @@ def run_task(
         data_dir = cache.folder(client, claim, tick=_every(claim["timing"]["poll_s"] * 5, lambda: client.renew(claim)))
         spec = _spec(claim, backend, scratch, data_dir, runner_name)
         return _run(client, claim, backend, spec, scratch, agents_dir=cache.root / "agents")
+    except BackendUnavailable as exc:  # before the agent started: the site takes it back, no attempt spent
+        error = Redactor(claim["redact"]).text(f"{backend.name} unavailable: {exc}")
+        raise EngineDown(error, client.release(claim, error).get("status", "")) from exc
     finally:
         scratch.delete()
         shutil.rmtree(scratch.path.parent / f"{scratch.path.name}.runner", ignore_errors=True)
