@@ -11,8 +11,9 @@ task's scripts/ (eval.py, the answers) never reach the runner: the site scores t
 - `wrap_up`: at the end, each snapshot as `workspace-snapshots/<seconds>.zip` (redacted; the zips
   within a quarter of the run's output total, charged to it, so with the final workspace, which
   runner.host.outputs keeps as `workspace/<path>`, they stay within what the site takes), and the report
-  only the runner can make: the read-only files the agent changed, the agent's time, whether it
-  wrote submission.csv.
+  only the runner can make: the read-only files the agent changed, the files of the final workspace
+  that the eval's copy leaves out (past the limits by their real size, so stored cut), the agent's
+  time, whether it wrote submission.csv.
 """
 
 from __future__ import annotations
@@ -94,9 +95,11 @@ def wrap_up(
         done.files.append(("other", name, archive))
         done.bytes += size
     changes = workspace.read_only_changes(spec.workspace_dir, part["read_only_files"])
+    left_out = workspace.left_out_of_grading(spec.workspace_dir, set(part["read_only_files"]), Budget.share_of(limits))
     done.report = {
         "research": {
             "read_only_changes": [redactor.text(change) for change in changes],
+            "left_out": [[redactor.text(rel), why] for rel, why in left_out],  # stored cut: the eval's copy skips them
             "elapsed_s": round(elapsed_s, 3) if elapsed_s is not None else None,
             "has_submission": (spec.workspace_dir / "submission.csv").is_file(),
         }

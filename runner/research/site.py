@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from django.conf import settings
@@ -97,10 +97,11 @@ def _keep_snapshots(run: Run, taken: list[tuple[float, Path]], folder: Path, red
     return kept
 
 
-def score_files(task: ResearchTask, files: Path, backend: Backend, work: Path, label: str, fence) -> grading.Score:
+def score_files(task: ResearchTask, files: Path, backend: Backend, work: Path, label: str, fence,
+                left_out: Sequence[str] = ()) -> grading.Score:
     try:
         return grading.score_workspace(task.competition, files, backend=backend, work=work, label=label,
-                                       read_only=set(task.read_only_files), fence=fence)
+                                       read_only=set(task.read_only_files), fence=fence, left_out=left_out)
     except grading.NotGradable as exc:
         return grading.Score(None, str(exc))
     except Exception as exc:  # noqa: BLE001 - the grading sandbox could not run: the run says why
