@@ -56,14 +56,17 @@ class Runner(models.Model):
     token_hash = models.CharField(max_length=64, blank=True, db_index=True,
                                   help_text="sha256 of the runner API token (manage.py create_runner shows it once)")
     token_revoked_at = models.DateTimeField(null=True, blank=True)
-    # A Celery runner beside a runner attached over the API (`make run`): it takes only the kinds of task
-    # the runner API does not serve yet (runner.jobs.api_kinds), and grading.
-    leaves_api_kinds = models.BooleanField(
-        default=False,
-        help_text="A Celery runner that leaves every task the runner API serves to runners attached by it")
 
     class Meta:
         ordering = ["name"]
+
+    @property
+    def takes(self) -> str:
+        """What it takes, in words (the runners page, GET /api/runners/): job tasks only through the
+        runner API; a Celery runner does the site's own work."""
+        if self.token_hash:
+            return "job tasks, claimed over the runner API"
+        return "no job: the site's own work (grading, research baselines and evals, sweeps)"
 
     def __str__(self) -> str:
         return self.name

@@ -250,7 +250,7 @@ class LoopRunner:
     """A remote runner's own loop (runner.remote.serve.serve) in a thread of this process, given the site's
     URL and a token and nothing else of the site's: what it knows of a task comes in the claim, what it
     leaves goes through the runner API, the site grades. `run_one(backend)` serves the next queued task
-    and gives the runner's outcome. The hostile-agent tests run their tasks here as well as in-process
+    and gives the runner's outcome. The hostile-agent tests run their tasks here
     (tests/runner/test_hostile_agents.py, `runs_on`). Being in this process, it sees the test's
     monkeypatches of the runner's code; its settings are the site's, which runner.remote reads none of
     (the limits, the quota and the timing come in the claim); `manage.py runner` in a process of its
@@ -280,7 +280,8 @@ class LoopRunner:
             deadline = time.monotonic() + timeout_s
             while not ended and time.monotonic() < deadline:
                 time.sleep(0.1)
-        if not ended:
+            timed_out = not ended  # leaving the block stops the runner, which then ends "stopped"
+        if timed_out:
             raise AssertionError(f"the remote runner served no task within {timeout_s:g} s")
         failures += [e for e in ended if isinstance(e, BaseException)]  # the runner died of it
         if failures:

@@ -8,12 +8,11 @@ files and reports what only it saw (the read-only files the agent changed, its t
 the run waits, pending. Here, where the scripts are, under the grading claim of
 runner.research.traces, the stored files are unpacked (leaderboard.runs.research_traces: regular
 files, zips under the archive limits), the final workspace and each snapshot scored in the grading
-sandbox with the task's eval.py exactly as runner.research.site scores an in-process run (read-only
-files put back as the task gives them; a file the runner found past the limits, stored cut, left out
-of the eval's copy with a note, as the in-process runner never copies it), and the outcome recorded
-as the in-process runner records
-it (leaderboard.runs.research.record_research_result: score, snapshots, the read-only finding,
-MLAgentBench's failure classes from the agent's stored output), as the claim holder's last write.
+sandbox with the task's eval.py (runner.research.site.score_files: read-only files put back as the
+task gives them; a file the runner found past the limits, stored cut, left out of the eval's copy
+with a note), and the outcome recorded (leaderboard.runs.research.record_research_result: score,
+snapshots, the read-only finding, MLAgentBench's failure classes from the agent's stored output), as
+the claim holder's last write.
 """
 
 from __future__ import annotations
@@ -80,8 +79,8 @@ def score_job_run(run_id: int, lease, backend, work: Path) -> bool:
 
 
 def _leave_out(files: Path, left_out: list) -> list[str]:
-    """The files the runner found past the limits (stored cut) removed from the eval's copy, as the
-    in-process runner never copies them; a note for each."""
+    """The files the runner found past the limits (stored cut) removed from the eval's copy: it scores
+    the agent's files within the limits, never a file cut in two; a note for each."""
     for rel, _why in left_out:
         path = files / rel
         if path.resolve().is_relative_to(files.resolve()) and not path.is_symlink():

@@ -137,7 +137,7 @@ def test_kill_9_of_a_runner_mid_run(live_server, transactional_db, alice, job_wo
         tail = run.artifacts.get(kind=Artifact.Kind.LOG, name="logs/agent-output-tail.log")
         assert b"step 1" in tail.file.read()
     assert sweep() == {"tasks_requeued": 0, "tasks_failed": 0, "tasks_ended": 0, "tasks_cancelled": 0,
-                       "tasks_published": 0, "retried": 0, "failed": 0, "requeued_pending": 0,
+                       "retried": 0, "failed": 0, "requeued_pending": 0,
                        "snapshots_requeued": 0, "intakes_retried": 0, "intakes_failed": 0,
                        "intakes_requeued": 0, "orphan_files_deleted": 0, "scratch_folders_deleted": 0,
                        "baselines_recovered": 0, "baselines_failed": 0, "baselines_published": 0}

@@ -80,3 +80,16 @@ def test_a_draining_runner_takes_no_new_task(alice, job_world, django_capture_on
     assert client.post(API + "claim/", {"wait_s": 0}, format="json").json()["task"] == task.pk
     with pytest.raises(CommandError, match="no runner called 'nope'"):
         call_command("runner", "--drain", "nope")
+
+
+def test_the_runners_page_says_what_each_runner_takes(client, db):
+    from runner.api_v1 import tokens
+
+    Runner.objects.create(name="site-worker", backend="local", queues=["celery"])
+    tokens.issue("loopback")
+    page = client.get("/runners/").content.decode()
+    assert "job tasks, claimed over the runner API" in page
+    assert "no job: the site&#x27;s own work (grading, research baselines and evals, sweeps)" in page
+    listed = {row["name"]: row["takes"] for row in client.get("/api/runners/").json()}
+    assert listed == {"loopback": "job tasks, claimed over the runner API",
+                      "site-worker": "no job: the site's own work (grading, research baselines and evals, sweeps)"}
