@@ -223,8 +223,6 @@ class JobTask(models.Model):
     )
     error = models.TextField(blank=True)
     log_tail = models.TextField(blank=True)
-    celery_task_id = models.CharField(max_length=100, blank=True)
-    enqueued_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     agent_started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
