@@ -3,7 +3,7 @@
 The runner gets the task's env/ only, as any competition's public data (runner.api_v1.data: the
 manifest of `public_data_dir`, which for a research task is the stored env/; scripts/ lies beside
 it, never in it, so no file of it has a hash the data endpoint serves), and with the claim what the
-in-process runner reads from the database to make the agent's sandbox (`claim_part`): the research
+runner needs from the database to make the agent's sandbox (`claim_part`): the research
 problem, the read-only files with their hashes, the research environment and the snapshots' pace.
 
 It runs the agent, keeps snapshots of the workspace, and uploads the final workspace
@@ -13,7 +13,7 @@ files of the final workspace past the limits, which the eval's copy leaves out, 
 The run then waits, pending, for the site's research grading side
 (`await_scoring`): the Celery task runner.research.score_trace on MEDALBOARD_RESEARCH_BASELINE_QUEUE,
 served where the task's scripts/ are, which scores the stored workspaces with the task's eval.py in
-the grading sandbox (runner.research.remote_runs) as the in-process runner scores its own.
+the grading sandbox (runner.research.remote_runs).
 """
 
 from __future__ import annotations

@@ -5,7 +5,7 @@ read-only files with their hashes, the research environment and the snapshots' p
 as any competition's public data (runner.remote.data: each file by its hash, verified, cached); the
 task's scripts/ (eval.py, the answers) never reach the runner: the site scores the run.
 
-- `prepare`: the agent's sandbox as the in-process runner makes it (runner.research.sandbox): a
+- `prepare`: the agent's sandbox (runner.research.sandbox): a
   writable workspace copied from the cached env/, the problem at DATA_DIR, the read-only files.
 - `snapshots`: the workspace's snapshots while the agent runs (runner.research.sandbox.Snapshots).
 - `wrap_up`: at the end, each snapshot as `workspace-snapshots/<seconds>.zip` (redacted; the zips
@@ -91,7 +91,7 @@ def wrap_up(
         if size > limits.file_bytes or done.bytes + size > limits.total_bytes // SNAPSHOT_SHARE:
             archive.unlink()
             notes.append(f"{name}: not kept, past the snapshots' share of the run's output limits")
-            continue  # as in-process: its time is known, its files are too many to keep
+            continue  # its time is known, its files are too many to keep
         done.files.append(("other", name, archive))
         done.bytes += size
     changes = workspace.read_only_changes(spec.workspace_dir, part["read_only_files"])

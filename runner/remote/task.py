@@ -2,15 +2,15 @@
 
     outcome = run_task(client, claim, backend, work_dir=..., cache=..., runner_name=...)
 
-The sandbox is the in-process runner's (runner.backends, with the same spec), and so are the readers
-of what the agent leaves: new trajectory lines (runner.host.live.LineTail), changed submissions
-(runner.host.live.SnapshotWatch, within their share of the run's limits), the outputs at the end
-(runner.host.outputs.collect_outputs: regular files only, bounded, redacted) and the outcome rules
-(runner.host.outcomes). What the in-process supervisor writes into the database goes to the site instead:
-the lease renewed at every poll (which also says whether the job was cancelled), steps, snapshots,
-the files, the finish. If the site says the task is no longer this runner's (fenced, another
-runner's, a revoked token) or stays away past the client's bounded wait, the sandbox is stopped and
-nothing more is written: the site's lease runs out and the task goes back to the queue.
+The sandbox is runner.backends's, and the readers of what the agent leaves are runner.host's: new
+trajectory lines (runner.host.live.LineTail), changed submissions (runner.host.live.SnapshotWatch,
+within their share of the run's limits), the outputs at the end (runner.host.outputs.collect_outputs:
+regular files only, bounded, redacted) and the outcome rules (runner.host.outcomes). What the run
+needs goes to the site through the runner API: the lease renewed at every poll (which also says
+whether the job was cancelled), steps, snapshots, the files, the finish. If the site says the task is
+no longer this runner's (fenced, another runner's, a revoked token) or stays away past the client's
+bounded wait, the sandbox is stopped and nothing more is written: the site's lease runs out and the
+task goes back to the queue.
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ LOG_TAIL_BYTES = 16_384
 LOG_TAIL_EVERY_S = 3.0
 OUTPUT_LOG_BYTES = 8 << 20
 STEP_BATCH_BYTES = 1 << 20
-SNAPSHOT_SHARE = 2  # snapshots' part of the run's output limits: 1/2, as in-process
+SNAPSHOT_SHARE = 2  # snapshots' part of the run's output limits: 1/2
 
 
 class EngineDown(Exception):
