@@ -56,14 +56,17 @@ class Runner(models.Model):
     token_hash = models.CharField(max_length=64, blank=True, db_index=True,
                                   help_text="sha256 of the runner API token (manage.py create_runner shows it once)")
     token_revoked_at = models.DateTimeField(null=True, blank=True)
-    # A Celery runner beside a runner attached over the API (`make run`): it takes only the kinds of task
-    # the runner API does not serve yet (runner.jobs.api_kinds), and grading.
-    leaves_api_kinds = models.BooleanField(
-        default=False,
-        help_text="A Celery runner that leaves every task the runner API serves to runners attached by it")
 
     class Meta:
         ordering = ["name"]
+
+    @property
+    def takes(self) -> str:
+        """What it takes, in words (the runners page, GET /api/runners/): job tasks only through the
+        runner API; a Celery runner does the site's own work."""
+        if self.token_hash:
+            return "job tasks, claimed over the runner API"
+        return "no job: the site's own work (grading, research baselines and evals, sweeps)"
 
     def __str__(self) -> str:
         return self.name
@@ -220,8 +223,6 @@ class JobTask(models.Model):
     )
     error = models.TextField(blank=True)
     log_tail = models.TextField(blank=True)
-    celery_task_id = models.CharField(max_length=100, blank=True)
-    enqueued_at = models.DateTimeField(null=True, blank=True)
     claimed_at = models.DateTimeField(null=True, blank=True)
     agent_started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -317,13 +318,20 @@ class LlmPrice(models.Model):
 
 class RemoteAttempt(models.Model):
     """What the site received from a remote runner for one attempt of a task (runner.api_v1): how many
-    lines of each stream it has, so a retried request adds nothing twice, and the answer to its finish."""
+    lines of each stream it has, so a retried request adds nothing twice, and the answers to its finish
+    and to its releases (an attempt handed back is not counted, so the next claim has the same number)."""
 
     task = models.ForeignKey(JobTask, on_delete=models.CASCADE, related_name="remote_attempts")
     attempt = models.PositiveIntegerField()
     agent_lines = models.PositiveIntegerField(default=0)
     gateway_lines = models.PositiveIntegerField(default=0)
     finished = models.JSONField(null=True, blank=True, help_text="The answer to the finish, given again on a retry")
+    releases = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The runner handed the task back before its agent started (its engine was down): "
+        "per claim, its lease owner and the answer, given again on a retry; they count toward failing it",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -3,9 +3,8 @@
 # the local execution backend. Imports the catalogue and demo content, then serves the site on
 # 127.0.0.1:8000 with two local-backend runners beside it: the loopback runner, a client of the site
 # over 127.0.0.1 through the runner API (`manage.py runner --site URL`, as a machine elsewhere runs it,
-# with a token made here and never printed), which takes every job task the runner API serves; and a
-# Celery worker, the site's grading worker, which takes no job task the runner API serves
-# (runner/jobs/api_kinds.py lists the kinds it would keep: none now). Ctrl-C or SIGTERM
+# with a token made here and never printed), which takes every job task; and a Celery worker, the
+# site's own worker (grading, research baselines and evals, sweeps), which takes no job. Ctrl-C or SIGTERM
 # stops everything it started within RUN_STOP_GRACE_S (default 10) seconds.
 #
 # MEDALBOARD_RUN_SKIP_CONTENT=1 skips the imports (an existing var/ already has them, or a test that
@@ -73,9 +72,9 @@ trap 'stop_all; exit 130' INT
 trap 'stop_all; exit 143' TERM
 
 # The Celery runner: a Celery worker for grading (celery) and research starters' baselines and traces'
-# scoring (jobs.cpu by default), with the recovery sweep and a heartbeat; it leaves every job task the runner API
-# serves (runner/jobs/api_kinds.py: all kinds now) to the loopback runner.
-"${IN_OWN_GROUP[@]}" "$PY" manage.py runner --backend local --name "$NAME-celery" --leave-api-kinds \
+# scoring (jobs.cpu by default), with the recovery sweep and a heartbeat; no job task is ever sent to it
+# (jobs run only on runners attached by URL and token: the loopback runner below).
+"${IN_OWN_GROUP[@]}" "$PY" manage.py runner --backend local --name "$NAME-celery" \
   --concurrency 2 --loglevel INFO >"$VAR/worker.log" 2>&1 &
 RUNNER=$!
 echo "Celery runner $NAME-celery started (pid $RUNNER, log $VAR/worker.log)"
@@ -87,7 +86,7 @@ SERVER=$!
 # runner API, as a machine in another network would be (runner.remote.settings: no database, none of
 # the site's secrets; those are also left out of its environment). Its token is made anew each start
 # (the last one stops working), written to a 0600 file and handed over in its environment, never on a
-# command line or in a log. It takes every task the runner API serves (runner/jobs/api_kinds.py). It starts
+# command line or in a log. It takes every job task. It starts
 # once the site's port is open (started earlier, its first calls would meet a closed port and wait out
 # the client's growing backoff), in the background: the site is not kept waiting for the token.
 # One process group from the start (its token command and its wait included), which the stop reaches whole.

@@ -4,6 +4,7 @@ network namespace whose only way out is a veth pair to that proxy's port."""
 
 from __future__ import annotations
 
+import contextlib
 import io
 import os
 import shutil
@@ -11,6 +12,7 @@ import socket
 import subprocess
 import sys
 import threading
+import time
 from pathlib import Path
 
 RUNNER_ENV = {
@@ -248,7 +250,7 @@ class LoopRunner:
     """A remote runner's own loop (runner.remote.serve.serve) in a thread of this process, given the site's
     URL and a token and nothing else of the site's: what it knows of a task comes in the claim, what it
     leaves goes through the runner API, the site grades. `run_one(backend)` serves the next queued task
-    and gives the runner's outcome. The hostile-agent tests run their tasks here as well as in-process
+    and gives the runner's outcome. The hostile-agent tests run their tasks here
     (tests/runner/test_hostile_agents.py, `runs_on`). Being in this process, it sees the test's
     monkeypatches of the runner's code; its settings are the site's, which runner.remote reads none of
     (the limits, the quota and the timing come in the claim); `manage.py runner` in a process of its
@@ -260,7 +262,6 @@ class LoopRunner:
     def run_one(self, backend, timeout_s: float, slots: int = 1):
         from unittest import mock
 
-        from runner.client import SiteClient
         from runner.remote import serve as loop
 
         outcomes: list = []
@@ -275,9 +276,28 @@ class LoopRunner:
                 raise
             return outcomes[-1]
 
+        with mock.patch.object(loop, "run_task", recorded), self.serving(backend, tasks=1, slots=slots) as ended:
+            deadline = time.monotonic() + timeout_s
+            while not ended and time.monotonic() < deadline:
+                time.sleep(0.1)
+            timed_out = not ended  # leaving the block stops the runner, which then ends "stopped"
+        if timed_out:
+            raise AssertionError(f"the remote runner served no task within {timeout_s:g} s")
+        failures += [e for e in ended if isinstance(e, BaseException)]  # the runner died of it
+        if failures:
+            raise AssertionError(f"the remote runner abandoned its task: {failures[0]!r}") from failures[0]
+        assert ended == ["stopped"] and outcomes, (ended, outcomes)
+        return outcomes[0]
+
+    @contextlib.contextmanager
+    def serving(self, backend, tasks: int = 0, slots: int = 1):
+        """The runner's loop in a thread while the block runs (`tasks`: it ends once it served so many);
+        yields a list that gets how it ended ("stopped", "revoked") or the exception it died of."""
+        from runner.client import SiteClient
+        from runner.remote import serve as loop
+
         client = SiteClient(self.url, self.token, lost_site_s=self.lost_site_s)
-        stop = threading.Event()
-        ended: list[str] = []
+        stop, ended = threading.Event(), []
 
         def serve() -> None:
             try:
@@ -288,25 +308,19 @@ class LoopRunner:
                         work_dir=self.work_dir,
                         cache_dir=self.work_dir / "cache",
                         stop=stop,
-                        tasks=1,
-                        slots=slots,
+                        tasks=tasks,
                     )
                 )
             except BaseException as exc:  # noqa: BLE001 - the runner died of it: the test says so
-                failures.append(exc)
+                ended.append(exc)
 
         thread = threading.Thread(target=serve, name="remote-runner", daemon=True)
-        with mock.patch.object(loop, "run_task", recorded):
-            thread.start()
-            thread.join(timeout_s)
-            if thread.is_alive():
-                stop.set()
-                thread.join(60)
-                raise AssertionError(f"the remote runner served no task within {timeout_s:g} s")
-        if failures:
-            raise AssertionError(f"the remote runner abandoned its task: {failures[0]!r}") from failures[0]
-        assert ended == ["stopped"] and outcomes, (ended, outcomes)
-        return outcomes[0]
+        thread.start()
+        try:
+            yield ended
+        finally:
+            stop.set()
+            thread.join(60)
 
     def register(self, backend=None, slots: int = 1) -> str:
         """Register with the site as `manage.py runner --site` does at its start (hardware, images), so a

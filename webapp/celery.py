@@ -8,7 +8,7 @@ from celery import Celery
 from celery.exceptions import CPendingDeprecationWarning
 from celery.signals import celeryd_after_setup
 
-from runner.execution.worker import RecoveryStep  # a bootstep: it imports no models until the worker starts
+from webapp.worker import RecoveryStep  # a bootstep: it imports no models until the worker starts
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "webapp.settings")
 

@@ -1,4 +1,4 @@
-"""The site-wide sweep, which every worker runs (runner.execution.worker.RecoveryStep) and the `runner.tasks.sweep`
+"""The site-wide sweep, which every worker runs (webapp.worker.RecoveryStep) and the `runner.tasks.sweep`
 task runs for deployments that schedule it with celery beat.
 
 It joins the two apps' recoveries, so it lives above both: the job tasks' (runner.jobs.sweep: expired

@@ -11,7 +11,6 @@ webapp/celery.py (`app.set_default()`), which Django loads before any of this ru
 from __future__ import annotations
 
 import logging
-import time
 
 from celery import current_app
 from django.db import transaction
@@ -24,7 +23,6 @@ GRADE_RUN = "leaderboard.tasks.grade_run"
 GRADE_SNAPSHOT = "leaderboard.tasks.grade_snapshot"
 IMPORT_INTAKE = "leaderboard.intake.import_intake"
 REVIEW_RUN = "leaderboard.trust.review_run"
-RUN_JOB_TASK = "runner.tasks.run_job_task"
 COMPUTE_BASELINE = "runner.research.compute_baseline"
 SCORE_TRACE = "runner.research.score_trace"
 SWEEP = "runner.tasks.sweep"
@@ -75,24 +73,3 @@ def one_line(exc: BaseException) -> str:
     """An exception as one short log line: its class and the first line of its message."""
     lines = str(exc).splitlines()
     return f"{exc.__class__.__name__}: {lines[0][:200]}" if lines else exc.__class__.__name__
-
-
-def broker_started_at() -> float | None:
-    """When the broker's server last started (a Unix time), as far as it says: Redis gives its uptime.
-    None for other transports, or while it cannot be reached (the caller asks again next time).
-
-    A message published before then is gone if the broker came back without its data (no append-only
-    file, or a new, empty server at the same address)."""
-    url = current_app.conf.broker_url or ""
-    if not url.startswith(("redis://", "rediss://")):
-        return None
-    import redis
-
-    client = redis.Redis.from_url(url, socket_timeout=2, socket_connect_timeout=2)
-    try:
-        uptime = client.info("server")["uptime_in_seconds"]
-    except (redis.RedisError, OSError, KeyError):
-        return None
-    finally:
-        client.close()
-    return time.time() - float(uptime)

@@ -1,6 +1,6 @@
 """Grading a run under a claim: the lease machine's record for gradings (pending -> grading, an owner and a
 short lease renewed while it grades, attempts + 1), the claim, and the fenced work. The Celery task
-(leaderboard.tasks.grade_run) and the in-process path of job runs (job_runs) both grade through here."""
+(leaderboard.tasks.grade_run) and job runs (job_runs) both grade through here."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""MLE-bench's container contract on our sandbox, for one variant: what the in-process runner
-(runner.agents.job_package, from a Job) and a remote runner (runner.remote.agents, from its claim) both
-give an MLE-bench agent's sandbox. It reads no database: everything comes in as arguments.
+"""MLE-bench's container contract on our sandbox, for one variant: what a runner (runner.remote.agents,
+from its claim; the site's side in runner.agents.job_package, from a Job) gives an MLE-bench agent's
+sandbox. It reads no database: everything comes in as arguments.
 
 MLE-bench runs `bash /home/agent/start.sh <kwargs>` as `nonroot` in a container where /home is
 writable, /home/data is the public data (read-only), /home/instructions.txt says what to do,

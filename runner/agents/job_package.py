@@ -1,5 +1,5 @@
-"""What the sandbox of an MLE-bench agent gets on the in-process runner: MLE-bench's container
-contract (runner.agents.contract, which a remote runner shares), for the job's agent.
+"""What the sandbox of an MLE-bench agent gets, as the site describes it from the job: MLE-bench's
+container contract (runner.agents.contract, which the runner applies), for the job's agent.
 
 The job's own snapshot of the agent (Job.agent_package) is used, so a re-import after the job was
 made does not change what it runs.

@@ -1,5 +1,5 @@
 """A remote runner's claim: the next queued task its hardware serves, taken with the same lease as a
-Celery runner's (runner.jobs.task_leases), its run created as the in-process supervisor creates it, and the
+job task's (runner.jobs.task_leases), its run created (runner.jobs.attempts.prepare_run), and the
 answer that carries everything the runner needs to run it: the sandbox, the secrets (only here, for
 this task), what to redact, the data manifest and the site's limits.
 

@@ -1,7 +1,7 @@
 """The LLM gateway of a task on a remote runner, the site's side: what the claim answer tells the
 runner's gateway (the site's price table, the job's LLM limits, the grace before a spent budget stops
 the agent; the keys are among the job's secrets in the sandbox's environment), and the meter's report
-the runner sends with its finish, read as the in-process runner's is (runner.jobs.llm_usage) into the run's
+the runner sends with its finish, read (runner.jobs.llm_usage) into the run's
 tokens, cost and notes, and the run's model."""
 
 from __future__ import annotations

@@ -7,6 +7,7 @@ urlpatterns = [
     path("claim/", views.ClaimView.as_view(), name="runner-v1-claim"),
     path("tasks/<int:pk>/lease/", views.LeaseView.as_view(), name="runner-v1-lease"),
     path("tasks/<int:pk>/start/", views.StartView.as_view(), name="runner-v1-start"),
+    path("tasks/<int:pk>/release/", views.ReleaseView.as_view(), name="runner-v1-release"),
     path("tasks/<int:pk>/steps/", views.StepsView.as_view(), name="runner-v1-steps"),
     path("tasks/<int:pk>/uploads/<slug:key>/", views.UploadView.as_view(), name="runner-v1-upload"),
     path("tasks/<int:pk>/snapshots/", views.SnapshotView.as_view(), name="runner-v1-snapshot"),

@@ -11,7 +11,7 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from runner.api_v1 import agents, claims, data, writes
+from runner.api_v1 import agents, claims, data, releases, writes
 from runner.api_v1.auth import IsRunner, RunnerTokenAuthentication
 from runner.jobs import attempts, task_leases
 from runner.models import JobTask, Runner
@@ -89,6 +89,15 @@ class LeaseView(RunnerView):
 class StartView(RunnerView):
     def post(self, request, pk: int):
         return Response(writes.started(self.held(request, pk), request.data.get("recipe") or {}))
+
+
+@documented(
+    "Hand the task back before its agent started (`error`: why this runner's engine cannot run it): queued "
+    "again without spending an attempt, failed past the retries; a retry gets the same answer"
+)
+class ReleaseView(RunnerView):
+    def post(self, request, pk: int):
+        return Response(releases.release(self.held(request, pk), request.data.get("error")))
 
 
 @documented("New trajectory lines, [[line number, text]] per stream; lines sent again are skipped")

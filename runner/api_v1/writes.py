@@ -72,7 +72,7 @@ def renew(held: task_leases.Claim, log_tail: str | None) -> dict:
 
 def started(held: task_leases.Claim, recipe: dict) -> dict:
     """The agent's start: the run's clock, set once per attempt (a retry keeps the first), and its
-    recipe: the in-process runner's record (runner.jobs.recipes), with the runner's word on its sandbox."""
+    recipe: the site's record (runner.jobs.recipes), with the runner's word on its sandbox."""
     from runner.jobs.services import agent_image
 
     task = JobTask.objects.select_related("run", "job__agent", "competition", "runner").get(pk=held.pk)
@@ -296,7 +296,7 @@ def finish(held: task_leases.Claim, report: dict) -> dict:
     if status not in JobTask.FINISHED:
         raise Refused(f"status: one of {', '.join(JobTask.FINISHED)}")
     _close_live(held)
-    metered = llm.metered(task.job, report.get("llm"))  # the gateway's meter, as the in-process runner's
+    metered = llm.metered(task.job, report.get("llm"))  # the gateway's meter, read as untrusted
     with transaction.atomic():
         task_leases.fence(held, status=JobTask.Status.GRADING, error=metered.error(str(report.get("error", "")))[:5000])
         run = _run_of(task)

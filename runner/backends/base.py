@@ -7,8 +7,8 @@ environment variables the backend always sets (DATA_DIR, SUBMISSION_DIR, LOGS_DI
 TOOLS_DIR, TIME_LIMIT_SECONDS); under Docker they are /home/data, /home/submission, /home/logs,
 /home/code and /opt/medalboard.
 
-The runner's supervisor (runner/execution/supervisor.py) owns the loop: start, poll, stream, stop at the wall
-clock limit (SIGTERM, then SIGKILL after a grace period), always remove.
+The runner's task (runner/remote/task.py) owns the loop: start, poll, stream, stop at the wall clock limit
+(SIGTERM, then SIGKILL after a grace period), always remove.
 """
 
 from __future__ import annotations

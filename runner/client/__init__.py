@@ -130,6 +130,10 @@ class SiteClient:
     def finish(self, task: dict, report: dict) -> dict:
         return self._call("POST", f"tasks/{task['task']}/finish/", json={"lease": task["lease"], **report})
 
+    def release(self, task: dict, error: str) -> dict:
+        """Hand the task back before its agent started: its status then, "queued" or "failed"."""
+        return self._call("POST", f"tasks/{task['task']}/release/", json={"lease": task["lease"], "error": error})
+
     def fetch(self, task: dict, sha256: str, target: Path, what: str = "data") -> None:
         """A public data file (`what`: or "agent", a file of the task's packaged agent) by its hash
         into `target`, verified (a wrong hash is never kept)."""

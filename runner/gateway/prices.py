@@ -2,7 +2,7 @@
 
 The gateway takes a plain {pattern: (input, output)} dict, so nothing in its hot path touches the
 database; `runner.jobs.llm_usage.load_prices()` reads it from runner.models.LlmPrice when the run starts
-(in-process, or on the site for the claim answer a remote runner gets). A pattern is a
+(on the site, for the claim answer a runner gets). A pattern is a
 model name, or a prefix ending in `*` ("gpt-4o*", "anthropic/claude-*"); the exact name wins, then
 the longest prefix.
 """

@@ -16,9 +16,9 @@ variables point at the gateway, and:
 Each call is an `llm` step in the runner's own llm.jsonl, streamed live by the supervisor beside the
 agent's trajectory and appended to the final one. At the end `finish` gives the meter's report (a
 plain dict: the gateway's sums, its refusals, the models called), which the site turns into the run's
-usage (runner.jobs.llm_usage). This module touches no database: the in-process runner and a runner
+usage (runner.jobs.llm_usage). This module touches no database: a runner
 attached by URL and token (runner.remote.llm, with the site's prices and the job's limits from its
-claim) both start their gateways here.
+claim) starts its gateway here.
 """
 
 from __future__ import annotations

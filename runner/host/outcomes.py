@@ -1,5 +1,4 @@
-"""How a task's sandbox ended, in the task's terms: one place for the in-process supervisor
-(runner.execution.supervisor) and a remote runner (runner.remote), neither of which the other imports."""
+"""How a task's sandbox ended, in the task's terms, for a runner attached by URL and token (runner.remote)."""
 
 from __future__ import annotations
 

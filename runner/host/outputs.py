@@ -86,8 +86,7 @@ class FileRefused(Exception):
 
 
 # store(kind, name, path): keep the staged, redacted copy at `path` as the run's file `name`; raises
-# FileRefused for one file the store cannot take. The in-process runner stores it as an artifact
-# (runner.execution.ending.store_outputs); a remote runner queues it for upload to the site (runner.remote).
+# FileRefused for one file the store cannot take. A runner queues it for upload to the site (runner.remote).
 Store = Callable[[str, str, Path], None]
 
 

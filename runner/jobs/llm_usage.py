@@ -4,9 +4,9 @@ usage from the meter's report at its end (runner.host.llm_access.finish), whiche
     usage, note = usage_and_note(report)   # Run's tokens_in, tokens_out, cost_usd, usage_metered
     error = with_note(outcome_error, usage, note)
 
-One reading for both: the in-process runner's report comes from its own gateway, a remote runner's
-from the finish it sends (runner.api_v1.writes), so each value is checked as untrusted input: counts
-and costs as the run's columns hold them (unknown past them, never a database error), texts bounded.
+A runner's report comes from the finish it sends (runner.api_v1.writes), so each value is checked as
+untrusted input: counts and costs as the run's columns hold them (unknown past them, never a database
+error), texts bounded.
 """
 
 from __future__ import annotations

@@ -54,7 +54,7 @@ def build(task: JobTask, spec: SandboxSpec, backend: Backend, tick: Tick | None 
 
 
 def from_remote(task: JobTask, image: str, reported: dict) -> dict:
-    """The recipe of a remote runner's attempt: the same record as in-process, from what the site knows
+    """The recipe of a remote runner's attempt, from what the site knows
     (the job, its public data as the runner verified it by hash, the GPUs it gave) and the runner's word
     on how its sandbox ran (its backend's description), kept to a few short strings: a runner's report."""
     sandbox = reported.get("sandbox") if isinstance(reported, dict) else None

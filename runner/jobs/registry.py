@@ -1,5 +1,5 @@
 """Runners register, heartbeat and drain. `manage.py runner` registers its machine before starting
-its worker; the worker's heartbeat thread (runner.execution.worker) keeps `last_heartbeat` fresh, and a runner
+its worker; the worker's heartbeat thread (webapp.worker) keeps `last_heartbeat` fresh, and a runner
 whose heartbeats stop is shown offline (Runner.current_status) after a few intervals. Both report the
 networks the runner's operator lets sandboxes join (runner.host.networks), which jobs are checked against."""
 
@@ -58,13 +58,13 @@ def images_present(backend: Backend) -> list[str]:
 
 @transaction.atomic
 def register(*, name: str, backend: Backend, hardware: Hardware, queues: list[str], concurrency: int,
-             version: str = "", leaves_api_kinds: bool = False) -> Runner:
+             version: str = "") -> Runner:
     now = timezone.now()
     runner, _ = Runner.objects.update_or_create(name=name, defaults={
         "hostname": hardware.hostname, "backend": backend.name, "gpus": hardware.gpus_json(),
         "cpu_count": hardware.cpu_count, "memory_gb": hardware.memory_gb, "queues": queues,
         "concurrency": concurrency, "images": images_present(backend), "networks": offered_networks(),
-        "runtime": getattr(backend, "runtime", ""), "leaves_api_kinds": leaves_api_kinds,
+        "runtime": getattr(backend, "runtime", ""),
         "status": Runner.Status.ONLINE,
         "last_heartbeat": now, "started_at": now, "version": version,
     })

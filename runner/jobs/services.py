@@ -1,7 +1,8 @@
 """Job workflows: create (validate everything first, create nothing on a refusal), cancel, summarise.
 
-`create_job` makes one Job and one JobTask per competition x seed, and enqueues one Celery task per
-JobTask on commit, on the queue that names the hardware it needs (runner.jobs.queues). The web layer adds
+`create_job` makes one Job and one JobTask per competition x seed, queued in the database with the queue
+name of the hardware it needs (runner.jobs.queues): runners attached by URL and token claim them through
+the runner API (runner.api_v1.claims); nothing is sent to the broker for them. The web layer adds
 permissions and per-user limits around it; secrets arrive decrypted in `env` and are sealed here.
 """
 
@@ -15,7 +16,6 @@ from dataclasses import dataclass
 
 from django.conf import settings
 from django.db import transaction
-from django.utils import timezone
 
 from leaderboard.models import Competition, Split
 from runner.agents.base_image import builds_images
@@ -25,7 +25,6 @@ from runner.jobs import states
 from runner.jobs.queues import gpu_type_matches, queue_for
 from runner.jobs.task_leases import cancel_queued
 from runner.models import AgentDefinition, Job, JobTask, Runner
-from webapp import queue
 
 log = logging.getLogger(__name__)
 BASELINE = "baseline"
@@ -87,12 +86,10 @@ def create_job(
             private=job_runs_private(private), requirements=requirements or {},
         )
         queue_name = queue_for(gpus=gpus, gpu_type=gpu_type)
-        tasks = JobTask.objects.bulk_create(
+        JobTask.objects.bulk_create(
             JobTask(job=job, competition=c, seed=s, queue=queue_name, max_attempts=settings_max_attempts())
             for c in chosen for s in range(seeds)
         )
-        ids = [t.pk for t in tasks]
-        transaction.on_commit(lambda: [enqueue_task(task_id) for task_id in ids])
     return job
 
 
@@ -284,23 +281,6 @@ def _experiment(user, definition, model, experiment_settings, gpus, gpu_type, cp
                           gpu_count=gpus, cpu_count=math.ceil(cpus), memory_gb=memory_gb,
                           time_limit_hours=minutes / 60, settings=experiment_settings or {})
     return experiment_for(owner=user, spec=spec, network=network)
-
-
-def enqueue_task(task_id: int) -> bool:
-    """Publish one JobTask to its queue; False (and the task stays un-enqueued) if the broker is down.
-
-    The sweep publishes again the queued tasks that were never published."""
-    task = JobTask.objects.filter(pk=task_id).only("queue", "status").first()
-    if task is None or task.status != JobTask.Status.QUEUED:
-        return False
-    result = queue.publish(queue.RUN_JOB_TASK, [task_id], what=f"job task {task_id}", queue=task.queue)
-    if result is None:  # the task is saved; the sweep enqueues it again
-        return False
-    JobTask.objects.filter(pk=task_id).update(enqueued_at=timezone.now(), celery_task_id=result.id or "")
-    return True
-
-
-# --- cancelling and reading --------------------------------------------------------------------
 
 
 def cancel_job(*, job: Job, user) -> Job:

@@ -8,9 +8,6 @@ the orphaned files').
   stored and the grading sweep takes care of its run.
 - A task of a cancelled job is never started again: a lost running one ends cancelled instead of
   going back to the queue, and queued ones end cancelled (the claim refuses them too).
-- Queued tasks that were never published (the broker was down) are published again, and so are
-  queued tasks published before the broker last started: a broker that came back empty lost their
-  messages (one that kept them delivers a duplicate, which finds the task claimed and does nothing).
 - GPUs held by tasks that no longer run are freed.
 All changes are conditional UPDATEs on the state read, so concurrent sweepers are safe.
 """
@@ -18,9 +15,7 @@ All changes are conditional UPDATEs on the state read, so concurrent sweepers ar
 from __future__ import annotations
 
 import logging
-from datetime import UTC, datetime, timedelta
 
-from django.conf import settings
 from django.core.files.base import ContentFile
 from django.db import transaction
 from django.utils import timezone
@@ -34,7 +29,7 @@ log = logging.getLogger(__name__)
 
 
 def sweep_tasks() -> dict[str, int]:
-    counts = {"tasks_requeued": 0, "tasks_failed": 0, "tasks_ended": 0, "tasks_cancelled": 0, "tasks_published": 0}
+    counts = {"tasks_requeued": 0, "tasks_failed": 0, "tasks_ended": 0, "tasks_cancelled": 0}
     now = timezone.now()
     expired = leases.expired(JOB_TASKS, now=now).select_related("runner", "job")
     for task in expired.filter(status=JobTask.Status.GRADING):
@@ -48,8 +43,6 @@ def sweep_tasks() -> dict[str, int]:
     )
     counts["tasks_requeued"], counts["tasks_failed"] = lost["retried"], lost["failed"]
     counts["tasks_cancelled"] += cancel_queued(JobTask.objects.filter(job__cancel_requested=True))
-    _forget_lost_messages()
-    counts["tasks_published"] = _publish_unsent(now)
     GpuSlot.objects.exclude(task__status__in=(JobTask.Status.RUNNING, JobTask.Status.GRADING)).exclude(
         task__isnull=True
     ).update(task=None)
@@ -77,8 +70,7 @@ def _cancel_lost(task: JobTask, now) -> bool:
 
 
 def _retry(task: JobTask) -> dict:
-    return {"enqueued_at": None,
-            "error": f"attempt {task.attempts}{_where(task)} was lost (no lease renewal); re-queued"}
+    return {"error": f"attempt {task.attempts}{_where(task)} was lost (no lease renewal); re-queued"}
 
 
 def _give_up(task: JobTask) -> dict:
@@ -88,10 +80,8 @@ def _give_up(task: JobTask) -> dict:
 
 
 def _after_lost(task: JobTask, gave_up: bool) -> None:
-    if gave_up:
+    if gave_up:  # one handed on waits in the queue for a runner's claim
         _fail_run(task, _give_up(task)["error"])
-    else:
-        transaction.on_commit(lambda: _publish(task.pk))
 
 
 def _fail_run(task: JobTask, why: str) -> None:
@@ -104,36 +94,3 @@ def _fail_run(task: JobTask, why: str) -> None:
         store_file(run, Artifact.Kind.LOG, "logs/agent-output-tail.log",
                    ContentFile(task.log_tail.encode(), name="agent-output-tail.log"))
     fail_job_run(run.pk, why, while_in=(Run.Status.RUNNING,))
-
-
-def _publish(task_id: int) -> bool:
-    from runner.jobs.services import enqueue_task
-
-    return enqueue_task(task_id)
-
-
-def _forget_lost_messages() -> int:
-    """Queued tasks published before the broker's current start count as never published: the next
-    step publishes them again. Marked one by one, conditionally, so of several sweepers one publishes."""
-    from webapp.queue import broker_started_at
-
-    started = broker_started_at()
-    if started is None:
-        return 0
-    since = datetime.fromtimestamp(started, tz=UTC)
-    marked = 0
-    lost = JobTask.objects.filter(status=JobTask.Status.QUEUED, enqueued_at__lt=since)
-    for task_id, enqueued_at in lost.values_list("pk", "enqueued_at"):
-        marked += JobTask.objects.filter(pk=task_id, status=JobTask.Status.QUEUED, enqueued_at=enqueued_at).update(
-            enqueued_at=None)
-    if marked:
-        log.warning("sweep: %d queued job task(s) were published before the broker last started; publishing "
-                    "them again", marked)
-    return marked
-
-
-def _publish_unsent(now) -> int:
-    """Queued tasks whose publication failed (enqueued_at stays empty) after a short grace."""
-    grace = now - timedelta(seconds=min(settings.STALE_PENDING_S, 30))
-    unsent = JobTask.objects.filter(status=JobTask.Status.QUEUED, enqueued_at__isnull=True, created_at__lt=grace)
-    return sum(_publish(task_id) for task_id in unsent.values_list("pk", flat=True))

@@ -4,12 +4,12 @@
 
 The claim's `agent` names the agent's files by sha256 (runner.api_v1.agents). Each is fetched from
 the site once, checked against its hash and kept under `root/blobs` by it; the agent's folder is
-put together under `root/trees/<version>` and read as the in-process importer reads it
+put together under `root/trees/<version>` and read as the site's importer reads it
 (runner.agents.mlebench: paths, links, bounds, the Dockerfile's check), and its files must hash to
-the job's version. The image is built on this Docker host by the in-process builder
+the job's version. The image is built on this Docker host by the builder
 (runner.agents.images: FROM the local mlebench-env, MEDALBOARD_AGENTS_BUILD_NETWORK, the hostile-build
 checks) and kept: its tag names the version, so a second task of the same version builds and
-fetches nothing. The sandbox is MLE-bench's contract (runner.agents.contract), as in-process.
+fetches nothing. The sandbox is MLE-bench's contract (runner.agents.contract).
 
 What cannot be built or run here raises AgentUnavailable with the reason, which the task reports as
 its failure. The lease is renewed while the files come and the image builds.
@@ -78,7 +78,7 @@ def adapter(client: SiteClient, claim: dict, backend, root: Path):
 
 
 def recipe(claim: dict, backend, spec: SandboxSpec) -> dict:
-    """The run's recipe's `agent`, as the in-process runner records it (runner.jobs.recipes)."""
+    """The run's recipe's `agent`, as the site records it (runner.jobs.recipes)."""
     agent = claim["agent"]
     return {
         "name": agent["name"],

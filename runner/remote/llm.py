@@ -1,9 +1,9 @@
-"""The LLM gateway of a task on a remote runner: the in-process runner's (runner.host.llm_access), started
+"""The LLM gateway of a task on a remote runner (runner.host.llm_access), started
 with what the claim answer says (the job's limits, the site's price table) and this runner's own
 upstreams (MEDALBOARD_LLM_UPSTREAMS in its settings). The provider keys come among the job's secrets
 in the claim, stay in this process's memory and go upstream only; the sandbox gets the run's token
 and the gateway's address. Its steps stream with the agent's (runner.remote.task), and its meter's
-report goes with the finish, where the site reads it as it reads an in-process runner's.
+report goes with the finish, where the site reads it (runner.jobs.llm_usage).
 
     gateway = RemoteLlm(claim)
     spec = gateway.start(spec, backend)        # GatewayFailed: the task fails, saying why
@@ -36,7 +36,7 @@ class RemoteLlm:
         """The spec with the provider keys replaced by the run's token and the gateway's address, once
         it listens; the spec as it is when the task gets no gateway. `adapt(spec)`: what the agent's
         packaging makes of the spec (runner.remote.agents), given the keys as the sandbox sees them and
-        before the gateway's forwarder wraps its command, as in-process."""
+        before the gateway's forwarder wraps its command."""
         prices = {pattern: tuple(price) for pattern, price in (self.config.get("prices") or {}).items()}
         try:
             self.access = llm_access.prepare(self.config.get("settings") or {}, self.env, prices=lambda: prices)

@@ -5,14 +5,15 @@ read-only files with their hashes, the research environment and the snapshots' p
 as any competition's public data (runner.remote.data: each file by its hash, verified, cached); the
 task's scripts/ (eval.py, the answers) never reach the runner: the site scores the run.
 
-- `prepare`: the agent's sandbox as the in-process runner makes it (runner.research.sandbox): a
+- `prepare`: the agent's sandbox (runner.research.sandbox): a
   writable workspace copied from the cached env/, the problem at DATA_DIR, the read-only files.
 - `snapshots`: the workspace's snapshots while the agent runs (runner.research.sandbox.Snapshots).
 - `wrap_up`: at the end, each snapshot as `workspace-snapshots/<seconds>.zip` (redacted; the zips
   within a quarter of the run's output total, charged to it, so with the final workspace, which
   runner.host.outputs keeps as `workspace/<path>`, they stay within what the site takes), and the report
-  only the runner can make: the read-only files the agent changed, the agent's time, whether it
-  wrote submission.csv.
+  only the runner can make: the read-only files the agent changed, the files of the final workspace
+  that the eval's copy leaves out (past the limits by their real size, so stored cut), the agent's
+  time, whether it wrote submission.csv.
 """
 
 from __future__ import annotations
@@ -90,13 +91,15 @@ def wrap_up(
         if size > limits.file_bytes or done.bytes + size > limits.total_bytes // SNAPSHOT_SHARE:
             archive.unlink()
             notes.append(f"{name}: not kept, past the snapshots' share of the run's output limits")
-            continue  # as in-process: its time is known, its files are too many to keep
+            continue  # its time is known, its files are too many to keep
         done.files.append(("other", name, archive))
         done.bytes += size
     changes = workspace.read_only_changes(spec.workspace_dir, part["read_only_files"])
+    left_out = workspace.left_out_of_grading(spec.workspace_dir, set(part["read_only_files"]), Budget.share_of(limits))
     done.report = {
         "research": {
             "read_only_changes": [redactor.text(change) for change in changes],
+            "left_out": [[redactor.text(rel), why] for rel, why in left_out],  # stored cut: the eval's copy skips them
             "elapsed_s": round(elapsed_s, 3) if elapsed_s is not None else None,
             "has_submission": (spec.workspace_dir / "submission.csv").is_file(),
         }

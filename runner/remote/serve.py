@@ -3,7 +3,10 @@
 
 A site that stays away is waited for with the client's backoff; a claim that fails that way is
 tried again after a pause, so a runner outlives an outage of the site. A revoked token (401) ends the
-loop: the running sandbox is stopped at once, and the site already handed its task back.
+loop: the running sandbox is stopped at once, and the site already handed its task back. A sandbox
+engine that is down (the Docker daemon) is waited for too: no slot claims while its check fails, and
+a task claimed just before it went down is handed back to the site (runner.remote.task.EngineDown),
+each time after a longer pause (ENGINE_BACKOFF_S); the site fails the task past its retries.
 """
 
 from __future__ import annotations
@@ -13,15 +16,16 @@ import logging
 import threading
 from pathlib import Path
 
-from runner.backends import Backend
+from runner.backends import Backend, BackendUnavailable
 from runner.client import ApiError, Revoked, SiteClient, SiteLost
 from runner.host import hardware
 from runner.remote.data import DataCache
-from runner.remote.task import run_task
+from runner.remote.task import EngineDown, run_task
 
 log = logging.getLogger(__name__)
 CLAIM_WAIT_S = 20.0
 OUTAGE_PAUSE_S = 5.0
+ENGINE_BACKOFF_S = (5.0, 10.0, 20.0, 40.0, 80.0, 160.0)  # an engine down: the pauses, the last one repeated
 
 
 def site_key(url: str) -> str:
@@ -110,6 +114,7 @@ class Slots:
         self.stop, self.tasks, self.busy = stop, tasks, busy
         self.changed = threading.Condition()
         self.taken = self.running = self.alive = 0  # taken: claims asked for or made, for `tasks`
+        self.engine_down = 0  # the engine's failures in a row, for the pause after the next one
         self.revoked, self.failed = False, None
 
     def serve(self, slots: int, **run_options) -> str:
@@ -145,6 +150,12 @@ class Slots:
 
     def _claim_and_run(self, *, work_dir: Path, cache: DataCache) -> None:
         try:
+            self.backend.check()
+        except BackendUnavailable as exc:  # no claim while the engine cannot start a sandbox
+            self._note(taken=-1)
+            self._engine_pause(f"{self.backend.name} unavailable: {exc}; not claiming")
+            return
+        try:
             claim = self.client.claim(CLAIM_WAIT_S)
         except Revoked:
             self._note(revoked=True)
@@ -162,6 +173,10 @@ class Slots:
         try:
             outcome = run_task(self.client, claim, self.backend, work_dir=work_dir, cache=cache, runner_name=self.name)
             log.info("runner %s: task %s %s", self.name, claim["task"], outcome.status)
+            self.engine_down = 0
+        except EngineDown as exc:  # handed back: another claim (here or elsewhere) runs it, unless it failed
+            self._note(taken=0 if exc.status == "failed" else -1)
+            self._engine_pause(f"task {claim['task']} handed back ({exc.status}): {exc}")
         except Revoked:
             log.warning("runner %s: token revoked; stopping", self.name)
             self._note(revoked=True)
@@ -170,6 +185,13 @@ class Slots:
             log.warning("runner %s: task %s abandoned: %s", self.name, claim["task"], exc)
         finally:
             self._note(running=-1)
+
+    def _engine_pause(self, why: str) -> None:
+        with self.changed:
+            pause = ENGINE_BACKOFF_S[min(self.engine_down, len(ENGINE_BACKOFF_S) - 1)]
+            self.engine_down += 1
+        log.warning("runner %s: %s; next try in %g s", self.name, why, pause)
+        self.stop.wait(pause)
 
     def _note(self, *, taken: int = 0, running: int = 0, alive: int = 0, revoked: bool = False, failed=None) -> None:
         with self.changed:

@@ -2,15 +2,15 @@
 
     outcome = run_task(client, claim, backend, work_dir=..., cache=..., runner_name=...)
 
-The sandbox is the in-process runner's (runner.backends, with the same spec), and so are the readers
-of what the agent leaves: new trajectory lines (runner.host.live.LineTail), changed submissions
-(runner.host.live.SnapshotWatch, within their share of the run's limits), the outputs at the end
-(runner.host.outputs.collect_outputs: regular files only, bounded, redacted) and the outcome rules
-(runner.host.outcomes). What the in-process supervisor writes into the database goes to the site instead:
-the lease renewed at every poll (which also says whether the job was cancelled), steps, snapshots,
-the files, the finish. If the site says the task is no longer this runner's (fenced, another
-runner's, a revoked token) or stays away past the client's bounded wait, the sandbox is stopped and
-nothing more is written: the site's lease runs out and the task goes back to the queue.
+The sandbox is runner.backends's, and the readers of what the agent leaves are runner.host's: new
+trajectory lines (runner.host.live.LineTail), changed submissions (runner.host.live.SnapshotWatch,
+within their share of the run's limits), the outputs at the end (runner.host.outputs.collect_outputs:
+regular files only, bounded, redacted) and the outcome rules (runner.host.outcomes). What the run
+needs goes to the site through the runner API: the lease renewed at every poll (which also says
+whether the job was cancelled), steps, snapshots, the files, the finish. If the site says the task is
+no longer this runner's (fenced, another runner's, a revoked token) or stays away past the client's
+bounded wait, the sandbox is stopped and nothing more is written: the site's lease runs out and the
+task goes back to the queue.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from pathlib import Path
 
 from django.conf import settings
 
-from runner.backends import TOOLS_DIR, Backend, ImageNotFound, SandboxSpec, StartFailed
+from runner.backends import TOOLS_DIR, Backend, BackendUnavailable, ImageNotFound, SandboxSpec, StartFailed
 from runner.client import SiteClient
 from runner.gateway import STEPS_FILE
 from runner.host import outcomes
@@ -43,14 +43,24 @@ LOG_TAIL_BYTES = 16_384
 LOG_TAIL_EVERY_S = 3.0
 OUTPUT_LOG_BYTES = 8 << 20
 STEP_BATCH_BYTES = 1 << 20
-SNAPSHOT_SHARE = 2  # snapshots' part of the run's output limits: 1/2, as in-process
+SNAPSHOT_SHARE = 2  # snapshots' part of the run's output limits: 1/2
+
+
+class EngineDown(Exception):
+    """The sandbox engine was down before the agent started; the task was handed back to the site,
+    which now has it as `status` ("queued", or "failed" past its retries)."""
+
+    def __init__(self, error: str, status: str) -> None:
+        super().__init__(error)
+        self.status = status
 
 
 def run_task(
     client: SiteClient, claim: dict, backend: Backend, *, work_dir: Path, cache: DataCache, runner_name: str
 ) -> Outcome:
     """Run the claimed task to its finish on the site. Raises the client's Revoked, Fenced, Forbidden
-    or SiteLost when the site no longer takes this attempt's writes (its sandbox stopped first)."""
+    or SiteLost when the site no longer takes this attempt's writes (its sandbox stopped first), and
+    EngineDown when the sandbox engine was down before the agent started (the task handed back)."""
     scratch = Scratch(
         work_dir / f"task-{claim['task']}-a{claim['lease']['attempt']}",
         claim["limits"]["disk_quota_bytes"],
@@ -60,6 +70,9 @@ def run_task(
         data_dir = cache.folder(client, claim, tick=_every(claim["timing"]["poll_s"] * 5, lambda: client.renew(claim)))
         spec = _spec(claim, backend, scratch, data_dir, runner_name)
         return _run(client, claim, backend, spec, scratch, agents_dir=cache.root / "agents")
+    except BackendUnavailable as exc:  # before the agent started: the site takes it back, no attempt spent
+        error = Redactor(claim["redact"]).text(f"{backend.name} unavailable: {exc}")
+        raise EngineDown(error, client.release(claim, error).get("status", "")) from exc
     finally:
         scratch.delete()
         shutil.rmtree(scratch.path.parent / f"{scratch.path.name}.runner", ignore_errors=True)

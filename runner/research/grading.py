@@ -20,7 +20,7 @@ import re
 import shutil
 import time
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -73,16 +73,19 @@ def sandboxed(spec: SandboxSpec, backend: Backend, command: list[str]) -> Sandbo
 
 
 def score_workspace(competition: Competition, files: Path, *, backend: Backend, work: Path, label: str,
-                    read_only: set[str] = frozenset(), fence: Callable[[], None] = lambda: None) -> Score:
+                    read_only: set[str] = frozenset(), fence: Callable[[], None] = lambda: None,
+                    left_out: Sequence[str] = ()) -> Score:
     """Score the workspace files in `files` (the agent's; read-only ones put back as the task gave
-    them) with the task's eval.py; `fence` runs while it waits (a job renews its lease there)."""
+    them) with the task's eval.py; `fence` runs while it waits (a job renews its lease there).
+    `left_out`: notes on the agent's files already left out of `files` (a remote runner's, past the
+    limits), said as those this copy leaves out."""
     root = task_root(competition)
     work.mkdir(parents=True, exist_ok=True)
     workdir = work / f"grade-{label}"
     shutil.rmtree(workdir, ignore_errors=True)
     try:  # the copy is the agent's files within the run's output limits, removed once scored
-        left_out = workspace.grading_copy(files, root / "env", set(read_only), workdir / "code",
-                                          Budget.share_of(Limits.from_settings()))
+        left_out = [*left_out, *workspace.grading_copy(files, root / "env", set(read_only), workdir / "code",
+                                                       Budget.share_of(Limits.from_settings()))]
         score = _score_copy(backend, root, workdir, label, fence)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)

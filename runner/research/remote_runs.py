@@ -8,10 +8,11 @@ files and reports what only it saw (the read-only files the agent changed, its t
 the run waits, pending. Here, where the scripts are, under the grading claim of
 runner.research.traces, the stored files are unpacked (leaderboard.runs.research_traces: regular
 files, zips under the archive limits), the final workspace and each snapshot scored in the grading
-sandbox with the task's eval.py exactly as runner.research.site scores an in-process run (read-only
-files put back as the task gives them), and the outcome recorded as the in-process runner records
-it (leaderboard.runs.research.record_research_result: score, snapshots, the read-only finding,
-MLAgentBench's failure classes from the agent's stored output), as the claim holder's last write.
+sandbox with the task's eval.py (runner.research.site.score_files: read-only files put back as the
+task gives them; a file the runner found past the limits, stored cut, left out of the eval's copy
+with a note), and the outcome recorded (leaderboard.runs.research.record_research_result: score,
+snapshots, the read-only finding, MLAgentBench's failure classes from the agent's stored output), as
+the claim holder's last write.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from leaderboard.runs import job_runs
 from runner.host.outputs import OUTPUT_ARTIFACT
 from runner.host.secrets import Redactor
 from runner.models import JobTask
-from runner.research import grading
+from runner.research import grading, workspace
 from runner.research.site import OUTPUT_TAIL_BYTES, score_files
 from webapp import leases
 
@@ -51,7 +52,8 @@ def score_job_run(run_id: int, lease, backend, work: Path) -> bool:
     final_files.mkdir(parents=True, exist_ok=True)
     fence = lambda: leases.fence(lease)  # noqa: E731 - renewed between evals too
     scratch = work / "grading"
-    final = score_files(task, final_files, backend, scratch, f"run-{run_id}-final", fence)
+    left_out = _leave_out(final_files, evidence.get("left_out", []))
+    final = score_files(task, final_files, backend, scratch, f"run-{run_id}-final", fence, left_out)
     points = [
         (seconds, score_files(task, folder, backend, scratch, f"run-{run_id}-{n}", fence), pk)
         for n, (seconds, folder, pk) in enumerate(found.steps)
@@ -74,6 +76,16 @@ def score_job_run(run_id: int, lease, backend, work: Path) -> bool:
             return False
         job_runs.record_research_result(run, outcome)
     return True
+
+
+def _leave_out(files: Path, left_out: list) -> list[str]:
+    """The files the runner found past the limits (stored cut) removed from the eval's copy: it scores
+    the agent's files within the limits, never a file cut in two; a note for each."""
+    for rel, _why in left_out:
+        path = files / rel
+        if path.resolve().is_relative_to(files.resolve()) and not path.is_symlink():
+            path.unlink(missing_ok=True)
+    return [workspace.left_out_note(rel, why) for rel, why in left_out]
 
 
 def _output(run: Run) -> str:

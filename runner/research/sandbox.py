@@ -1,5 +1,5 @@
-"""A research run's sandbox on the runner that runs the agent, with nothing of the site in it, so the
-in-process runner (runner.research.site) and a remote one (runner.remote.research) make it alike:
+"""A research run's sandbox on the runner that runs the agent (runner.remote.research), with nothing of
+the site in it:
 
 - `prepare(spec, backend, env_dir=..., problem=..., ...)`: the workspace (WORKSPACE_DIR, the agent's
   current folder; /home/workspace under Docker) copied from the task's env/, the research problem as

@@ -19,6 +19,7 @@ from runner.host import sandbox_files
 from runner.host.output_budget import Budget
 
 SNAPSHOT_FILE_BYTES = 64 << 20  # a workspace file bigger than this (a checkpoint) is left out of snapshots
+GRADING_COPY = "the copy its eval scored"
 
 
 def copy_env(env: Path, target: Path) -> None:
@@ -74,7 +75,7 @@ def copy_files(source: Path, target: Path, skip: set[str], budget: Budget, what:
                 size = os.fstat(f.fileno()).st_size
                 why = budget.refusal(size)
                 if why:
-                    copied.notes.append(f"{entry.rel}: {why}; left out of {what}")
+                    copied.notes.append(left_out_note(entry.rel, why, what))
                     copied.complete &= budget.over_file_limit(size)
                     continue
                 budget.take(size)
@@ -90,16 +91,36 @@ def copy_files(source: Path, target: Path, skip: set[str], budget: Budget, what:
     return copied
 
 
+def left_out_note(rel: str, why: str, what: str = GRADING_COPY) -> str:
+    return f"{rel}: {why}; left out of {what}"
+
+
 def grading_copy(files: Path, env: Path, read_only: set[str], target: Path, budget: Budget) -> list[str]:
     """What the eval scores: the agent's files within `budget`, with the task's read-only files as the
     task gave them (an agent's edit of one never changes its own score); returns notes on what was
     left out."""
-    notes = copy_files(files, target, skip=read_only, budget=budget, what="the copy its eval scored").notes
+    notes = copy_files(files, target, skip=read_only, budget=budget, what=GRADING_COPY).notes
     for rel in read_only:
         if (env / rel).is_file():
             (target / rel).parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(env / rel, target / rel, follow_symlinks=False)
     return notes
+
+
+def left_out_of_grading(files: Path, read_only: set[str], budget: Budget) -> list[tuple[str, str]]:
+    """The files of `files` that grading_copy would leave out, by their sizes now, and why, copying
+    nothing: a runner attached by URL uploads the workspace stored cut at the limits, and this list
+    tells the site's research grading side which files its eval's copy leaves out."""
+    left_out = []
+    for entry in sandbox_files.walk(files).files:
+        if entry.rel in read_only:
+            continue
+        why = budget.refusal(entry.size)
+        if why:
+            left_out.append((entry.rel, why))
+        else:
+            budget.take(entry.size)
+    return left_out
 
 
 def _sha256(f) -> str:

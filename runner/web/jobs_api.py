@@ -21,7 +21,7 @@ from rest_framework.views import APIView
 
 from leaderboard.models import Experiment
 from runner.host import secrets
-from runner.jobs import access, api_kinds, reproduction, services, states
+from runner.jobs import access, reproduction, services, states
 from runner.models import Job, JobTask, Runner
 from webapp.parsers import check_depth
 
@@ -250,10 +250,7 @@ class RunnerOutputSerializer(serializers.Serializer):
     last_heartbeat = serializers.DateTimeField(allow_null=True)
     gpus = serializers.SerializerMethodField()
     running_tasks = serializers.SerializerMethodField()
-    takes = serializers.SerializerMethodField(help_text="Which tasks it takes, in words (runner.jobs.api_kinds)")
-
-    def get_takes(self, runner) -> str:
-        return api_kinds.takes(runner)
+    takes = serializers.CharField(help_text="Which tasks it takes, in words (Runner.takes)")
 
     def get_gpus(self, runner) -> list[dict]:
         return GpuOutputSerializer(gpu_holders(runner), many=True).data

@@ -16,7 +16,7 @@ from rest_framework.exceptions import PermissionDenied as ApiPermissionDenied
 from rest_framework.exceptions import ValidationError
 
 from leaderboard.models import Experiment, Run
-from runner.jobs import access, api_kinds, reproduction, services, states
+from runner.jobs import access, reproduction, services, states
 from runner.models import JobTask
 from runner.web import jobs_api
 from runner.web.forms import JobForm
@@ -95,9 +95,7 @@ def runner_list(request):
     runners = list(jobs_api.runners_for_display())
     for runner in runners:
         runner.gpu_rows = jobs_api.gpu_holders(runner)
-        runner.takes = api_kinds.takes(runner)
-    return render(request, "runner/runner_list.html",
-                  {"runners": runners, "celery_only": " and ".join(api_kinds.CELERY_ONLY) or "none"})
+    return render(request, "runner/runner_list.html", {"runners": runners})
 
 
 @never_cache

@@ -221,7 +221,7 @@ def test_updates_that_change_counted_fields_refresh_and_others_do_not(alice, cat
     run = submit(alice, self_reported_score=0.5, verification=Run.Verification.SELF_REPORTED)
     Run.objects.filter(pk=run.pk).update(is_demo=True)  # what seed_demo does
     assert SeedAggregate.objects.filter(experiment=run.experiment, demo=1).exists()
-    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)  # runner.execution.supervisor re-running a task
+    Run.objects.filter(pk=run.pk).update(status=Run.Status.RUNNING)  # a runner's claim re-running a task
     assert audiences_of(run) == set()
     with django_assert_num_queries(1):
         Run.objects.filter(pk=run.pk).update(snapshot_timeline="[]", grading_enqueued_at=None)

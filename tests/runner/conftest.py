@@ -37,3 +37,18 @@ def grading_worker(tmp_path):
     worker = WorkerProcess(tmp_path / "grading.log", "celery")
     yield worker
     worker.stop()
+
+
+@pytest.fixture
+def claimed(alice, job_world, django_capture_on_commit_callbacks):
+    """A scripted job's task claimed through the runner API by runner "remote-a": its client, the
+    claim's answer, the job."""
+    from tests.job_support import scripted_job
+    from tests.runner.test_runner_api import API, runner_client
+
+    with django_capture_on_commit_callbacks(execute=False):  # nothing reaches a broker
+        job = scripted_job(alice)
+    client = runner_client("remote-a")
+    answer = client.post(API + "claim/", {"wait_s": 0}, format="json")
+    assert answer.status_code == 200, answer.content
+    return client, answer.json(), job

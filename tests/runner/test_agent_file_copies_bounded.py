@@ -14,7 +14,7 @@ import pytest
 from runner.host.live import LineTail, SnapshotWatch
 from runner.host.output_budget import Budget
 from runner.host.secrets import Redactor
-from runner.research import site as research_site
+from runner.research import sandbox as research_sandbox
 from runner.research import workspace
 
 HUGE = 3 * (1 << 29)  # 1.5 GiB, sparse: it takes no disk, a copy of it would take all of it
@@ -144,7 +144,7 @@ def test_workspace_snapshots_together_stay_within_their_share(tmp_path, settings
     files = tmp_path / "task" / "workspace"
     write(files / "train.py", 100)
     spec = SimpleNamespace(workspace_dir=files, read_only_files=(), runner_dir=tmp_path / "task.runner")
-    snapshots = research_site.Snapshots(spec)
+    snapshots = research_sandbox.Snapshots(spec)
     write(files / "a.bin", 4 << 20)
     snapshots.tick(1.0)  # 4 MiB
     sparse(files / "huge.bin")  # left out of every snapshot (over the per-file limit)

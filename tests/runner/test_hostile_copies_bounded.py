@@ -3,8 +3,9 @@ a sparse 48 MiB submission.csv rewritten every 0.4 s (each change a snapshot), a
 that truncates a file of its workspace to 1.5 GiB (its snapshots and the copy its eval scores). The
 runner's copies stay within the run's output limits, with a note for what was left out; the run ends
 graded; the runner runs the next job. In real containers under runc and gVisor's runsc (and the research
-case also with the local backend): the sparse submission on the loopback runner, the research case on
-the in-process runner (its eval's copy, see `research_world`)."""
+case also with the local backend), on the loopback runner: it uploads the workspace stored cut and
+says which file is past the limits, and the site's research grading side leaves it out of the copy
+its eval scores, as a runner that scores its own copy did."""
 
 from __future__ import annotations
 
@@ -30,17 +31,15 @@ HUGE = 3 * (1 << 29)  # 1.5 GiB
 
 
 @pytest.fixture
-def research_world(db, tmp_path, fast_jobs, settings):
-    """The research task and agent of test_research_jobs, on the in-process runner: the copy of the
-    workspace its eval scores leaves out a file past the limits, saying so, where the research grading
-    side of a runner attached by URL still scores the stored (cut) copy."""
-    from django.utils import timezone
-
-    from runner.models import Runner
-
+def research_task(db, tmp_path, settings):
+    """The research task of test_research_jobs imported, for its eval alone."""
     test_research_jobs.import_research_world(tmp_path, settings)
-    return Runner.objects.create(name="research-runner", backend="local", images=["*"], cpu_count=2,
-                                 last_heartbeat=timezone.now(), queues=["jobs.cpu"])
+
+
+@pytest.fixture
+def research_world(loopback_runner, research_task):
+    """That task and its scripted agent, on the loopback runner."""
+    return loopback_runner
 
 
 class RunnerWrites:
@@ -127,10 +126,16 @@ def check_bounded_research_run(run: Run, writes: RunnerWrites) -> None:
 
 
 def test_a_research_agent_truncating_a_huge_file_gets_nothing_copied_past_the_limits(
-        alice, research_world, django_capture_on_commit_callbacks, settings):
+        alice, research_world, django_capture_on_commit_callbacks, settings, monkeypatch):
+    scored = []  # the files of each copy an eval scored
+    real = grading._score_copy
+    monkeypatch.setattr(grading, "_score_copy", lambda backend, root, workdir, *a: scored.append(
+        {p.relative_to(workdir / "code").as_posix() for p in (workdir / "code").rglob("*")}) or real(
+        backend, root, workdir, *a))
     run, writes = bounded_research_run(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks,
                                        settings)
     check_bounded_research_run(run, writes)
+    assert scored and "submission.csv" in scored[0] and not any("checkpoint.bin" in files for files in scored)
     assert not list(Path(site.RUNNER_WORK_DIR).glob("task-*"))
     check_graded_run(run_job(alice, research_world, LocalBackend(), django_capture_on_commit_callbacks))
 
@@ -147,7 +152,7 @@ def test_a_research_agent_truncating_a_huge_file_in_docker(alice, research_world
     check_graded_run(run_job(alice, research_world, docker_backend, django_capture_on_commit_callbacks))
 
 
-def test_an_eval_that_misses_a_file_left_out_says_so(research_world, tmp_path, settings):
+def test_an_eval_that_misses_a_file_left_out_says_so(research_task, tmp_path, settings):
     """A workspace whose submission.csv is past the limits: the eval never sees it, and its error
     names the file and the limit rather than only the eval's own complaint."""
     from leaderboard.models import Competition

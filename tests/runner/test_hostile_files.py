@@ -20,7 +20,7 @@ from tests.runner import test_hostile_agents
 from tests.runner.test_hostile_agents import SECRET, everything_about, hostile_job, run_task
 
 pytestmark = needs_agent_tools
-runs_on = test_hostile_agents.runs_on  # the fixture: each test runs in-process and on a remote runner
+runs_on = test_hostile_agents.runs_on  # the fixture: each test runs on the loopback runner
 
 
 @pytest.fixture

@@ -20,7 +20,7 @@ from tests.runner.test_hostile_agents import assert_runner_still_healthy, hostil
 
 pytestmark = pytest.mark.docker
 upstream = pytest.fixture(scope="module")(serve_upstream)
-runs_on = test_hostile_agents.runs_on  # the fixture: in-process and on a remote runner (its own gateway)
+runs_on = test_hostile_agents.runs_on  # the fixture: the loopback runner (its own gateway)
 CALLS, FORGED = 2, 3
 
 AGENT = f"""

@@ -1,52 +1,95 @@
 """Faults with real processes and engines: a runner attached by URL and token killed with kill -9 mid-run
 (the site's sweep re-runs the task with its attempt counted, or fails it with its partial logs; never lost,
-never graded twice), a cancel that stops a running sandbox within 10 s, and an engine that is down under
-the in-process runner (a clear error on the task, retries with back-off, then failed)."""
+never graded twice), a cancel that stops a running sandbox within 10 s, and an engine that is down (the
+runner claims nothing and backs off; a task claimed as it went down is handed back with its attempt
+unspent, then failed with a clear error)."""
 
 from __future__ import annotations
 
 import pytest
 
 from leaderboard.models import Artifact, Run
-from runner import tasks
+from runner.api_v1.releases import ENGINE_RETRIES
 from runner.backends import BackendUnavailable
 from runner.backends.local import LocalBackend
 from runner.models import JobTask
+from runner.remote import serve
 from tests.job_support import needs_agent_tools, scripted_job, wait_until
 from tests.remote_runner_support import RemoteRunner, new_token
 from webapp.maintenance import sweep
 
+DOWN = "Cannot connect to the Docker daemon at unix:///var/run/docker.sock"
 
-class DaemonDown(LocalBackend):
+
+class FlakyEngine(LocalBackend):
+    """A Docker engine that is down (its check fails) until `up`; `dies_at_start`: its check passes but
+    every start finds it gone, as when the daemon stops between the runner's check and its start."""
+
     name = "docker"
 
-    def __init__(self) -> None:
+    def __init__(self, *, dies_at_start: bool = False) -> None:
         super().__init__()
-        self.checks = 0
+        self.up, self.dies_at_start, self.checks, self.starts = False, dies_at_start, 0, 0
 
     def check(self) -> None:
         self.checks += 1
-        raise BackendUnavailable("Cannot connect to the Docker daemon at unix:///var/run/docker.sock")
+        if not (self.up or self.dies_at_start):
+            raise BackendUnavailable(DOWN)
+
+    def start(self, spec):
+        self.starts += 1
+        if self.dies_at_start:
+            raise BackendUnavailable(DOWN)
+        return super().start(spec)
 
 
-def test_an_engine_that_is_down_is_retried_with_back_off_then_fails_clearly(
-    alice, job_world, monkeypatch, django_capture_on_commit_callbacks
+@pytest.fixture
+def quick_backoff(monkeypatch):
+    """The runner's pauses while its engine is down, recorded and short."""
+    pauses: list[float] = []
+    monkeypatch.setattr(serve, "ENGINE_BACKOFF_S", (0.05, 0.1, 0.2, 0.4))
+    real = serve.Slots._engine_pause
+
+    def recorded(self, why: str) -> None:
+        pauses.append(serve.ENGINE_BACKOFF_S[min(self.engine_down, len(serve.ENGINE_BACKOFF_S) - 1)])
+        real(self, why)
+
+    monkeypatch.setattr(serve.Slots, "_engine_pause", recorded)
+    return pauses
+
+
+@needs_agent_tools
+def test_a_runner_whose_engine_is_down_claims_nothing_and_backs_off_until_it_is_back(
+    alice, loopback, quick_backoff, caplog
 ):
-    backend = DaemonDown()
-    monkeypatch.setattr(tasks, "current_backend", lambda: backend)
-    with django_capture_on_commit_callbacks(execute=False):
-        task = scripted_job(alice).tasks.get()
-    countdowns = []
-    real_retry = tasks.run_job_task.retry
-    monkeypatch.setattr(tasks.run_job_task, "retry",
-                        lambda *a, **kw: countdowns.append(kw.get("countdown")) or real_retry(*a, **kw))
-    result = tasks.run_job_task.apply(args=[task.pk]).get()  # eager: the retries run inline
+    task = scripted_job(alice).tasks.get()
+    engine = FlakyEngine()
+    with caplog.at_level("WARNING", logger="runner.remote.serve"), loopback.serving(engine, tasks=1) as ended:
+        wait_until(lambda: engine.checks >= 5, 30, "checked five times")
+        task.refresh_from_db()
+        assert task.status == JobTask.Status.QUEUED and task.attempts == 0 and task.runner is None
+        assert not ended  # the runner waits for its engine; it does not die of it
+        engine.up = True
+        wait_until(lambda: ended, 60, "served once the engine was back")
+    assert ended == ["stopped"]
     task.refresh_from_db()
-    assert result == task.status == JobTask.Status.FAILED
-    assert task.error == ("docker unavailable after 6 retries: "
-                          "Cannot connect to the Docker daemon at unix:///var/run/docker.sock")
-    assert countdowns == [5, 10, 20, 40, 80, 160] and backend.checks == 7
-    assert task.attempts == 0 and task.run is None  # the agent never started: no attempt used
+    assert task.status == JobTask.Status.SUCCEEDED and task.attempts == 1, task.error
+    assert quick_backoff[:4] == [0.05, 0.1, 0.2, 0.4] and quick_backoff[4:] == [0.4] * (len(quick_backoff) - 4)
+    assert f"docker unavailable: {DOWN}; not claiming" in caplog.text
+
+
+@needs_agent_tools
+def test_an_engine_gone_at_the_start_hands_the_task_back_then_fails_it_clearly(alice, loopback, quick_backoff):
+    task = scripted_job(alice).tasks.get()
+    engine = FlakyEngine(dies_at_start=True)
+    with loopback.serving(engine, tasks=1) as ended:
+        wait_until(lambda: ended, 60, "the task handed back until it failed")
+    assert ended == ["stopped"]  # its end came from the site: the runner served it and lives on
+    task.refresh_from_db()
+    assert task.status == JobTask.Status.FAILED and task.attempts == 0
+    assert task.error == f"docker unavailable: {DOWN}; failed after {ENGINE_RETRIES} retries"
+    assert engine.starts == ENGINE_RETRIES + 1 and len(quick_backoff) == ENGINE_RETRIES + 1
+    assert Run.objects.get(pk=task.run_id).status == Run.Status.FAILED
 
 
 def start_runner(live_server, tmp_path, name: str) -> RemoteRunner:
@@ -94,7 +137,7 @@ def test_kill_9_of_a_runner_mid_run(live_server, transactional_db, alice, job_wo
         tail = run.artifacts.get(kind=Artifact.Kind.LOG, name="logs/agent-output-tail.log")
         assert b"step 1" in tail.file.read()
     assert sweep() == {"tasks_requeued": 0, "tasks_failed": 0, "tasks_ended": 0, "tasks_cancelled": 0,
-                       "tasks_published": 0, "retried": 0, "failed": 0, "requeued_pending": 0,
+                       "retried": 0, "failed": 0, "requeued_pending": 0,
                        "snapshots_requeued": 0, "intakes_retried": 0, "intakes_failed": 0,
                        "intakes_requeued": 0, "orphan_files_deleted": 0, "scratch_folders_deleted": 0,
                        "baselines_recovered": 0, "baselines_failed": 0, "baselines_published": 0}

@@ -11,7 +11,6 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
-from runner import tasks
 from runner.jobs import registry
 from runner.models import JobTask, Runner
 from tests.job_support import scripted_job
@@ -66,24 +65,31 @@ def test_missed_heartbeats_show_a_runner_offline(db, settings):
     assert runner.current_status == Runner.Status.ONLINE
 
 
-def test_a_draining_runner_takes_no_new_task(alice, job_world, monkeypatch, django_capture_on_commit_callbacks):
-    call_command("runner", "--drain", "test-runner")
-    assert Runner.objects.get(name="test-runner").current_status == Runner.Status.DRAINING
+def test_a_draining_runner_takes_no_new_task(alice, job_world, django_capture_on_commit_callbacks):
+    from tests.runner.test_runner_api import API, runner_client
+
+    client = runner_client("test-runner-api")
+    call_command("runner", "--drain", "test-runner-api")
+    assert Runner.objects.get(name="test-runner-api").current_status == Runner.Status.DRAINING
     with django_capture_on_commit_callbacks(execute=False):
         task = scripted_job(alice).tasks.get()
-    monkeypatch.setenv("MEDALBOARD_RUNNER_NAME", "test-runner")
-    bounced = []
-
-    def retry(*args, **kwargs):
-        bounced.append(kwargs.get("countdown"))
-        raise RuntimeError("bounced back to the queue")
-
-    monkeypatch.setattr(tasks.run_job_task, "retry", retry)
-    with pytest.raises(RuntimeError, match="bounced"):
-        tasks.run_job_task.run(task.pk)
-    assert bounced == [tasks.DRAIN_BOUNCE_S]
+    assert client.post(API + "claim/", {"wait_s": 0}, format="json").status_code == 204
     assert JobTask.objects.get(pk=task.pk).status == JobTask.Status.QUEUED  # not claimed
-    call_command("runner", "--resume", "test-runner")
-    assert Runner.objects.get(name="test-runner").status == Runner.Status.ONLINE
+    call_command("runner", "--resume", "test-runner-api")
+    assert Runner.objects.get(name="test-runner-api").status == Runner.Status.ONLINE
+    assert client.post(API + "claim/", {"wait_s": 0}, format="json").json()["task"] == task.pk
     with pytest.raises(CommandError, match="no runner called 'nope'"):
         call_command("runner", "--drain", "nope")
+
+
+def test_the_runners_page_says_what_each_runner_takes(client, db):
+    from runner.api_v1 import tokens
+
+    Runner.objects.create(name="site-worker", backend="local", queues=["celery"])
+    tokens.issue("loopback")
+    page = client.get("/runners/").content.decode()
+    assert "job tasks, claimed over the runner API" in page
+    assert "no job: the site&#x27;s own work (grading, research baselines and evals, sweeps)" in page
+    listed = {row["name"]: row["takes"] for row in client.get("/api/runners/").json()}
+    assert listed == {"loopback": "job tasks, claimed over the runner API",
+                      "site-worker": "no job: the site's own work (grading, research baselines and evals, sweeps)"}

@@ -14,7 +14,6 @@ FORBIDDEN = (
     "leaderboard",
     "runner.models",
     "runner.jobs",
-    "runner.execution",
     "runner.web",
     "webapp",
     "django.db.models",

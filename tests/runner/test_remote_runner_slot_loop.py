@@ -43,7 +43,7 @@ def serve_in_a_thread(site: Site, tmp_path, monkeypatch, ran: list, **options) -
         "run_task",
         lambda client, claim, *a, **k: ran.append(claim["task"]) or SimpleNamespace(status="succeeded"),
     )
-    backend = SimpleNamespace(name="local", remove_stale=lambda: 0)
+    backend = SimpleNamespace(name="local", remove_stale=lambda: 0, check=lambda: None)
     ended: list = []
 
     def target() -> None:

@@ -45,18 +45,12 @@ def research_world(loopback_runner, tmp_path, settings):
     return loopback_runner
 
 
-def run_job(user, runner, backend, django_capture_on_commit_callbacks, minutes=1.0,
+def run_job(user, runner: LoopRunner, backend, django_capture_on_commit_callbacks, minutes=1.0,
             expect=JobTask.Status.SUCCEEDED, task=TASK, env=None, **agent_settings) -> Run:
     job = create_job(user=user, agent="research-scripted", competitions=[task], seeds=1,
                      time_limit_minutes=minutes, settings=agent_settings, env=env)
     task = job.tasks.get()
-    if isinstance(runner, LoopRunner):
-        outcome = runner.run_graded(task.pk, backend)
-    else:  # a Runner row: the in-process runner (tests/runner/test_hostile_copies_bounded.py's eval copy)
-        from runner.execution import supervisor
-        from runner.jobs import task_leases
-
-        outcome = supervisor.execute(task_leases.claim(task.pk, runner), runner=runner, backend=backend)
+    outcome = runner.run_graded(task.pk, backend)
     task.refresh_from_db()
     assert task.status == expect, (outcome.error, task.log_tail)
     return Run.objects.get(pk=task.run_id)

@@ -9,7 +9,6 @@ import hashlib
 import io
 from datetime import timedelta
 
-import pytest
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -17,7 +16,7 @@ from leaderboard.models import Artifact, Run
 from runner.api_v1 import tokens
 from runner.jobs import sweep
 from runner.models import JobTask, RemoteUpload
-from tests.job_support import needs_agent_tools, scripted_job
+from tests.job_support import needs_agent_tools
 
 pytestmark = needs_agent_tools
 API = "/api/runner/v1/"
@@ -31,16 +30,6 @@ def runner_client(name: str) -> APIClient:
         API + "register/", {"cpu_count": 4, "memory_gb": 16, "images": ["*"], "backend": "local"}, format="json"
     )
     return client
-
-
-@pytest.fixture
-def claimed(alice, job_world, django_capture_on_commit_callbacks):
-    with django_capture_on_commit_callbacks(execute=False):  # nothing reaches a broker
-        job = scripted_job(alice)
-    client = runner_client("remote-a")
-    answer = client.post(API + "claim/", {"wait_s": 0}, format="json")
-    assert answer.status_code == 200, answer.content
-    return client, answer.json(), job
 
 
 def put(client: APIClient, claim: dict, key: str, content: bytes, offset: int, total: bytes, name: str):

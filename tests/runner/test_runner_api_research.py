@@ -72,7 +72,18 @@ def test_the_finish_waits_for_the_research_grading_side_which_scores_it(
         "status": "succeeded",
         "exit_code": 0,
         "files": [],
-        "research": {"read_only_changes": ["train.csv: changed"], "elapsed_s": 3.5, "has_submission": True},
+        "research": {
+            "read_only_changes": ["train.csv: changed"],
+            "elapsed_s": 3.5,
+            "has_submission": True,
+            "left_out": [
+                ["model.bin", "1,000 bytes, over the 10-byte limit per file"],
+                ["../../etc/passwd", "out of the workspace"],
+                ["/etc/passwd", "absolute"],
+                ["x"],
+                [1, "not a path"],
+            ],
+        },
     }
     with django_capture_on_commit_callbacks(execute=False) as asked:
         assert client.post(f"{API}tasks/{claim['task']}/finish/", report, format="json").status_code == 200
@@ -80,11 +91,18 @@ def test_the_finish_waits_for_the_research_grading_side_which_scores_it(
     run = Run.objects.get(pk=claim["run"])
     assert run.status == Run.Status.PENDING
     assert run.grading_report[research_api.EVIDENCE]["read_only_changes"] == ["train.csv: changed"]
+    # the runner's word on what its eval's copy leaves out, only as paths inside the workspace
+    assert run.grading_report[research_api.EVIDENCE]["left_out"] == [
+        ["model.bin", "1,000 bytes, over the 10-byte limit per file"]
+    ]
 
     assert score_trace(run.pk, backend=LocalBackend()) == Run.Status.GRADED
     run.refresh_from_db()
     # no workspace file was uploaded: the task's eval.py finds no submission.csv, and says so
     assert run.score is None and "eval.py: FileNotFoundError" in run.grading_error
+    assert "model.bin: 1,000 bytes, over the 10-byte limit per file; left out of the copy its eval scored" in (
+        run.import_warnings
+    )
     assert run.findings.get().evidence == {"files": ["train.csv: changed"]}
     assert research_api.EVIDENCE not in run.grading_report
 

@@ -26,7 +26,7 @@ SECRETS = [
     "a/b:c@d+e f?g&h",  # no run of characters quote keeps longer than one
 ]
 ENCODINGS = list(every_encoding(SECRETS[0]))
-runs_on = test_hostile_agents.runs_on  # the fixture: in-process and on a remote runner
+runs_on = test_hostile_agents.runs_on  # the fixture: the loopback runner
 
 
 @pytest.mark.parametrize("secret", SECRETS)

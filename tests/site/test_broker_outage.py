@@ -1,6 +1,7 @@
 """A broker outage loses nothing: uploads, gradings and jobs made before and during it all finish
-once it is back, the worker and the runner (`manage.py runner`) survive it, and their logs say what
-happened in one line each, with no tracebacks.
+once it is back, the site's worker and a runner attached by URL survive it, and their logs say what
+happened in one line each, with no tracebacks; `manage.py runner`, the site's supervised Celery
+worker, starts its worker again when it exits.
 
 The broker is a redis-server of the test's own on a free port (never the machine's Redis), stopped
 and restarted with its append-only file, as a production broker with persistence comes back."""
@@ -23,6 +24,7 @@ from runner.models import JobTask
 from tests.api.test_runs import payload, token_client
 from tests.job_support import FAST_ENV, WorkerProcess, database_url, needs_agent_tools, scripted_job, wait_until
 from tests.redis_support import RedisServer
+from tests.remote_runner_support import RemoteRunner, new_token
 from tests.runs.test_submission import submit
 from webapp.celery import app
 
@@ -60,7 +62,8 @@ def broker(tmp_path, settings, monkeypatch):
 
 
 class RunnerProcess(WorkerProcess):
-    """`manage.py runner` (the supervised worker a GPU host runs), on the test database and broker."""
+    """`manage.py runner` as the site's Celery runner (its grading worker, supervised), on the test
+    database and broker."""
 
     def __init__(self, log_path: Path, broker_url: str) -> None:
         env = {**os.environ, **FAST_ENV, **OUTAGE_ENV, "DJANGO_SETTINGS_MODULE": "webapp.test_settings",
@@ -70,7 +73,7 @@ class RunnerProcess(WorkerProcess):
         self.log = open(log_path, "ab")  # noqa: SIM115 - closed in stop()
         self.process = subprocess.Popen(
             [sys.executable, "manage.py", "runner", "--backend", "local", "--name", "test-runner",
-             "--queues", "jobs.cpu", "--concurrency", "1", "--loglevel", "INFO"],
+             "--queues", "celery", "--concurrency", "1", "--loglevel", "INFO"],
             cwd=django_settings.BASE_DIR, env=env, stdout=self.log, stderr=subprocess.STDOUT,
             start_new_session=True)
 
@@ -82,12 +85,14 @@ def _upload(user, seed: int) -> int:
 
 
 def _finished(intakes: list[int], runs: list[int], jobs: list) -> dict[str, int]:
-    """How many of the uploads (imported and graded), gradings and job tasks (succeeded) are done."""
+    """How many of the uploads (imported and graded), gradings and job tasks (succeeded, their runs
+    graded) are done."""
     imported = RunIntake.objects.filter(pk__in=intakes, status=RunIntake.Status.IMPORTED)
     return {"uploads": Run.objects.filter(pk__in=imported.values_list("run_id", flat=True),
                                           status=Run.Status.GRADED).count(),
             "gradings": Run.objects.filter(pk__in=runs, status=Run.Status.GRADED).count(),
-            "jobs": JobTask.objects.filter(job__in=jobs, status=JobTask.Status.SUCCEEDED).count()}
+            "jobs": Run.objects.filter(job_task__job__in=jobs, job_task__status=JobTask.Status.SUCCEEDED,
+                                       status=Run.Status.GRADED).count()}
 
 
 def _state(intakes: list[int], runs: list[int], jobs: list) -> str:
@@ -99,26 +104,24 @@ def _state(intakes: list[int], runs: list[int], jobs: list) -> str:
 
 @needs_agent_tools
 @pytest.mark.parametrize("comes_back", ["with its data", "empty"])
-def test_everything_made_before_and_during_an_outage_finishes(transactional_db, alice, job_world, broker,
-                                                               tmp_path, comes_back):
+def test_everything_made_before_and_during_an_outage_finishes(live_server, transactional_db, alice, job_world,
+                                                               broker, tmp_path, comes_back, caplog):
     """Two uploads, two gradings and three jobs, before and during the outage, all finish, whether
     the broker comes back with its queues (an append-only file) or empty (a new server): then the
     messages published before it went are gone and the sweeps publish their work again."""
     worker = WorkerProcess(tmp_path / "worker.log", "celery", extra_env={
         "CELERY_BROKER_URL": broker.url, **OUTAGE_ENV})
-    runner = RunnerProcess(tmp_path / "runner.log", broker.url)
+    runner = RemoteRunner(live_server.url, new_token("outage-runner"), tmp_path / "runner")
     try:
-        for process in (worker, runner):
-            wait_until(lambda p=process: " ready." in p.output(), 60, "the worker ready", process)
+        wait_until(lambda: " ready." in worker.output(), 60, "the worker ready", worker)
         # Distinct uploads (seeds): identical ones would be one run. The first job's agent runs through
-        # the outage (a task delivered and not yet acknowledged when the broker goes); the second waits
-        # in the queue behind it (the runner runs one at a time), a message only the broker holds.
+        # the outage (its run's grading asked for while the broker is away); the second waits in the
+        # queue behind it (the runner runs one at a time).
         intakes, runs = [_upload(alice, 1)], [submit(alice, seed=2).pk]
         jobs = [scripted_job(alice, steps=12, sleep=0.5)]
-        wait_until(lambda: JobTask.objects.filter(job=jobs[0], status=JobTask.Status.RUNNING).exists(), 30,
+        wait_until(lambda: JobTask.objects.filter(job=jobs[0], status=JobTask.Status.RUNNING).exists(), 60,
                    "the first job running", runner)
         jobs.append(scripted_job(alice, steps=2, sleep=0.2))
-        assert JobTask.objects.get(job=jobs[1]).enqueued_at is not None  # published, waiting in the queue
         broker.stop()
         intakes.append(_upload(alice, 3))
         runs.append(submit(alice, seed=4).pk)
@@ -137,13 +140,13 @@ def test_everything_made_before_and_during_an_outage_finishes(transactional_db, 
         assert runner.process.poll() is None, runner.output()
     finally:
         worker.stop()
-        runner.stop()
+        RemoteRunner.stop_all()
     for process in (worker, runner):
         log = process.log_path.read_text(errors="replace")
         assert "AttributeError" not in log, log[-5000:]
         assert not unexplained_tracebacks(log), log[-5000:]
         assert "CPendingDeprecationWarning" not in log  # Celery's multi-line notice on each connection loss
-    assert "broker unavailable: could not enqueue" in runner.output() + worker.output()
+    assert "broker unavailable: could not enqueue" in caplog.text + worker.output()  # the site's, the sweep's
 
 
 def _children(pid: int) -> list[int]:
@@ -154,16 +157,16 @@ def _children(pid: int) -> list[int]:
 @needs_agent_tools
 def test_the_runner_starts_its_worker_again_when_it_exits(transactional_db, alice, job_world, broker, tmp_path):
     """Celery exits on some broker outages (kombu's restore_unacked failing); `manage.py runner`
-    starts its worker again, and the runner serves jobs as before."""
+    starts its worker again, and the runner grades as before."""
     runner = RunnerProcess(tmp_path / "runner.log", broker.url)
     try:
         first = wait_until(lambda: _children(runner.process.pid), 30, "a worker started", runner)
         os.kill(first[0], 9)
         wait_until(lambda: "its worker exited" in runner.output(), 30, "the exit noticed", runner)
         wait_until(lambda: _children(runner.process.pid) not in ([], first), 30, "a new worker", runner)
-        job = scripted_job(alice, steps=2, sleep=0.2)
-        wait_until(lambda: JobTask.objects.filter(job=job, status=JobTask.Status.SUCCEEDED).exists(), 60,
-                   "the job done by the new worker", runner)
+        run = submit(alice, seed=5)
+        wait_until(lambda: Run.objects.filter(pk=run.pk, status=Run.Status.GRADED).exists(), 60,
+                   "the run graded by the new worker", runner)
         assert runner.process.poll() is None
     finally:
         runner.stop()
@@ -200,46 +203,3 @@ def unexplained_tracebacks(log: str) -> list[str]:
         if not BROKER_DOWN.match(last):
             endings.append(last)
     return endings
-
-
-
-def test_queued_tasks_published_before_the_broker_started_are_published_again_once(alice, job_world, monkeypatch,
-                                                                                   django_capture_on_commit_callbacks):
-    from datetime import timedelta
-
-    from django.utils import timezone
-
-    from runner.jobs import sweep
-    from webapp import queue as site_queue
-
-    with django_capture_on_commit_callbacks(execute=True):
-        before, after = scripted_job(alice), scripted_job(alice)
-    started = timezone.now()
-    JobTask.objects.update(created_at=started - timedelta(minutes=10))
-    JobTask.objects.filter(job=before).update(enqueued_at=started - timedelta(minutes=5))
-    JobTask.objects.filter(job=after).update(enqueued_at=started + timedelta(seconds=1))
-    monkeypatch.setattr(site_queue, "broker_started_at", lambda: started.timestamp())
-    sent = []
-    monkeypatch.setattr(sweep, "_publish", lambda task_id: sent.append(task_id) or JobTask.objects.filter(
-        pk=task_id).update(enqueued_at=timezone.now()) == 1)
-    assert sweep.sweep_tasks()["tasks_published"] == 1
-    assert sent == [JobTask.objects.get(job=before).pk]
-    assert sweep.sweep_tasks()["tasks_published"] == 0  # published after the start now: not again
-    monkeypatch.setattr(site_queue, "broker_started_at", lambda: None)  # unknown (other transport, broker down)
-    JobTask.objects.filter(job=before).update(enqueued_at=started - timedelta(minutes=5))
-    assert sweep.sweep_tasks()["tasks_published"] == 0
-
-
-def test_the_broker_start_is_read_from_redis_and_unknown_without_it(broker):
-    started = site_celery_broker_started_at()
-    assert started is not None and time.time() - 60 < started <= time.time() + 1
-    broker.stop()
-    assert site_celery_broker_started_at() is None  # down: asked again at the next sweep, no error
-    app.conf.broker_url = "filesystem://"
-    assert site_celery_broker_started_at() is None
-
-
-def site_celery_broker_started_at():
-    from webapp.queue import broker_started_at
-
-    return broker_started_at()

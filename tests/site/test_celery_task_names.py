@@ -8,7 +8,6 @@ EXPECTED = {
     "leaderboard.tasks.grade_snapshot",
     "leaderboard.intake.import_intake",
     "leaderboard.trust.review_run",
-    "runner.tasks.run_job_task",
     "runner.tasks.sweep",
     "runner.research.compute_baseline",
     "runner.research.score_trace",
@@ -27,7 +26,6 @@ def test_each_name_runs_its_function():
     assert app.tasks["leaderboard.tasks.grade_snapshot"].run.__name__ == "grade_snapshot"
     assert app.tasks["leaderboard.intake.import_intake"].run.__name__ == "import_intake"
     assert app.tasks["leaderboard.trust.review_run"].run.__name__ == "review_run_task"
-    assert app.tasks["runner.tasks.run_job_task"].run.__name__ == "run_job_task"
     assert app.tasks["runner.tasks.sweep"].run.__name__ == "sweep"
     assert app.tasks["runner.research.compute_baseline"].run.__name__ == "compute_baseline"
     assert app.tasks["runner.research.score_trace"].run.__name__ == "score_trace"

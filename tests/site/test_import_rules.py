@@ -75,12 +75,13 @@ ALLOWED: dict[str, tuple[str, ...]] = {
 PROJECT = ("leaderboard", "runner", "webapp")
 
 # Inside the runner app, what each floor may not import (prefixes): the site's side of jobs and the runner
-# API build on the agents, hosts and backends below them, never on the in-process runner's execution or
-# the Celery entry points, nor on the pages above them.
+# API build on the agents, hosts and backends below them, never on the Celery entry points nor on the
+# pages above them; the site's research grading side never on the runner API.
 RUNNER_FLOORS: dict[str, tuple[str, ...]] = {
-    "runner.agents": ("runner.jobs", "runner.api_v1", "runner.web", "runner.execution", "runner.tasks"),
-    "runner.jobs": ("runner.api_v1", "runner.web", "runner.execution", "runner.tasks"),
-    "runner.api_v1": ("runner.web", "runner.execution", "runner.tasks"),
+    "runner.agents": ("runner.jobs", "runner.api_v1", "runner.web", "runner.tasks"),
+    "runner.jobs": ("runner.api_v1", "runner.web", "runner.tasks"),
+    "runner.api_v1": ("runner.web", "runner.tasks"),
+    "runner.research": ("runner.api_v1", "runner.web", "runner.remote"),
 }
 
 
@@ -167,7 +168,7 @@ def test_every_part_has_a_rule():
 @pytest.mark.parametrize(("importer", "source", "refused"), [
     ("leaderboard.grading.engine", "from leaderboard.web import charts", "leaderboard.web.charts"),
     ("leaderboard.grading.engine", "def f():\n    from leaderboard.api.runs import x", "leaderboard.api.runs"),
-    ("runner.execution.supervisor", "from leaderboard.runs.submission import submit_run",
+    ("runner.research.remote_runs", "from leaderboard.runs.submission import submit_run",
      "leaderboard.runs.submission"),
     ("runner.host.live", "from leaderboard import tasks", "leaderboard.tasks"),
     ("leaderboard.runs.intake", "import runner.jobs.task_leases", "runner.jobs.task_leases"),
@@ -175,11 +176,11 @@ def test_every_part_has_a_rule():
      "leaderboard.runs.artifacts"),
     ("leaderboard.lib.archives", "from leaderboard.models import Run", "leaderboard.models"),
     ("leaderboard.analysis.stats", "from ..web import charts", "leaderboard.web.charts"),
-    ("runner.api_v1.writes", "from runner.execution import ending", "runner.execution.ending"),
-    ("runner.api_v1.claims", "def f():\n    from runner.execution.supervisor import prepare_run",
-     "runner.execution.supervisor"),
+    ("runner.api_v1.writes", "from runner.tasks import score_trace", "runner.tasks.score_trace"),
+    ("runner.research.remote_runs", "def f():\n    from runner.api_v1.writes import finish",
+     "runner.api_v1.writes"),
     ("runner.agents.importer", "from runner.jobs.registry import images_present", "runner.jobs.registry"),
-    ("runner.jobs.sweep", "from runner.tasks import run_job_task", "runner.tasks"),
+    ("runner.jobs.sweep", "from runner.tasks import sweep", "runner.tasks"),
 ])
 def test_a_forbidden_import_is_found(importer, source, refused):
     imported = [name for _, name in imports_of(source, importer)]
@@ -188,7 +189,7 @@ def test_a_forbidden_import_is_found(importer, source, refused):
 
 
 @pytest.mark.parametrize(("importer", "imported"), [
-    ("runner.execution.supervisor", "leaderboard.runs.job_runs"),
+    ("runner.research.remote_runs", "leaderboard.runs.job_runs"),
     ("runner.tasks", "leaderboard.models"),
     ("leaderboard.web.views", "leaderboard.runs.submission"),
     ("leaderboard.grading.report", "leaderboard.competitions.medals"),

@@ -81,12 +81,9 @@ class Command(BaseCommand):
         parser.add_argument("--drain", metavar="NAME", help="Stop NAME taking new tasks (running ones finish)")
         parser.add_argument("--resume", metavar="NAME", help="Let a drained runner take tasks again")
         parser.add_argument("--register-only", action="store_true", help="Register and exit (no worker)")
-        parser.add_argument("--leave-api-kinds", action="store_true",
-                            help="Take no task a runner attached over the runner API takes (runner.jobs.api_kinds): "
-                                 "beside such a runner (make run), this one keeps the kinds the API does not serve yet")
 
     def handle(self, *args, backend, runtime, name, queues, concurrency, loglevel, drain, resume, register_only,
-               leave_api_kinds=False, **options):
+               **options):
         if drain or resume:
             target = drain or resume
             if not registry.set_draining(target, draining=bool(drain)):
@@ -95,7 +92,7 @@ class Command(BaseCommand):
             return
         if runtime and backend != "docker":
             raise CommandError(f"--runtime is an option of the docker backend, not {backend}")
-        runner = self._register(backend, name or socket.gethostname(), queues, concurrency, runtime, leave_api_kinds)
+        runner = self._register(backend, name or socket.gethostname(), queues, concurrency, runtime)
         if register_only:
             return
         os.environ["MEDALBOARD_RUNNER_NAME"] = runner.name
@@ -105,7 +102,7 @@ class Command(BaseCommand):
         log.info("runner %s: queues %s", runner.name, ",".join(runner.queues))
         supervise(worker_command(runner, loglevel), runner.name)
 
-    def _register(self, backend_name, name, queues, concurrency, runtime="", leave_api_kinds=False):
+    def _register(self, backend_name, name, queues, concurrency, runtime=""):
         backend = get_backend(backend_name, runner_name=name, runtime=runtime)
         try:
             backend.check()
@@ -116,7 +113,7 @@ class Command(BaseCommand):
         hardware = detect()
         runner = registry.register(
             name=name, backend=backend, hardware=hardware, queues=queues or registry.default_queues(hardware),
-            concurrency=concurrency or registry.default_concurrency(hardware), leaves_api_kinds=leave_api_kinds,
+            concurrency=concurrency or registry.default_concurrency(hardware),
         )
         kind = f"{backend_name}, {runner.runtime}" if runner.runtime else backend_name
         gpus = ", ".join(f"{g.index}: {g.name} ({g.memory_mb} MiB)" for g in hardware.gpus) or "none"
@@ -125,6 +122,5 @@ class Command(BaseCommand):
             f"{hardware.memory_gb:g} GB; concurrency {runner.concurrency}; removed {removed} stale sandboxes "
             f"and {cleaned} stale scratch folders\n"
             f"queues: {', '.join(runner.queues)}\nimages: {', '.join(runner.images) or 'none'}"
-            + ("\nleaves every task the runner API serves to runners attached by it" if leave_api_kinds else "")
         )
         return runner
