@@ -1,4 +1,6 @@
-"""A job's overhead through the runner API against the in-process runner's path (a benchmark, not a test).
+"""A job's overhead through the runner API against the site's own code doing the same in its process, with
+no HTTP (what the in-process runner, now gone, did: the baseline of the API's cost; a benchmark, not a
+test).
 
     .venv/bin/python benchmarks/runner_api.py [--tasks 10] [--steps 10000] [--upload-mb 100] [--runners 20]
 
@@ -212,7 +214,7 @@ def main() -> None:
         os.killpg(site.pid, 15)
     dispatch_local, dispatch_api = statistics.median(local_claims) * 1000, statistics.median(api_claims) * 1000
     print(f"SQLite, runserver on the loopback, load average {os.getloadavg()[0]:.1f}")
-    print("| what | in-process | through the API | ratio |")
+    print("| what | in-process (no HTTP) | through the API | ratio |")
     print("|---|---|---|---|")
     print(
         f"| dispatch (median of {args.tasks}) | {dispatch_local:.0f} ms | {dispatch_api:.0f} ms | "
