@@ -48,6 +48,8 @@ from django.test.utils import setup_test_environment  # noqa: E402
 from support.real_steps import Generator  # noqa: E402
 
 from leaderboard.models import Agent, Experiment, LanguageModel, Run, StepBlock, Trajectory  # noqa: E402
+from leaderboard.questions.matching import counts, scoped_runs  # noqa: E402
+from leaderboard.questions.models import SavedQuestion  # noqa: E402
 from leaderboard.search.engines import FTS_TABLE  # noqa: E402
 from leaderboard.search.index import INSERT, ROW, rows_of  # noqa: E402
 from leaderboard.search.models import StepText  # noqa: E402
@@ -56,8 +58,9 @@ from leaderboard.search.service import PAGE_HITS, search  # noqa: E402
 from leaderboard.search.text import step_text  # noqa: E402
 from leaderboard.trajectories.store import StoredTrajectory, write_steps, write_trajectory  # noqa: E402
 
+# `"ingthe"`: inside one word, in no step, its trigrams common (`ing`, `ngt` and `gth` of `length`, `the`)
 QUERIES = ["quokka", '"CUDA out of memory"', "\"KeyError: 'zanzibar_id'\"", "import", "valid*", "train.csv",
-           "model loss", '"rror"', '"out of memory"', '"the model"']
+           "model loss", '"rror"', '"out of memory"', '"the model"', '"ingthe"']
 TRANSACTION_RUNS = 50
 
 
@@ -177,6 +180,27 @@ def scan(query: str, limit_s: float = 0) -> tuple[int, bool]:
     return hits, True
 
 
+def question_scan(query: str, limit_s: float = 0) -> tuple[int, bool]:
+    """A saved question's count by reading the files: every run's file until its first matching step.
+    (runs matched, whether it finished), as scan()."""
+    parsed, matched, began = parse(query), 0, time.perf_counter()
+    for run in Run.objects.order_by("pk"):
+        for step in StoredTrajectory.of(run).steps():
+            if parsed.spans(step_text(step.title, step.text, step.data)) is not None:
+                matched += 1
+                break
+        if limit_s and time.perf_counter() - began > limit_s:
+            return matched, False
+    return matched, True
+
+
+def question_counts(query: str) -> int:
+    """The runs a saved search question matches, as the experiment comparison counts them."""
+    experiment = Experiment.objects.get(agent__name="bench-agent")
+    question = SavedQuestion(kind=SavedQuestion.Kind.SEARCH, query=query)
+    return sum(counts(question, scoped_runs(None, experiment.pk)).values())
+
+
 def best(fn, repeat: int) -> tuple[float, int]:
     times, result = [], 0
     for _ in range(repeat):
@@ -224,6 +248,9 @@ def main() -> None:
     parser.add_argument("--files", type=int, default=0,
                         help="with --fast: files of their own for this many runs only, the rest sharing them (disk)")
     parser.add_argument("--query", action="append", help="a query to time (repeatable; default: the standard set)")
+    parser.add_argument("--questions", action="store_true",
+                        help="also time each query as a saved question counted over every run, against reading "
+                        "every run's file until its first match")
     args = parser.parse_args()
     setup_test_environment()
     if args.keep:
@@ -263,6 +290,16 @@ def main() -> None:
                   f"{over:>1}{scanned / found:10.1f}x"
                   + (f"  (short page: the scan found {scan_hits})" if short else ""), flush=True)
             assert short or not finished or n_hits == scan_hits, (query, n_hits, scan_hits)  # the same page size
+        if args.questions:
+            print(f"{'saved question':34} {'runs':>5} {'count ms':>10} {'scan ms':>10} {'scan/count':>12}", flush=True)
+            for query in args.query or QUERIES:
+                counted, matched = best(lambda q=query: question_counts(q), args.repeat)
+                scanned, (scan_matched, finished) = best(lambda q=query: question_scan(q, args.scan_max_s),
+                                                         args.scan_repeat)
+                over, note = ("", "") if finished else (">", f"  (the scan: {scan_matched} runs)")
+                print(f"{query:34} {matched:5} {counted * 1e3:10.1f} {over:>1}{scanned * 1e3:9.1f} "
+                      f"{over:>1}{scanned / counted:10.1f}x{note}", flush=True)
+                assert not finished or matched == scan_matched, (query, matched, scan_matched)
     finally:
         if not args.keep:
             for run in Run.objects.all():

@@ -53,7 +53,8 @@ def _with_a_matching_step(question: SavedQuestion, runs: QuerySet) -> dict[int, 
     rows = StepText.objects.filter(run__in=filters.runs(runs).values("pk"))
     if filters.kind:
         rows = rows.filter(kind=filters.kind)
-    candidates = engines.narrow(rows, parsed, once=engines.listed_when_few(parsed, READ_FIRST))
+    by = engines.listing(parsed, READ_FIRST)
+    candidates = engines.narrow(rows, parsed, once=engines.listed_when_few(parsed, READ_FIRST, by), by=by)
     found: dict[int, int | None] = {}
     read, last = _first_matches(_in_order(candidates)[:READ_FIRST], parsed, found)
     if read == READ_FIRST:  # the last run read may have more candidates: unless settled, it is looked at again

@@ -27,20 +27,39 @@ STEPTEXT = "leaderboard_steptext"
 VOCAB_TABLE = "leaderboard_steptext_vocab"  # a connection's own fts5vocab view of FTS_TABLE's words
 PREFIX_WORDS = 16  # a prefix with more words than this is left to FTS5
 COMMON_SHARE = 0.01  # PostgreSQL: words its statistics hold for more of the rows than this are not counted
+SAMPLE_PAGES = 2_000  # PostgreSQL: pages of the rows sampled to tell whether exact text's trigrams name few
+
+
+def listing(query: Query, few: int) -> str:
+    """What lists a query's candidates for search.windows: "words" (the index of words, on both
+    engines), "trigrams" (PostgreSQL: exact text through the pg_trgm index), or "" (nothing narrows:
+    the rows are read in order, a bounded number a page, as SQLite reads exact text inside one word).
+    A trigram index's every candidate is read again to recheck it, so on PostgreSQL exact text is
+    listed by its trigrams only where a sample of the rows (sampled_rows) finds that they name at most
+    about `few` rows and its words do not: `"CUDA out of memory"`, where `CUDA` may end a longer word,
+    so that the words' index can only ask for `out`, `of` and `memory*`, which about one row in a
+    hundred holds."""
+    has_words = any(term_words(term) for term in query.terms)
+    if connection.vendor == "postgresql":
+        sampled = sampled_rows(query)
+        if sampled is not None and sampled[0] <= few and not (has_words and sampled[1] <= few):
+            return "trigrams"
+    return "words" if has_words else ""
 
 
 def narrow(rows: QuerySet, query: Query, ids: tuple[int, int] | None = None,
-           words: dict[str, list[str]] | None = None, once: bool = False) -> QuerySet:
+           words: dict[str, list[str]] | None = None, once: bool = False, by: str = "words") -> QuerySet:
     """`ids`: a window of runs (search.windows), on SQLite as its rows' id range, which FTS5 reads
     from its index as a range of each word's list, on PostgreSQL as its run ids' range
     (by_id_range); `words` (SQLite): prefixes spelled out as the words the index holds
     (prefix_words). `once` (PostgreSQL): the index's candidates listed by a statement of their own
-    and the rows read by their ids (listed_once), for search.windows, which asks for them only where
-    they are few: it counts them first, or asks a window of runs."""
+    and the rows read by their ids (listed_once), `by` the query's words or its exact text's trigrams
+    (listing), for search.windows, which asks for them only where they are few: it counts them first,
+    or asks a window of runs. Without `once`, every condition either index can narrow by."""
     needs = [need for term in query.terms for need in term_words(term)]
     if connection.vendor == "postgresql":
         if once:
-            return listed_once(rows, query, ids)
+            return listed_once(rows, query, ids, by)
         return _postgresql(rows, query)
     if not needs:  # nothing a word index can narrow on (text inside one word): read the rows in order
         return rows
@@ -51,12 +70,12 @@ def narrow(rows: QuerySet, query: Query, ids: tuple[int, int] | None = None,
 
 
 def matches_at_most(query: Query, limit: int, words: dict[str, list[str]] | None = None) -> int:
-    """How many rows the index names for the query, counting no further than `limit` (FTS5 stops
-    there: a common word costs no more than a rare one; PostgreSQL reads the lists of the query's
-    words in its GIN index once, or walks the rows until `limit` of them hold the words, whichever
-    its planner finds cheaper)."""
+    """How many rows the index of words names for the query, counting no further than `limit` (FTS5
+    stops there: a common word costs no more than a rare one; PostgreSQL reads the lists of the
+    query's words in its GIN index once, or walks the rows until `limit` of them hold the words,
+    whichever its planner finds cheaper)."""
     if connection.vendor == "postgresql":
-        where, params = _pg_conditions(query, listing=True)
+        where, params = _pg_conditions(query, "words")
         with connection.cursor() as cursor:
             if _held_common(cursor, " AND ".join(where), params):
                 return limit
@@ -69,13 +88,16 @@ def matches_at_most(query: Query, limit: int, words: dict[str, list[str]] | None
         return cursor.fetchone()[0]
 
 
-def listed_when_few(query: Query, limit: int) -> bool:
-    """PostgreSQL: whether the index names at most `limit` rows for the query, so that narrow(...,
-    once=True) lists them by a statement of their own (listed_once) rather than beside the other
-    conditions, where a rare word is taken for a common one and the rows are walked in order, each
-    filtered. Elsewhere False: FTS5 reads only a word's own list, however it is asked."""
-    return (connection.vendor == "postgresql" and bool(_pg_conditions(query, listing=True)[0])
-            and matches_at_most(query, limit + 1) <= limit)
+def listed_when_few(query: Query, limit: int, by: str) -> bool:
+    """PostgreSQL: whether the index names at most `limit` rows for the query, listed `by` its words
+    or its trigrams (listing), so that narrow(..., once=True, by=by) lists them by a statement of
+    their own (listed_once) rather than beside the other conditions, where a rare word is taken for
+    a common one and the rows are walked in order, each filtered. Elsewhere False: FTS5 reads only a
+    word's own list, however it is asked."""
+    if connection.vendor != "postgresql" or not by or not _pg_conditions(query, by)[0]:
+        return False
+    # trigrams: the sample found them few, and a count would read every candidate the listing reads
+    return by == "trigrams" or matches_at_most(query, limit + 1) <= limit
 
 
 def _held_common(cursor, where: str, params: list) -> bool:
@@ -86,19 +108,61 @@ def _held_common(cursor, where: str, params: list) -> bool:
     which reads their whole lists in the GIN index (130-200 ms for two common words at 4M steps),
     is skipped for the windows, which read them anyway. Words common apart and rare together (taken
     for common) are then read a window at a time: bounded, only slower than listing them."""
+    cursor.execute("SELECT most_common_elems IS NOT NULL FROM pg_stats WHERE tablename = %s AND attname = 'words_tsv'",
+                   [STEPTEXT])
+    sampled = cursor.fetchone()
+    if not sampled or not sampled[0]:  # no statistics of the words: every estimate is a default
+        return False
     cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {STEPTEXT} WHERE {where}", params)
     estimated = cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
-    cursor.execute("SELECT reltuples FROM pg_class WHERE oid = %s::regclass", [STEPTEXT])
-    rows = cursor.fetchone()[0]
-    return rows > 0 and estimated > COMMON_SHARE * rows
+    # the table's rows as the same estimate takes them (its last count scaled to its size now)
+    cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {STEPTEXT}")
+    rows = cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
+    return estimated > COMMON_SHARE * rows
 
 
-def windowed(query: Query) -> bool:
-    """Whether search.windows reads this query's candidates: when the index narrows them (SQLite: by
-    the query's words; PostgreSQL: by its words or, for exact text, its trigrams)."""
-    if connection.vendor == "postgresql":
-        return bool(_pg_conditions(query)[0])
-    return any(term_words(term) for term in query.terms)
+def sampled_rows(query: Query) -> tuple[float, float] | None:
+    """PostgreSQL: about how many rows the pg_trgm index names for the query's exact text, and how many
+    its words' index names, estimated on a fixed sample of the table's pages (SAMPLE_PAGES; the whole
+    table when it is smaller), as the share of the rows sampled times the rows the planner counts.
+    Both are read off the `words` column (folded, distinct, a third of the text): the rows holding
+    each of the text's trigrams (_trigrams) in a word, which is what the trigram index names, and the
+    rows holding the words the query narrows by (term_words). So exact text that is rare but made of
+    common trigrams (inside one word, or its first word ending a longer one) is found to name many,
+    as the index does. The
+    planner has no statistics of trigrams (it took those 66,322 rows for 761), and a count of the rows
+    themselves reads every candidate the index names, however many. None where the query has no exact
+    text with a letter or digit (no trigram), or the sample found no row."""
+    exact = [term.value for term in query.terms if term.kind == "exact" and len(term.value) >= 3]
+    parts = sorted({gram for value in exact for match in WORD.finditer(value) for gram in _trigrams(match.group())})
+    if not parts:
+        return None
+    needs = [need for term in query.terms for need in term_words(term)]
+    holds = " AND ".join(["strpos(words, %s) > 0"] * len(parts))
+    # a word: between spaces in the `words` column; a prefix: after one
+    words = " AND ".join(["strpos(' ' || words || ' ', %s) > 0"] * len(needs)) or "TRUE"
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_relation_size(%s::regclass) / current_setting('block_size')::int", [STEPTEXT])
+        pages = cursor.fetchone()[0]
+        percent = 100.0 if pages <= SAMPLE_PAGES else 100.0 * SAMPLE_PAGES / pages
+        cursor.execute(f"SELECT COUNT(*) FILTER (WHERE {holds}), COUNT(*) FILTER (WHERE {words}), COUNT(*) "
+                       f"FROM {STEPTEXT} TABLESAMPLE SYSTEM (%s) REPEATABLE (0)",
+                       [*parts, *(f" {word}" + ("" if prefix else " ") for word, prefix in needs), percent])
+        by_trigrams, by_words, sampled = cursor.fetchone()
+        if percent >= 100.0:
+            return float(by_trigrams), float(by_words)
+        if not sampled:  # pages of no live row: they tell nothing
+            return None
+        cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {STEPTEXT}")  # the rows, as the planner takes them
+        rows = cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
+    return by_trigrams / sampled * rows, by_words / sampled * rows
+
+
+def _trigrams(word: str) -> set[str]:
+    """The trigrams of a word of exact text that a row must hold, as pg_trgm reads them without the
+    spaces it pads a whole word with (those only narrow further): each three letters or digits in a
+    row; a shorter word whole."""
+    return {word[i : i + 3] for i in range(len(word) - 2)} or {word}
 
 
 def by_id_range() -> bool:
@@ -161,21 +225,21 @@ def term_words(term: Term) -> list[tuple[str, bool]]:
     return needs
 
 
-def _pg_conditions(query: Query, listing: bool = False) -> tuple[list[str], list]:
+def _pg_conditions(query: Query, by: str = "") -> tuple[list[str], list]:
     """PostgreSQL's conditions on a row of the index (SQL on STEPTEXT, parameters): its words through
     the tsvector (GIN), exact text through ILIKE on the pg_trgm index, which narrows text inside a
-    word (`"rror"`, a path) that names no whole word; none when neither can narrow. `listing`
-    (matches_at_most, listed_once): the words alone when the query has any, the exact check deciding
-    the rest, as on SQLite. A trigram index's match is rechecked on every row it names, and exact text
-    of common words names many: `"out of memory"` named 66,322 rows at 4M steps for 404 that held
-    it (a count of them took 4.9 s), and the planner takes such a list for a few hundred rows."""
+    word (`"rror"`, a path) that names no whole word. `by` (listing): "words" alone or "trigrams"
+    alone, for a statement that lists or counts candidates (the exact check deciding the rest, as on
+    SQLite); "" both. A trigram index's match is rechecked on every row it names, and exact text of
+    common words names many: `"out of memory"` named 66,322 rows at 4M steps for 404 that held it (a
+    count of them took 4.9 s), and the planner takes such a list for a few hundred rows."""
     where, params = [], []
     needs = [need for term in query.terms for need in term_words(term)]
-    if needs:  # words are letters and digits only: nothing to escape in a tsquery
+    if needs and by != "trigrams":  # words are letters and digits only: nothing to escape in a tsquery
         where.append(f"{STEPTEXT}.words_tsv @@ %s::tsquery")
         params.append(" & ".join(f"'{word}'" + (":*" if prefix else "") for word, prefix in needs))
-        if listing:
-            return where, params
+    if by == "words":
+        return where, params
     for term in query.terms:
         if term.kind == "exact" and len(term.value) >= 3:  # a trigram needs 3 characters
             where.append(f"{STEPTEXT}.text ILIKE %s")
@@ -183,14 +247,15 @@ def _pg_conditions(query: Query, listing: bool = False) -> tuple[list[str], list
     return where, params
 
 
-def text_filter(query: Query) -> tuple[str, list] | None:
-    """PostgreSQL: the exact text that listed_once leaves out (the query has words), as a condition
-    on a row (SQL, parameters) for the database to evaluate on each candidate, so that only those
-    that hold it have their text read back for the exact check; None where there is none."""
-    if connection.vendor != "postgresql":
+def text_filter(query: Query, by: str) -> tuple[str, list] | None:
+    """PostgreSQL: the exact text that listed_once leaves out (its candidates listed by the query's
+    words), as a condition on a row (SQL, parameters) for the database to evaluate on each candidate,
+    so that only those that hold it have their text read back for the exact check; None where there
+    is none."""
+    if connection.vendor != "postgresql" or by != "words":
         return None
     where, params = _pg_conditions(query)
-    listed = len(_pg_conditions(query, listing=True)[0])
+    listed = len(_pg_conditions(query, "words")[0])
     return (" AND ".join(where[listed:]), params[listed:]) if len(where) > listed else None
 
 
@@ -199,7 +264,7 @@ def _postgresql(rows: QuerySet, query: Query) -> QuerySet:
     return rows.extra(where=where, params=params) if where else rows
 
 
-def listed_once(rows: QuerySet, query: Query, runs: tuple[int, int] | None = None) -> QuerySet:
+def listed_once(rows: QuerySet, query: Query, runs: tuple[int, int] | None = None, by: str = "words") -> QuerySet:
     """PostgreSQL: `rows` narrowed to the ids that a statement of their own lists from the GIN index
     (within the run ids `runs`), run once (an InitPlan), the rows then read by their ids. With the
     index's condition beside the others and the rows asked in page order, the planner takes a rare
@@ -207,7 +272,7 @@ def listed_once(rows: QuerySet, query: Query, runs: tuple[int, int] | None = Non
     in page order filtering each, to the end for a rare one (4M rows walked, 6.9 s); or, with the
     runs one may see joined by a nested loop, scans the GIN index once for each run (1,000 scans at
     1M steps, with out-of-date statistics)."""
-    where, params = _pg_conditions(query, listing=True)
+    where, params = _pg_conditions(query, by)
     if not where:
         return rows
     if runs is not None:

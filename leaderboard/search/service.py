@@ -88,10 +88,11 @@ def search(*, user, query: str, filters: Filters = Filters(), cursor: str = "", 
     # set: read in order while batches are dense in hits, and let the engine narrow the rest.
     found, read, after = _scan(rows, parsed, after, size, dense=DENSE_HITS)
     if after is not None and len(found) < size:
-        if engines.windowed(parsed):
-            more, more_read, after = windows.walk(base, runs, parsed, after, size - len(found), READ_LIMIT - read)
-        else:
-            more, more_read, after = _scan(engines.narrow(rows, parsed), parsed, after, size - len(found))
+        by = engines.listing(parsed, READ_LIMIT)
+        if by:
+            more, more_read, after = windows.walk(base, runs, parsed, after, size - len(found), READ_LIMIT - read, by)
+        else:  # nothing narrows (exact text inside one word, where no index names few rows): read in order
+            more, more_read, after = _scan(rows, parsed, after, size - len(found))
         found, read = found + more, read + more_read
     return Page(_grouped(found), None if after is None else f"{after[0]}.{after[1]}", read)
 

@@ -30,14 +30,18 @@ END = 2**31 - 1  # past any step index: a cursor (run, END) has read the whole r
 TEXT_BATCH = 200
 
 
-def walk(rows: QuerySet, runs: QuerySet, parsed: Query, after: tuple[int, int], size: int, limit: int):
+def walk(
+    rows: QuerySet, runs: QuerySet, parsed: Query, after: tuple[int, int], size: int, limit: int, by: str = "words"
+):
     """(hits, rows checked, cursor of the next page or None), reading `rows` (StepText, filtered: the
-    runs one may see, a kind) after the cursor; `runs`: the run ids those rows come from."""
+    runs one may see, a kind) after the cursor; `runs`: the run ids those rows come from; `by`: what
+    lists the candidates (engines.listing)."""
     if limit <= 0:  # the page has read its rows in order already
         return [], 0, after
     words = engines.prefix_words(parsed)
-    if engines.matches_at_most(parsed, limit + 1, words) <= limit:  # few: list them all at once
-        found, read, last = _check(_keys(rows, parsed, after, None, words, limit), parsed, size, limit)
+    # few: list them all at once (trigrams: the sample found them few, and a count would read them all)
+    if by == "trigrams" or engines.matches_at_most(parsed, limit + 1, words) <= limit:
+        found, read, last = _check(_keys(rows, parsed, after, None, words, limit, by), parsed, size, limit, by)
         return found, read, last if last is not None and (len(found) >= size or read >= limit) else None
     found, read, window = [], 0, FIRST_RUNS
     while True:
@@ -48,8 +52,8 @@ def walk(rows: QuerySet, runs: QuerySet, parsed: Query, after: tuple[int, int], 
         low, high = min(ids), max(ids)
         span = _id_span(low, high) if engines.by_id_range() else (low, high)
         if span is not None:
-            keys = _keys(rows.filter(run_id__gte=low, run_id__lte=high), parsed, after, span, words, limit - read)
-            more, more_read, last = _check(keys, parsed, size - len(found), limit - read)
+            keys = _keys(rows.filter(run_id__gte=low, run_id__lte=high), parsed, after, span, words, limit - read, by)
+            more, more_read, last = _check(keys, parsed, size - len(found), limit - read, by)
             found, read = found + more, read + more_read
             if len(found) >= size or read >= limit:
                 return found, read, last
@@ -65,20 +69,21 @@ def _keys(
     ids: tuple[int, int] | None,
     words: dict[str, list[str]] | None,
     limit: int,
+    by: str,
 ) -> list[tuple]:
     """The first `limit` candidates' keys after the cursor, in page order."""
     rows = rows.filter(Q(run_id__lt=after[0]) | Q(run_id=after[0], index__gt=after[1]))
-    keys = engines.narrow(rows, parsed, ids, words, once=True).order_by("-run_id", "index")
+    keys = engines.narrow(rows, parsed, ids, words, once=True, by=by).order_by("-run_id", "index")
     return list(keys.values_list("run_id", "index", "id")[:limit])
 
 
-def _check(keys: list[tuple], parsed: Query, size: int, limit: int):
+def _check(keys: list[tuple], parsed: Query, size: int, limit: int, by: str):
     """The exact check of the keys in order, their text read a batch at a time, until `size` hits or
     `limit` rows; (hits, rows checked, the last key checked or None)."""
     found, read, last = [], 0, None
     for start in range(0, min(len(keys), limit), TEXT_BATCH):
         batch = keys[start : min(start + TEXT_BATCH, limit)]
-        texts = _texts(batch, parsed)
+        texts = _texts(batch, parsed, by)
         for run_id, index, pk in batch:
             read, last = read + 1, (run_id, index)
             if pk not in texts:  # the database found that it does not hold the query's exact text
@@ -92,11 +97,11 @@ def _check(keys: list[tuple], parsed: Query, size: int, limit: int):
     return found, read, last
 
 
-def _texts(batch: list[tuple], parsed: Query) -> dict[int, tuple[str, str]]:
+def _texts(batch: list[tuple], parsed: Query, by: str) -> dict[int, tuple[str, str]]:
     """The kind and text of the keys' rows; on PostgreSQL only of those that hold the query's exact
     text (engines.text_filter), which the candidates listed by their words need not."""
     rows = StepText.objects.filter(pk__in=[pk for _, _, pk in batch]).order_by()
-    holds = engines.text_filter(parsed)
+    holds = engines.text_filter(parsed, by)
     if holds is not None:
         rows = rows.extra(where=[holds[0]], params=holds[1])
     return {pk: (kind, text) for pk, kind, text in rows.values_list("pk", "kind", "text")}

@@ -59,3 +59,31 @@ def test_postgresql_plans_use_the_gin_indexes(haystack):
             cursor.execute("EXPLAIN " + sql, params)
             plan = "\n".join(r[0] for r in cursor.fetchall())
         assert index in plan, plan
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("sample_pages", [1_000_000, 20])
+def test_postgresql_estimates_the_indexes_rows_on_a_sample(haystack, monkeypatch, sample_pages):
+    """The rows the trigram index and the words' index name for exact text, counted on the whole table
+    (small) or estimated on a sample of its pages: `"with words"` is in 1,997 rows of 2,000 (its
+    words: `words*`, the first left out); `"KeyError: 'zanzibar_id'"` and its words (`zanzibar`, `id`)
+    in 1 (which a sample may miss: an estimate of 0); `"step 1"` (every title is `step <i>`): its
+    trigrams in the 1,271 rows whose number holds a 1, its word (`1*`) in the 1,111 whose number
+    starts with one. The table holds the rows of earlier tests too, dead, which the planner's count of
+    the rows may include: the bounds are loose."""
+    monkeypatch.setattr(engines, "SAMPLE_PAGES", sample_pages)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT pg_relation_size('{engines.STEPTEXT}') / 8192")
+        assert cursor.fetchone()[0] > 40  # the sample of 20 pages is a sample
+    by_trigrams, by_words = engines.sampled_rows(parse('"with words"'))
+    assert 1_000 < by_trigrams < 10**5 and 1_000 < by_words < 10**5
+    by_trigrams, by_words = engines.sampled_rows(parse("\"KeyError: 'zanzibar_id'\""))
+    assert by_trigrams <= by_words < 100
+    if sample_pages > 100:  # the whole table: counted
+        assert (by_trigrams, by_words) == (1, 1)
+        assert engines.sampled_rows(parse('"step 1"')) == (1271, 1111)
+    # in no row, but its trigrams are in every row that holds `ordinary` and `words`: the index names them
+    assert 1_000 < engines.sampled_rows(parse('"wordinary"'))[0] < 10**5
+    if sample_pages > 100:
+        assert engines.sampled_rows(parse('"wordinary"'))[0] == 1997
+    assert engines.sampled_rows(parse('"::="')) is None  # no letters or digits: no trigram
