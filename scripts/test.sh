@@ -31,7 +31,10 @@ serial_part() {  # serial_part MARKERS [PYTEST ARGS]: the serial tests of the li
 }
 
 [ "$WORKERS" != 0 ] && echo "The serial tests run beside the parallel part, one at a time; their output follows its own."
-MEDALBOARD_SERIAL_FILES="$list" "$BIN/pytest" -n "$WORKERS" -m "not serial" "$@" &
+# worksteal: a worker that runs out of tests takes half of another's queue. With xdist's default (load), the
+# last chunk sent to a worker (dozens of tests, the live-server ones of tests/web among them) ran on it alone
+# while the other worker sat idle for minutes.
+MEDALBOARD_SERIAL_FILES="$list" "$BIN/pytest" -n "$WORKERS" --dist worksteal -m "not serial" "$@" &
 parallel=$!
 beside=""
 if [ "$WORKERS" != 0 ]; then

@@ -2,7 +2,9 @@
 process (`manage.py runner --site URL` with a token, as `make run` starts it) running the built-in
 baseline agent with the local backend, its trajectory streamed while it works, its snapshots and final
 submission graded by the site's grading worker (Celery on the embedded broker; Redis in CI), and the
-run on the leaderboard's smoke split."""
+run on the leaderboard's smoke split. It is also the end-to-end test of the built-in baseline on unseen
+data (scikit-learn's wine as an MLE-bench competition) with a real runner: its trajectory has plans and
+code."""
 
 from __future__ import annotations
 
@@ -48,7 +50,8 @@ def test_api_job_with_the_baseline_agent_ends_on_the_leaderboard(live_server, tr
         RemoteRunner.stop_all()
     assert len(seen) >= 2, seen  # steps arrived while the agent worked, not all at the end
     assert task.status in (JobTask.Status.SUCCEEDED, JobTask.Status.TIMED_OUT), task.error
-    assert run.status == Run.Status.GRADED and run.valid_submission, run.grading_error
+    assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None, run.grading_error
+    assert run.trajectory.n_steps >= 3 and {"plan", "code"} <= set(run.trajectory.kind_counts)
     assert run.origin == Run.Origin.JOB and run.verification == Run.Verification.VERIFIED
     snapshots = list(run.snapshots.all())
     assert snapshots and all(s.status == "graded" and s.valid_submission for s in snapshots)

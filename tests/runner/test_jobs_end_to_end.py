@@ -2,7 +2,8 @@
 `submit_job --wait`), a loopback runner process (`manage.py runner --site URL` with a token, a client of
 the live site through the runner API) runs the agent with the local backend, its steps appear on the run
 while it works, the site's grading worker (a Celery worker on the filesystem broker, in CI on Redis)
-grades its snapshots and submission, and the run is on the leaderboard."""
+grades its snapshots and submission, and the run is on the leaderboard. The built-in baseline agent on a
+smoke competition, the same path with the API in front, is tests/runner/test_jobs_api_end_to_end.py."""
 
 from __future__ import annotations
 
@@ -88,24 +89,3 @@ def test_submit_job_waits_and_prints_one_line_per_task(live_server, transactiona
     assert list(rows[0]) == ["job", "competition", "seed", "status", "run", "score", "valid_submission", "any_medal",
                              "run_status", "grading_error", "state"]
     assert all(r["run_status"] == "graded" and r["grading_error"] is None and r["state"] == "graded" for r in rows)
-
-
-def test_the_baseline_agent_runs_on_a_smoke_competition(live_server, transactional_db, alice, job_world,
-                                                        grading_worker, tmp_path):
-    """The built-in baseline, unseen data (scikit-learn's wine as an MLE-bench competition), real runner."""
-    call_command("make_smoke_competitions", "--root", str(tmp_path / "smoke"), stdout=io.StringIO())
-    from runner.jobs.services import create_job
-
-    job = create_job(user=alice, agent="baseline", competitions=["smoke-wine"], time_limit_minutes=0.5)
-    runner = loopback_runner_process(live_server, tmp_path, tasks=1)
-    try:
-        task = wait_until(lambda: JobTask.objects.filter(job=job, status__in=JobTask.FINISHED).first(), 120,
-                          "finished", runner)
-        run = wait_until(lambda: Run.objects.filter(pk=task.run_id, status__in=("graded", "failed")).first(), 60,
-                         "graded", grading_worker)
-    finally:
-        RemoteRunner.stop_all()
-    assert task.status in (JobTask.Status.SUCCEEDED, JobTask.Status.TIMED_OUT), task.error
-    assert run.status == Run.Status.GRADED and run.valid_submission and run.score is not None, run.grading_error
-    assert run.trajectory.n_steps >= 3 and run.snapshots.exists()
-    assert {"plan", "code"} <= set(run.trajectory.kind_counts)
