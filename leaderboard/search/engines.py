@@ -27,7 +27,7 @@ STEPTEXT = "leaderboard_steptext"
 VOCAB_TABLE = "leaderboard_steptext_vocab"  # a connection's own fts5vocab view of FTS_TABLE's words
 PREFIX_WORDS = 16  # a prefix with more words than this is left to FTS5
 COMMON_SHARE = 0.01  # PostgreSQL: words its statistics hold for more of the rows than this are not counted
-SAMPLE_PAGES = 2_000  # PostgreSQL: pages of the rows sampled to tell whether exact text's trigrams name few
+SAMPLE_PAGES = 2_000  # PostgreSQL: pages sampled to estimate the rows each index names for exact text
 
 
 def listing(query: Query, few: int) -> str:
@@ -56,7 +56,7 @@ def narrow(rows: QuerySet, query: Query, ids: tuple[int, int] | None = None,
     and the rows read by their ids (listed_once), `by` the query's words or its exact text's trigrams
     (listing), for search.windows, which asks for them only where they are few: it counts them first,
     or asks a window of runs. Without `once`, every condition either index can narrow by."""
-    needs = [need for term in query.terms for need in term_words(term)]
+    needs = query_words(query)
     if connection.vendor == "postgresql":
         if once:
             return listed_once(rows, query, ids, by)
@@ -82,7 +82,7 @@ def matches_at_most(query: Query, limit: int, words: dict[str, list[str]] | None
             cursor.execute(f"SELECT COUNT(*) FROM (SELECT 1 FROM {STEPTEXT} WHERE {' AND '.join(where)} LIMIT %s) n",
                            [*params, limit])
             return cursor.fetchone()[0]
-    where, params = _fts_match([need for term in query.terms for need in term_words(term)], words)
+    where, params = _fts_match(query_words(query), words)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT COUNT(*) FROM (SELECT rowid FROM {where} LIMIT %s)", [*params, limit])
         return cursor.fetchone()[0]
@@ -113,12 +113,7 @@ def _held_common(cursor, where: str, params: list) -> bool:
     sampled = cursor.fetchone()
     if not sampled or not sampled[0]:  # no statistics of the words: every estimate is a default
         return False
-    cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {STEPTEXT} WHERE {where}", params)
-    estimated = cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
-    # the table's rows as the same estimate takes them (its last count scaled to its size now)
-    cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {STEPTEXT}")
-    rows = cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
-    return estimated > COMMON_SHARE * rows
+    return _planned_rows(cursor, where, params) > COMMON_SHARE * _planned_rows(cursor)
 
 
 def sampled_rows(query: Query) -> tuple[float, float] | None:
@@ -129,15 +124,15 @@ def sampled_rows(query: Query) -> tuple[float, float] | None:
     each of the text's trigrams (_trigrams) in a word, which is what the trigram index names, and the
     rows holding the words the query narrows by (term_words). So exact text that is rare but made of
     common trigrams (inside one word, or its first word ending a longer one) is found to name many,
-    as the index does. The
-    planner has no statistics of trigrams (it took those 66,322 rows for 761), and a count of the rows
-    themselves reads every candidate the index names, however many. None where the query has no exact
-    text with a letter or digit (no trigram), or the sample found no row."""
+    as the index does. The planner has no statistics of trigrams (it took the 66,322 rows of `"out of
+    memory"` at 4M steps for 761), and a count of the rows themselves reads every candidate the index
+    names, however many. None where the query has no exact text with a letter or digit (no trigram),
+    or the sample found no row."""
     exact = [term.value for term in query.terms if term.kind == "exact" and len(term.value) >= 3]
     parts = sorted({gram for value in exact for match in WORD.finditer(value) for gram in _trigrams(match.group())})
     if not parts:
         return None
-    needs = [need for term in query.terms for need in term_words(term)]
+    needs = query_words(query)
     holds = " AND ".join(["strpos(words, %s) > 0"] * len(parts))
     # a word: between spaces in the `words` column; a prefix: after one
     words = " AND ".join(["strpos(' ' || words || ' ', %s) > 0"] * len(needs)) or "TRUE"
@@ -153,9 +148,20 @@ def sampled_rows(query: Query) -> tuple[float, float] | None:
             return float(by_trigrams), float(by_words)
         if not sampled:  # pages of no live row: they tell nothing
             return None
-        cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {STEPTEXT}")  # the rows, as the planner takes them
-        rows = cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
+        rows = _planned_rows(cursor)
     return by_trigrams / sampled * rows, by_words / sampled * rows
+
+
+def query_words(query: Query) -> list[tuple[str, bool]]:
+    """(word, is a prefix) that every row matching the query holds: what the words' index narrows by."""
+    return [need for term in query.terms for need in term_words(term)]
+
+
+def _planned_rows(cursor, where: str = "TRUE", params: list | tuple = ()) -> float:
+    """The rows of STEPTEXT matching `where` as the planner estimates them (with no condition: the
+    table's rows, its last count scaled to its size now)."""
+    cursor.execute(f"EXPLAIN (FORMAT JSON) SELECT 1 FROM {STEPTEXT} WHERE {where}", params)
+    return cursor.fetchone()[0][0]["Plan"]["Plan Rows"]
 
 
 def _trigrams(word: str) -> set[str]:
@@ -234,7 +240,7 @@ def _pg_conditions(query: Query, by: str = "") -> tuple[list[str], list]:
     common words names many: `"out of memory"` named 66,322 rows at 4M steps for 404 that held it (a
     count of them took 4.9 s), and the planner takes such a list for a few hundred rows."""
     where, params = [], []
-    needs = [need for term in query.terms for need in term_words(term)]
+    needs = query_words(query)
     if needs and by != "trigrams":  # words are letters and digits only: nothing to escape in a tsquery
         where.append(f"{STEPTEXT}.words_tsv @@ %s::tsquery")
         params.append(" & ".join(f"'{word}'" + (":*" if prefix else "") for word, prefix in needs))
