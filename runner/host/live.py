@@ -3,9 +3,10 @@ submissions. Both come from folders the agent controls, so every read goes throu
 runner.host.sandbox_files (regular files only, no link followed, nothing that blocks) and is bounded: the
 trajectory is read incrementally, at most READ_PER_TICK bytes a tick and the run's output total in
 all, with a partial last line kept up to LINE_LIMIT bytes (a longer line is dropped with a note,
-never re-read), and the submission is
-read only when its size or modification time changed, and only while its snapshots stay within their
-share of the run's output limits (runner.host.output_budget). Secrets are redacted before anything is kept.
+never re-read). The submission is read only when its size or modification time changed, kept only
+when neither changed while it was read (a file rewritten under the read is never kept torn: it is
+read again at the next tick), and only while its snapshots stay within their share of the run's
+output limits (runner.host.output_budget). Secrets are redacted before anything is kept.
 """
 
 from __future__ import annotations
@@ -117,13 +118,14 @@ class SnapshotWatch:
                     self._skip(why)
                     return None
                 content = b"".join(sandbox_files.read_at_most(f, info.st_size + 1))
+                after = os.fstat(f.fileno())
         except FileNotFoundError:
             return None
         except sandbox_files.NotRegular as exc:
             self._note(f"{exc}: no snapshot kept")
             return None
-        if len(content) > info.st_size:  # still being written: read it again at the next tick
-            self.stamp = ()
+        if len(content) != info.st_size or (after.st_size, after.st_mtime_ns) != stamp[1:]:
+            self.stamp = ()  # changed while it was read (grown, cut, rewritten): read it again at the next tick
             return None
         return self._take(content)
 

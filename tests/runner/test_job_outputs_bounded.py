@@ -160,8 +160,8 @@ SPARSE_SUBMISSIONS = """
 
 
 def check_bounded_snapshots(run: Run) -> None:
-    """At most half the run's 256 MiB in snapshots, one note for the changes past it, the last
-    snapshot (the valid one) kept and graded, and the final submission graded."""
+    """At most half the run's 256 MiB in snapshots, none of them torn by a rewrite, one note for the
+    changes past it, the last snapshot (the valid one) kept and graded, and the final submission graded."""
     from leaderboard.runs.snapshots import grade_pending_now
 
     grade_pending_now(run.pk)
@@ -171,6 +171,7 @@ def check_bounded_snapshots(run: Run) -> None:
     sizes = [s.artifact.size for s in snapshots]
     print(f"{len(sizes)} snapshots kept, {sum(sizes):,} bytes: {sizes}")
     assert 48 << 20 < sum(sizes) <= 128 << 20, sizes  # kept until the next would pass the share
+    assert all(size == 48 << 20 or size < 1 << 20 for size in sizes), sizes  # none torn by a rewrite mid-read
     assert snapshots[0].score is not None and snapshots[-1].score is not None, [s.grading_error for s in snapshots]
     assert snapshots[-1].artifact.size < 1 << 20  # the last kept is the last valid one
     total = sum(run.artifacts.values_list("size", flat=True))
@@ -178,7 +179,7 @@ def check_bounded_snapshots(run: Run) -> None:
     notes = [n for n in run.import_warnings if "not kept as snapshots" in n]
     assert len(notes) == 1 and "past the 134,217,728-byte total" in notes[0], run.import_warnings
     skipped = int(notes[0].split("submission.csv: ")[1].split(" change")[0])
-    assert skipped >= 3, notes
+    assert skipped >= 1, notes  # how many of the changes a tick sees depends on the machine's speed
 
 
 def test_a_sparse_submission_changed_quickly_keeps_snapshots_within_the_run_limits(alice, loopback, settings):

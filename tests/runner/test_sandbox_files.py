@@ -165,3 +165,25 @@ def test_base64_at_any_alignment_is_redacted(prefix):
 
 def test_short_values_are_not_redacted():
     assert Redactor(["abc"]).bytes(b"abcdef") == b"abcdef"
+
+
+@pytest.mark.parametrize("rewrite", [b"id,y\n1,0\n", b"z" * (3 << 20), b"y" * (4 << 20)],
+                         ids=["cut", "same size", "grown"])
+def test_a_submission_rewritten_while_it_is_read_is_not_kept_torn(tmp_path, monkeypatch, rewrite):
+    """The agent reopens submission.csv for writing while the watch copies it: the copy is dropped
+    (not a snapshot of half of one file and half of another) and the file is read again next tick."""
+    (tmp_path / "submission.csv").write_bytes(b"x" * (3 << 20))
+    watch = SnapshotWatch(tmp_path, "submission.csv", Redactor([]), Budget(64 << 20, 256 << 20, 10))
+    real = sandbox_files.read_at_most
+
+    def rewritten_after_the_first_chunk(file, limit, chunk=1 << 20):
+        for n, data in enumerate(real(file, limit, chunk)):
+            if n == 1:
+                time.sleep(0.01)  # past the file system's clock tick, as a real rewrite is
+                (tmp_path / "submission.csv").write_bytes(rewrite)
+            yield data
+
+    monkeypatch.setattr(sandbox_files, "read_at_most", rewritten_after_the_first_chunk)
+    assert watch.changed() is None and watch.budget.total == 0 and not watch.notes
+    monkeypatch.setattr(sandbox_files, "read_at_most", real)
+    assert watch.changed() == rewrite
