@@ -75,7 +75,7 @@ def matches_at_most(query: Query, limit: int, words: dict[str, list[str]] | None
     query's words in its GIN index once, or walks the rows until `limit` of them hold the words,
     whichever its planner finds cheaper)."""
     if connection.vendor == "postgresql":
-        where, params = _pg_conditions(query, "words")
+        where, params = pg_conditions(query, "words")
         with connection.cursor() as cursor:
             if _held_common(cursor, " AND ".join(where), params):
                 return limit
@@ -94,7 +94,7 @@ def listed_when_few(query: Query, limit: int, by: str) -> bool:
     their own (listed_once) rather than beside the other conditions, where a rare word is taken for
     a common one and the rows are walked in order, each filtered. Elsewhere False: FTS5 reads only a
     word's own list, however it is asked."""
-    if connection.vendor != "postgresql" or not by or not _pg_conditions(query, by)[0]:
+    if connection.vendor != "postgresql" or not by or not pg_conditions(query, by)[0]:
         return False
     # trigrams: the sample found them few, and a count would read every candidate the listing reads
     return by == "trigrams" or matches_at_most(query, limit + 1) <= limit
@@ -231,7 +231,7 @@ def term_words(term: Term) -> list[tuple[str, bool]]:
     return needs
 
 
-def _pg_conditions(query: Query, by: str = "") -> tuple[list[str], list]:
+def pg_conditions(query: Query, by: str = "") -> tuple[list[str], list]:
     """PostgreSQL's conditions on a row of the index (SQL on STEPTEXT, parameters): its words through
     the tsvector (GIN), exact text through ILIKE on the pg_trgm index, which narrows text inside a
     word (`"rror"`, a path) that names no whole word. `by` (listing): "words" alone or "trigrams"
@@ -260,13 +260,13 @@ def text_filter(query: Query, by: str) -> tuple[str, list] | None:
     is none."""
     if connection.vendor != "postgresql" or by != "words":
         return None
-    where, params = _pg_conditions(query)
-    listed = len(_pg_conditions(query, "words")[0])
+    where, params = pg_conditions(query)
+    listed = len(pg_conditions(query, "words")[0])
     return (" AND ".join(where[listed:]), params[listed:]) if len(where) > listed else None
 
 
 def _postgresql(rows: QuerySet, query: Query) -> QuerySet:
-    where, params = _pg_conditions(query)
+    where, params = pg_conditions(query)
     return rows.extra(where=where, params=params) if where else rows
 
 
@@ -278,7 +278,7 @@ def listed_once(rows: QuerySet, query: Query, runs: tuple[int, int] | None = Non
     in page order filtering each, to the end for a rare one (4M rows walked, 6.9 s); or, with the
     runs one may see joined by a nested loop, scans the GIN index once for each run (1,000 scans at
     1M steps, with out-of-date statistics)."""
-    where, params = _pg_conditions(query, by)
+    where, params = pg_conditions(query, by)
     if not where:
         return rows
     if runs is not None:

@@ -44,12 +44,20 @@ def counted(question, user, runs) -> dict:
     return dict(matching.counts(question, matching.scoped_runs(user, experiments)))
 
 
-@pytest.fixture(params=["rare", "common"])
+@pytest.fixture(params=["rare", "common", "probed"])
 def read_first(request, monkeypatch):
-    """Both ways a search question is counted: candidates read in order, and (past READ_FIRST of them,
-    a common term) each run's first candidate first."""
-    if request.param == "common":
+    """Every way a search question is counted: candidates read in order; past READ_FIRST of them (a
+    common term) each run's first candidate first; and on PostgreSQL, each run's first PROBE steps
+    first (here 2, after a sample of 1 run, whatever it finds), the runs they leave then as a common
+    term's."""
+    if request.param != "rare":
         monkeypatch.setattr(matching, "READ_FIRST", 3)
+    if request.param == "common":
+        monkeypatch.setattr(matching, "PROBE_WHEN_SETTLED", 2)  # never probed
+    if request.param == "probed":
+        monkeypatch.setattr(matching, "PROBE", 2)
+        monkeypatch.setattr(matching, "SAMPLE_RUNS", 1)
+        monkeypatch.setattr(matching, "PROBE_WHEN_SETTLED", 0)
     return request.param
 
 
@@ -152,3 +160,57 @@ def test_postgresql_lists_a_rare_terms_candidates_by_a_statement_of_their_own(db
     ]
     asked = [sql for sql in asked if not sql.startswith("EXPLAIN")]
     assert asked and all("= ANY(ARRAY(SELECT" in sql for sql in asked), asked
+
+
+@pytest.mark.postgres
+def test_postgresql_settles_a_common_term_in_each_runs_first_steps(db, alice, monkeypatch):
+    """On PostgreSQL a term the index names many rows for, held in most runs' first steps, is found
+    there (matching._probed: each run's first PROBE steps read through the rows' index by run), and
+    only the runs it leaves are counted as before: a run holding it only past its first PROBE steps,
+    a run holding its words apart (not the phrase), and a run without them. The count is the scan's."""
+    from django.db import connection
+
+    monkeypatch.setattr(matching, "READ_FIRST", 3)
+    monkeypatch.setattr(matching, "PROBE", 3)
+    monkeypatch.setattr(matching, "SAMPLE_RUNS", 4)
+    early = [run_with([("plan", f"step {k}: the model is training"), ("code", "x = 1")], owner=alice) for k in range(6)]
+    late = run_with([("plan", "load"), ("plan", "fit"), ("plan", "again"), ("plan", "THE MODEL is done")], owner=alice)
+    apart = run_with([("plan", "the data"), ("plan", "a model"), ("plan", "model the")], owner=alice)
+    without = run_with([("plan", "nothing here")], owner=alice)
+    runs = [*early, late, apart, without]
+    question = SavedQuestion.objects.create(owner=alice, name="common", kind="search", query='"the model"')
+    left = []
+    real = matching._by_first_candidates
+    monkeypatch.setattr(
+        matching,
+        "_by_first_candidates",
+        lambda rows, parsed: left.append(sorted(set(rows.values_list("run_id", flat=True)))) or real(rows, parsed),
+    )
+    found = matching.matching_runs(question, matching.scoped_runs(alice, sorted({r.experiment_id for r in runs})))
+    assert sorted(found) == sorted([r.pk for r in early] + [late.pk])
+    assert found[late.pk] == 3 and all(found[r.pk] == 0 for r in early)
+    assert counted(question, alice, runs) == dict(brute_force_counts(question, alice, runs))
+    assert left[0] == [late.pk]  # of the runs the probe left, those that hold candidates at all
+    # the probe's plan walks each run's steps in order: never a GIN index asked once for each run
+    where, params = matching.engines.pg_conditions(matching.parse('"the model"'))
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL enable_seqscan = off")
+        cursor.execute("EXPLAIN " + matching.probe_sql(where), [[r.pk for r in runs], 3, *params])
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "steptext_newest_run_first" in plan and "gin" not in plan.lower() and "trgm" not in plan, plan
+
+
+@pytest.mark.postgres
+def test_postgresql_probes_no_run_where_a_sample_finds_a_term_rare_among_them(db, alice, monkeypatch):
+    """Where the first runs' first steps settle fewer than half of them, the rest are not probed
+    (a probe reads PROBE steps of every run that does not hold the term)."""
+    monkeypatch.setattr(matching, "READ_FIRST", 3)
+    monkeypatch.setattr(matching, "SAMPLE_RUNS", 4)
+    runs = [run_with([("plan", "the model" if k % 4 == 0 else "the data model")] * 2, owner=alice) for k in range(12)]
+    probed = []
+    real = matching._probed
+    monkeypatch.setattr(matching, "_probed", lambda ids, *rest: probed.append(list(ids)) or real(ids, *rest))
+    question = SavedQuestion.objects.create(owner=alice, name="rare in runs", kind="search", query='"the model"')
+    expected = dict(brute_force_counts(question, alice, runs))
+    assert counted(question, alice, runs) == expected == {runs[0].experiment_id: 3}
+    assert probed == [[r.pk for r in runs[:4]]]
