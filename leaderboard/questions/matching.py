@@ -66,7 +66,7 @@ def _with_a_matching_step(question: SavedQuestion, runs: QuerySet) -> dict[int, 
     candidates = engines.narrow(rows, parsed, once=once, by=by)
     found: dict[int, int | None] = {}
     if connection.vendor == "postgresql" and not once:
-        ids = list(scoped.order_by("pk").values_list("pk", flat=True))
+        ids = list(scoped.order_by("pk").values_list("pk", flat=True).distinct())
         found = _probed(ids[:SAMPLE_RUNS], parsed, filters.kind)
         if len(found) >= PROBE_WHEN_SETTLED * len(ids[:SAMPLE_RUNS]):
             found.update(_probed(ids[SAMPLE_RUNS:], parsed, filters.kind))
