@@ -24,7 +24,7 @@ from runner.research import grading
 from tests.job_support import needs_agent_tools
 from tests.runner import test_research_jobs
 from tests.runner.test_hostile_agents import assert_no_scratch_left, assert_runner_still_healthy, hostile_job, run_task
-from tests.runner.test_job_outputs_bounded import SPARSE_SUBMISSIONS, check_bounded_snapshots
+from tests.runner.test_job_outputs_bounded import SPARSE_SUBMISSIONS, check_bounded_snapshots, sparse_limits
 from tests.runner.test_research_jobs import AGENT, TASK, check_graded_run, run_job
 
 HUGE = 3 * (1 << 29)  # 1.5 GiB
@@ -86,8 +86,7 @@ def _apparent(folders) -> int:
 @needs_agent_tools
 def test_a_sparse_submission_changed_quickly_in_docker_keeps_snapshots_within_the_limits(alice, loopback,
                                                                                           docker_backend, settings):
-    settings.JOB_OUTPUT_FILE_BYTES = 64 << 20
-    settings.JOB_OUTPUT_TOTAL_BYTES = 256 << 20
+    sparse_limits(settings)
     job = hostile_job(alice, "SECONDS = 10\n" + textwrap.dedent(SPARSE_SUBMISSIONS))
     with RunnerWrites() as writes:
         outcome, run, _ = run_task(job, loopback, docker_backend)

@@ -187,3 +187,19 @@ def test_a_submission_rewritten_while_it_is_read_is_not_kept_torn(tmp_path, monk
     assert watch.changed() is None and watch.budget.total == 0 and not watch.notes
     monkeypatch.setattr(sandbox_files, "read_at_most", real)
     assert watch.changed() == rewrite
+
+
+def test_changes_past_the_snapshots_total_are_counted_in_one_note_and_the_last_kept_stays(tmp_path):
+    watch = SnapshotWatch(tmp_path, "submission.csv", Redactor([]), Budget(100, 150, 10))
+    (tmp_path / "submission.csv").write_bytes(b"a" * 80)
+    assert watch.changed() == b"a" * 80
+    for n, content in enumerate([b"b" * 80, b"c" * 90, b"d" * 80], start=1):
+        time.sleep(0.01)
+        (tmp_path / "submission.csv").write_bytes(content)
+        assert watch.changed() is None and watch.changed() is None  # an unchanged file is not counted again
+        assert watch.skipped == n and len(watch.notes) == 1, watch.notes
+    assert watch.notes[0] == ("submission.csv: 3 change(s) not kept as snapshots, past the snapshots' share of the "
+                              "run's output limits (the first: 80 bytes, past the 150-byte total (80 already "
+                              "taken)); the last snapshot kept stays")
+    (tmp_path / "submission.csv").write_bytes(b"e" * 70)  # one that fits is kept again
+    assert watch.changed() == b"e" * 70 and watch.budget.total == 150
