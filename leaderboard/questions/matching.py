@@ -82,34 +82,13 @@ def _with_a_matching_step(question: SavedQuestion, runs: QuerySet) -> dict[int, 
 
 
 def _probed(ids: list[int], parsed: Query, kind: str) -> dict[int, int | None]:
-    """PostgreSQL: the runs of `ids` that their first PROBE steps settle, each run's first candidate
-    among them read in step order (through the rows' index by run: a few rows a run where the term is
-    common) and checked; the caller is left the runs it does not settle. The steps are taken before
-    the index's conditions apply, which keeps the planner from asking a GIN index once for each run
-    (a trigram index's 33,000 candidates of `"out of memory"` read again for each of 2,000 runs:
-    115 s at 2M steps)."""
-    where, params = engines.pg_conditions(parsed)
-    if kind:
-        where, params = [*where, f"{engines.STEPTEXT}.kind = %s"], [*params, kind]
-    sql = probe_sql(where)
+    """PostgreSQL: the runs of `ids` that their first PROBE steps settle: each run's first candidate
+    among them (engines.first_in_each_run) checked; the caller is left the runs it does not settle."""
     found: dict[int, int | None] = {}
-    with connection.cursor() as cursor:
-        for start in range(0, len(ids), CHUNK):
-            cursor.execute(sql, [ids[start : start + CHUNK], PROBE, *params])
-            found.update((run_id, index) for run_id, index, text in cursor.fetchall() if parsed.spans(text) is not None)
+    for start in range(0, len(ids), CHUNK):
+        rows = engines.first_in_each_run(ids[start : start + CHUNK], parsed, PROBE, kind)
+        found.update((run_id, index) for run_id, index, text in rows if parsed.spans(text) is not None)
     return found
-
-
-def probe_sql(where: list[str]) -> str:
-    """_probed's statement: parameters the run ids, PROBE, then those of `where` (conditions on a row
-    of STEPTEXT, as engines.pg_conditions writes them)."""
-    table = engines.STEPTEXT
-    return (
-        f"SELECT r.id, p.index, p.text FROM unnest(%s::bigint[]) AS r(id) CROSS JOIN LATERAL ("
-        f"SELECT {table}.index, {table}.text FROM (SELECT s.index, s.kind, s.text, s.words_tsv FROM {table} s "
-        f"WHERE s.run_id = r.id ORDER BY s.run_id DESC, s.index LIMIT %s) {table} "
-        f"WHERE {' AND '.join(where) or 'TRUE'} ORDER BY {table}.index LIMIT 1) p"
-    )
 
 
 def _by_first_candidates(candidates: QuerySet, parsed: Query) -> dict[int, int | None]:

@@ -75,7 +75,7 @@ def matches_at_most(query: Query, limit: int, words: dict[str, list[str]] | None
     query's words in its GIN index once, or walks the rows until `limit` of them hold the words,
     whichever its planner finds cheaper)."""
     if connection.vendor == "postgresql":
-        where, params = pg_conditions(query, "words")
+        where, params = _pg_conditions(query, "words")
         with connection.cursor() as cursor:
             if _held_common(cursor, " AND ".join(where), params):
                 return limit
@@ -94,7 +94,7 @@ def listed_when_few(query: Query, limit: int, by: str) -> bool:
     their own (listed_once) rather than beside the other conditions, where a rare word is taken for
     a common one and the rows are walked in order, each filtered. Elsewhere False: FTS5 reads only a
     word's own list, however it is asked."""
-    if connection.vendor != "postgresql" or not by or not pg_conditions(query, by)[0]:
+    if connection.vendor != "postgresql" or not by or not _pg_conditions(query, by)[0]:
         return False
     # trigrams: the sample found them few, and a count would read every candidate the listing reads
     return by == "trigrams" or matches_at_most(query, limit + 1) <= limit
@@ -231,7 +231,7 @@ def term_words(term: Term) -> list[tuple[str, bool]]:
     return needs
 
 
-def pg_conditions(query: Query, by: str = "") -> tuple[list[str], list]:
+def _pg_conditions(query: Query, by: str = "") -> tuple[list[str], list]:
     """PostgreSQL's conditions on a row of the index (SQL on STEPTEXT, parameters): its words through
     the tsvector (GIN), exact text through ILIKE on the pg_trgm index, which narrows text inside a
     word (`"rror"`, a path) that names no whole word. `by` (listing): "words" alone or "trigrams"
@@ -253,6 +253,34 @@ def pg_conditions(query: Query, by: str = "") -> tuple[list[str], list]:
     return where, params
 
 
+def first_in_each_run(ids: list[int], query: Query, steps: int, kind: str = "") -> list[tuple[int, int, str]]:
+    """PostgreSQL: (run id, index, text) of each run's first candidate among its first `steps` steps
+    (of `kind`, if given), for the runs `ids` that have one: each run's steps read in order through
+    the rows' index by run, a few a run where the query's terms are common (a saved question's count,
+    questions.matching). The steps are taken before the index's conditions apply (a LIMIT in a
+    subquery), which keeps the planner from asking a GIN index once for each run (the trigram
+    index's 33,000 candidates of `"out of memory"` read again for each of 2,000 runs: 115 s at 2M
+    steps)."""
+    sql, params = first_in_each_run_statement(query, kind)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [ids, steps, *params])
+        return cursor.fetchall()
+
+
+def first_in_each_run_statement(query: Query, kind: str = "") -> tuple[str, list]:
+    """first_in_each_run's statement and its parameters after the run ids and `steps`."""
+    where, params = _pg_conditions(query)
+    if kind:
+        where, params = [*where, f"{STEPTEXT}.kind = %s"], [*params, kind]
+    sql = (
+        f"SELECT r.id, p.index, p.text FROM unnest(%s::bigint[]) AS r(id) CROSS JOIN LATERAL ("
+        f"SELECT {STEPTEXT}.index, {STEPTEXT}.text FROM (SELECT s.index, s.kind, s.text, s.words_tsv "
+        f"FROM {STEPTEXT} s WHERE s.run_id = r.id ORDER BY s.run_id DESC, s.index LIMIT %s) {STEPTEXT} "
+        f"WHERE {' AND '.join(where) or 'TRUE'} ORDER BY {STEPTEXT}.index LIMIT 1) p"
+    )
+    return sql, params
+
+
 def text_filter(query: Query, by: str) -> tuple[str, list] | None:
     """PostgreSQL: the exact text that listed_once leaves out (its candidates listed by the query's
     words), as a condition on a row (SQL, parameters) for the database to evaluate on each candidate,
@@ -260,13 +288,13 @@ def text_filter(query: Query, by: str) -> tuple[str, list] | None:
     is none."""
     if connection.vendor != "postgresql" or by != "words":
         return None
-    where, params = pg_conditions(query)
-    listed = len(pg_conditions(query, "words")[0])
+    where, params = _pg_conditions(query)
+    listed = len(_pg_conditions(query, "words")[0])
     return (" AND ".join(where[listed:]), params[listed:]) if len(where) > listed else None
 
 
 def _postgresql(rows: QuerySet, query: Query) -> QuerySet:
-    where, params = pg_conditions(query)
+    where, params = _pg_conditions(query)
     return rows.extra(where=where, params=params) if where else rows
 
 
@@ -278,7 +306,7 @@ def listed_once(rows: QuerySet, query: Query, runs: tuple[int, int] | None = Non
     in page order filtering each, to the end for a rare one (4M rows walked, 6.9 s); or, with the
     runs one may see joined by a nested loop, scans the GIN index once for each run (1,000 scans at
     1M steps, with out-of-date statistics)."""
-    where, params = pg_conditions(query, by)
+    where, params = _pg_conditions(query, by)
     if not where:
         return rows
     if runs is not None:

@@ -192,10 +192,10 @@ def test_postgresql_settles_a_common_term_in_each_runs_first_steps(db, alice, mo
     assert counted(question, alice, runs) == dict(brute_force_counts(question, alice, runs))
     assert left[0] == [late.pk]  # of the runs the probe left, those that hold candidates at all
     # the probe's plan walks each run's steps in order: never a GIN index asked once for each run
-    where, params = matching.engines.pg_conditions(matching.parse('"the model"'))
+    sql, params = matching.engines.first_in_each_run_statement(matching.parse('"the model"'))
     with connection.cursor() as cursor:
         cursor.execute("SET LOCAL enable_seqscan = off")
-        cursor.execute("EXPLAIN " + matching.probe_sql(where), [[r.pk for r in runs], 3, *params])
+        cursor.execute("EXPLAIN " + sql, [[r.pk for r in runs], 3, *params])
         plan = "\n".join(row[0] for row in cursor.fetchall())
     assert "steptext_newest_run_first" in plan and "gin" not in plan.lower() and "trgm" not in plan, plan
 
